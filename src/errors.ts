@@ -1,0 +1,55 @@
+/**
+ * The one error class of runlog. Callers test `code`, never the message;
+ * messages name the offending value.
+ */
+export const ERROR_CODES = [
+  'ThreadBusy',
+  'SubmissionKeyReused',
+  'TicketExpired',
+  'TicketNotFound',
+  'EntryClosed',
+  'LeaseNotCurrent',
+  'RunIdReused',
+  'QueueFull',
+  'Stopped',
+  'Parked',
+  'NotOwner',
+  'Fenced',
+  'InvalidArgument',
+  /** The log holds bytes runlog cannot read (a malformed record in the middle of a segment). */
+  'Corrupt',
+  /** The log backend failed (I/O error, broker unreachable); usually retriable. */
+  'LogUnavailable',
+  /** Another process holds the writer lock of an embedded log directory. */
+  'Locked',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+const RETRIABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['ThreadBusy', 'QueueFull', 'LogUnavailable', 'NotOwner']);
+
+export interface RunlogErrorOptions {
+  cause?: unknown;
+  retriable?: boolean;
+}
+
+export class RunlogError extends Error {
+  override readonly name = 'RunlogError';
+  readonly code: ErrorCode;
+  readonly retriable: boolean;
+
+  constructor(code: ErrorCode, message: string, options: RunlogErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.retriable = options.retriable ?? RETRIABLE.has(code);
+  }
+}
+
+export function isRunlogError(error: unknown, code?: ErrorCode): error is RunlogError {
+  return error instanceof RunlogError && (code === undefined || error.code === code);
+}
+
+/** Shorthand for the most common refusal: bad input, nothing written. */
+export function invalidArgument(message: string): RunlogError {
+  return new RunlogError('InvalidArgument', message);
+}

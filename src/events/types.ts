@@ -1,0 +1,125 @@
+/**
+ * The events of runlog: one per state change. Each carries the tenant, the thread,
+ * the entry id and `at`, the store-clock time (epoch ms) the partition's writer stamped.
+ *
+ * These TypeScript shapes mirror `schemas/*.avsc` (the public contract); the codec
+ * maps between the two. Bytes are `Uint8Array`; absent optional values are `null`
+ * (Avro unions with null), never `undefined`.
+ */
+
+export interface EventBase {
+  tenant: string;
+  thread: string;
+  entryId: string;
+  /** Store-clock time, epoch ms. */
+  at: number;
+}
+
+export type Strategy = 'enqueue' | 'reject';
+
+export interface Submitted extends EventBase {
+  type: 'Submitted';
+  /** Per-partition sequence number of this entry; entry ids are derived from it, never reused. */
+  seq: number;
+  agent: string;
+  input: Uint8Array;
+  key: string | null;
+  strategy: Strategy;
+  priority: number;
+  notBefore: number | null;
+  deadline: number | null;
+  maxAttempts: number;
+  metadata: Record<string, string>;
+}
+
+export interface Leased extends EventBase {
+  type: 'Leased';
+  holder: string;
+  epoch: number;
+  expiresAt: number;
+}
+
+export interface LeaseExtended extends EventBase {
+  type: 'LeaseExtended';
+  holder: string;
+  epoch: number;
+  expiresAt: number;
+}
+
+export interface AttemptStarted extends EventBase {
+  type: 'AttemptStarted';
+  runId: string;
+  /** 1-based attempt number of this entry. */
+  attempt: number;
+  /** Epoch of the lease the attempt runs under. */
+  epoch: number;
+}
+
+export type YieldKind = 'defer' | 'retry';
+
+export interface Yielded extends EventBase {
+  type: 'Yielded';
+  /** Epoch of the lease given back (so a compacted log still knows the last epoch). */
+  epoch: number;
+  kind: YieldKind;
+  error: string | null;
+  /** Not takeable before this store-clock time (retry backoff); null: at once. */
+  notBefore: number | null;
+}
+
+/** Cancels an open entry: it closes `cancelled` at once; a running attempt's lease stops being current. */
+export interface CancelRequested extends EventBase {
+  type: 'CancelRequested';
+  reason: string | null;
+}
+
+export type Outcome = 'succeeded' | 'failed' | 'cancelled' | 'expired' | 'threadDeleted';
+
+export interface Closed extends EventBase {
+  type: 'Closed';
+  outcome: Outcome;
+  result: Uint8Array | null;
+  error: string | null;
+}
+
+/** The thread was deleted: this open entry of it closes `threadDeleted`. One event per open entry. */
+export interface ThreadDeleted extends EventBase {
+  type: 'ThreadDeleted';
+}
+
+/**
+ * Retention: the entries named were pruned. Written under one fixed key per partition
+ * (so compaction keeps the latest), it also carries `issuedThrough`, the highest entry
+ * sequence ever issued in the partition, so ids are never reused after everything is
+ * pruned and compacted away. Its `entryId`, `tenant` and `thread` are empty.
+ */
+export interface EntriesPruned extends EventBase {
+  type: 'EntriesPruned';
+  entryIds: string[];
+  issuedThrough: number;
+}
+
+export type RunlogEvent =
+  | Submitted
+  | Leased
+  | LeaseExtended
+  | AttemptStarted
+  | Yielded
+  | CancelRequested
+  | Closed
+  | ThreadDeleted
+  | EntriesPruned;
+
+export type EventType = RunlogEvent['type'];
+
+export const EVENT_TYPES: readonly EventType[] = [
+  'Submitted',
+  'Leased',
+  'LeaseExtended',
+  'AttemptStarted',
+  'Yielded',
+  'CancelRequested',
+  'Closed',
+  'ThreadDeleted',
+  'EntriesPruned',
+];

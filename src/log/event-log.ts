@@ -1,0 +1,68 @@
+/**
+ * The append-only log runlog keeps all its state in. Backends: memory/ (the reference),
+ * file/ (the embedded default), kafka/. All pass test/contract/event-log.contract.ts.
+ *
+ * A log has a fixed number of partitions, each an ordered sequence of keyed records at
+ * increasing offsets (bigint, never reused, with gaps allowed: Kafka's transaction markers
+ * and compaction leave holes). A record whose value is null is a tombstone: compaction
+ * keeps only the latest record per key and eventually drops tombstones.
+ */
+
+export interface AppendRecord {
+  /** Names what the record is about; compaction keeps the latest record per key. */
+  key: string;
+  /** Encoded event bytes, or null for a tombstone. */
+  value: Uint8Array | null;
+}
+
+export interface LogRecord extends AppendRecord {
+  offset: bigint;
+}
+
+export interface ReadOptions {
+  /** Stop after this many records (default: no limit). */
+  maxRecords?: number;
+}
+
+export interface TailOptions {
+  /** Stops the tail; the iterator then ends without error. */
+  signal: AbortSignal;
+}
+
+export interface EventLog {
+  /** Which backend this is: 'memory' | 'file' | 'kafka'. */
+  readonly kind: string;
+  readonly partitions: number;
+
+  /**
+   * Appends `records` to `partition` as one atomic batch: after a crash either all of
+   * them are there or none. Resolves once the batch is durable (fsync'd; committed),
+   * with the offsets assigned to the records, in order.
+   */
+  append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]>;
+
+  /** The records of `partition` from `fromOffset` up to the end offset at the time of the call. */
+  read(partition: number, fromOffset: bigint, options?: ReadOptions): AsyncIterable<LogRecord>;
+
+  /** Like read, then follows new records as they are appended, until the signal aborts. */
+  tail(partition: number, fromOffset: bigint, options: TailOptions): AsyncIterable<LogRecord>;
+
+  /** The offset the next appended record will get at the earliest (Kafka's high watermark / LSO). */
+  endOffset(partition: number): Promise<bigint>;
+
+  /**
+   * Compacts `partition`: keeps the latest record per key, drops tombstones older than
+   * the backend's tombstone retention. Offsets of kept records do not change. On Kafka
+   * the broker's cleaner does this; there the call only asks nothing and resolves.
+   */
+  compact(partition: number): Promise<void>;
+
+  /** Releases files, locks and connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Which backend a RunQueue opens, with its options. */
+export type LogConfig =
+  | { kind: 'memory' }
+  | { kind: 'file'; dir: string; fsync?: boolean }
+  | { kind: 'kafka'; brokers: string[]; topic: string; clientId?: string; replicationFactor?: number };

@@ -1,0 +1,170 @@
+/**
+ * The public shapes of the RunQueue API. Times are store-clock epoch ms (`...At`),
+ * durations are ms (`...Ms`). Bytes are Uint8Array; a string input is taken as UTF-8.
+ */
+import type { LogConfig } from '../log/event-log.ts';
+import type { Outcome, Strategy } from '../events/types.ts';
+
+export type { Outcome, Strategy };
+
+/** The store clock: epoch ms. Tests pass a fake one. */
+export type Clock = () => number;
+
+export interface SubmitRequest {
+  tenant: string;
+  thread: string;
+  agent: string;
+  input: Uint8Array | string;
+  /** Idempotency key, scoped to (tenant, thread): the same key names the same entry. */
+  key?: string;
+  /** 'enqueue' (default) queues behind open entries; 'reject' refuses with ThreadBusy if the thread has one. */
+  strategy?: Strategy;
+  /** Higher runs first across threads (default 0). */
+  priority?: number;
+  /** Not takeable before this store-clock time. */
+  notBefore?: number;
+  /** Start deadline: an entry not started by then closes `expired`, unrun. */
+  deadline?: number;
+  /** Attempts before a worker parks the entry (closes it failed). Default 10. */
+  maxAttempts?: number;
+  metadata?: Record<string, string>;
+}
+
+export interface Ticket {
+  tenant: string;
+  thread: string;
+  entryId: string;
+  /** False when the submission key named an existing entry. */
+  created: boolean;
+}
+
+export interface TakeRequest {
+  agents: readonly string[];
+  holder: string;
+  ttlMs: number;
+}
+
+/** Who may work on an entry until when. Only the current lease (highest epoch, unexpired) may act. */
+export interface Lease {
+  tenant: string;
+  thread: string;
+  entryId: string;
+  agent: string;
+  holder: string;
+  epoch: number;
+  expiresAt: number;
+}
+
+/** What `take` answers: the lease and the entry it is on. */
+export interface Taken {
+  lease: Lease;
+  entry: Entry;
+}
+
+export interface Attempt {
+  runId: string;
+  attempt: number;
+  epoch: number;
+  startedAt: number;
+}
+
+export type YieldRequest =
+  | { kind: 'defer' }
+  | { kind: 'retry'; error: string; delayMs?: number };
+
+export type CloseStatus = 'succeeded' | 'failed' | 'cancelled';
+
+export interface CloseRequest {
+  status: CloseStatus;
+  result?: Uint8Array | string;
+  error?: string;
+}
+
+export interface Entry {
+  entryId: string;
+  tenant: string;
+  thread: string;
+  agent: string;
+  input: Uint8Array;
+  key: string | null;
+  priority: number;
+  /** When the entry may next be taken (submission's notBefore, or a retry's backoff); null: at once. */
+  notBefore: number | null;
+  deadline: number | null;
+  maxAttempts: number;
+  metadata: Record<string, string>;
+  submittedAt: number;
+  status: 'open' | 'closed';
+  /** The latest lease (it may have expired by the store clock); null when none is held. */
+  lease: Lease | null;
+  attempts: Attempt[];
+  outcome: Outcome | null;
+  result: Uint8Array | null;
+  error: string | null;
+  closedAt: number | null;
+}
+
+export interface QueueMetrics {
+  enqueued: number;
+  processed: number;
+  succeeded: number;
+  failed: number;
+  retried: number;
+  expired: number;
+  cancelled: number;
+  /** Entries pruned by retention. */
+  dropped: number;
+  /** Open entries now. */
+  open: number;
+  totalWaitMs: number;
+  maxWaitMs: number;
+  totalExecMs: number;
+  maxExecMs: number;
+}
+
+export interface Capacity {
+  /** Most open entries one tenant may have. */
+  perTenant?: number;
+  /** Most open entries in the whole queue. */
+  total?: number;
+}
+
+export interface RunQueueOptions {
+  log: LogConfig;
+  /** Partition count (default 8). Fixed for the life of a log. */
+  partitions?: number;
+  clock?: Clock;
+  capacity?: Capacity;
+  /** Largest input or result accepted, bytes (default 1 MiB). */
+  maxInputBytes?: number;
+}
+
+export interface AwaitOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/** The RunQueue API (src/queue/run-queue.ts implements it). */
+export interface RunQueueApi {
+  submit(request: SubmitRequest): Promise<Ticket>;
+  take(request: TakeRequest): Promise<Taken | null>;
+  extend(lease: Lease, ttlMs: number): Promise<Lease>;
+  startAttempt(lease: Lease, runId: string): Promise<Attempt>;
+  /** Gives the entry back without closing it. A stale lease changes nothing (answers false). */
+  yield(lease: Lease, request: YieldRequest): Promise<boolean>;
+  close(lease: Lease, request: CloseRequest): Promise<Entry>;
+  cancel(tenant: string, entryId: string, reason?: string): Promise<Entry>;
+  entry(tenant: string, entryId: string): Promise<Entry>;
+  openEntries(tenant: string, thread: string): Promise<Entry[]>;
+  deleteThread(tenant: string, thread: string): Promise<number>;
+  prune(ticketLifetimeMs: number, limit: number): Promise<number>;
+  /** Resolves with the closed entry; null when timeoutMs passes first; rejects when signal aborts. */
+  awaitClosed(tenant: string, entryId: string, options?: AwaitOptions): Promise<Entry | null>;
+  /** The earliest store-clock time something becomes takeable for these agents (delay, backoff, lease expiry), or null. */
+  nextDueAt(agents: readonly string[]): number | null;
+  /** Registers a listener called (synchronously, after durability) whenever an entry becomes takeable now. */
+  onWork(listener: () => void): () => void;
+  metrics(): QueueMetrics;
+  now(): number;
+  stop(): Promise<void>;
+}
