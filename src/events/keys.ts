@@ -1,0 +1,45 @@
+/**
+ * Record keys. Compaction keeps only the latest record per key, so every event is keyed
+ * so that the latest record of each key is all a replay needs:
+ *   e/<entryId>/s        the Submitted event (never changes)
+ *   e/<entryId>/a/<n>    AttemptStarted of attempt n (each attempt kept)
+ *   e/<entryId>/m        the entry's latest mutable state: Leased, LeaseExtended, Yielded,
+ *                        CancelRequested, Closed, ThreadDeleted (each carries its whole state)
+ *   p/pruned             EntriesPruned: the partition's retention watermark
+ * Pruning an entry tombstones all its keys.
+ */
+import type { RunlogEvent } from './types.ts';
+
+export const PRUNED_KEY = 'p/pruned';
+
+export function submissionKey(entryId: string): string {
+  return `e/${entryId}/s`;
+}
+
+export function stateKey(entryId: string): string {
+  return `e/${entryId}/m`;
+}
+
+export function attemptKey(entryId: string, attempt: number): string {
+  return `e/${entryId}/a/${attempt}`;
+}
+
+export function recordKeyOf(event: RunlogEvent): string {
+  switch (event.type) {
+    case 'Submitted':
+      return submissionKey(event.entryId);
+    case 'AttemptStarted':
+      return attemptKey(event.entryId, event.attempt);
+    case 'EntriesPruned':
+      return PRUNED_KEY;
+    default:
+      return stateKey(event.entryId);
+  }
+}
+
+/** The entry id a record key is about, or null for a partition-level key. */
+export function entryIdOfKey(key: string): string | null {
+  if (!key.startsWith('e/')) return null;
+  const end = key.indexOf('/', 2);
+  return end < 0 ? null : key.slice(2, end);
+}
