@@ -1,0 +1,282 @@
+#!/usr/bin/env node
+// A real, single-node Apache Kafka 3.9.1 broker (KRaft: broker + controller in one JVM) for
+// runlog's Kafka tests. The jars come from Maven Central (pom.xml next to this file) into lib/
+// on first use; every start gets a fresh data directory under run/, so no state leaks between
+// runs. A broker that cannot start throws with the tail of its log: never a silent skip.
+//
+//   const { startBroker } = await import('./broker/broker.mjs');
+//   const broker = await startBroker();   // broker.brokers === '127.0.0.1:9092'
+//   await broker.stop();
+//
+// CLI for manual use: `node test/broker/broker.mjs start|stop` (start leaves the broker
+// running in the background and records its pid in run/broker.pid).
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, closeSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import kafkajs from 'kafkajs';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const libDir = join(here, 'lib');
+const runRoot = join(here, 'run');
+const pidFile = join(runRoot, 'broker.pid');
+const HOST = '127.0.0.1';
+const START_TIMEOUT_MS = 90_000;
+const STOP_TIMEOUT_MS = 20_000;
+
+/** Fetches the broker's jars from Maven Central unless lib/ already has them. */
+export function ensureJars() {
+  if (existsSync(join(libDir, 'kafka_2.13-3.9.1.jar'))) return;
+  console.error('[broker] fetching Apache Kafka 3.9.1 jars from Maven Central into test/broker/lib ...');
+  const args = ['-B', '-q', '-f', join(here, 'pom.xml'), 'dependency:copy-dependencies',
+    '-DincludeScope=runtime', `-DoutputDirectory=${libDir}`];
+  const result = spawnSync('mvn', args, { stdio: 'inherit' });
+  if (result.error) throw new Error(`[broker] cannot run mvn (is Maven installed?): ${result.error.message}`);
+  if (result.status !== 0) throw new Error(`[broker] mvn dependency:copy-dependencies failed (exit ${result.status})`);
+}
+
+function serverProperties({ port, controllerPort, dataDir }) {
+  return [
+    'process.roles=broker,controller',
+    'node.id=1',
+    `controller.quorum.voters=1@${HOST}:${controllerPort}`,
+    `listeners=PLAINTEXT://${HOST}:${port},CONTROLLER://${HOST}:${controllerPort}`,
+    `advertised.listeners=PLAINTEXT://${HOST}:${port}`,
+    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    'controller.listener.names=CONTROLLER',
+    'inter.broker.listener.name=PLAINTEXT',
+    `log.dirs=${dataDir}`,
+    'num.partitions=1',
+    'default.replication.factor=1',
+    'offsets.topic.replication.factor=1',
+    'offsets.topic.num.partitions=4',
+    'transaction.state.log.replication.factor=1',
+    'transaction.state.log.min.isr=1',
+    'transaction.state.log.num.partitions=4',
+    'group.initial.rebalance.delay.ms=0',
+    'auto.create.topics.enable=false',
+    'delete.topic.enable=true',
+    // Compaction is part of what the tests exercise: let the cleaner run soon and often.
+    'log.cleaner.enable=true',
+    'log.cleaner.backoff.ms=500',
+    'log.cleaner.threads=1',
+    'log.cleaner.dedupe.buffer.size=33554432',
+    '',
+  ].join('\n');
+}
+
+function log4jProperties(logFile) {
+  return [
+    'log4j.rootLogger=INFO, file',
+    'log4j.appender.file=org.apache.log4j.FileAppender',
+    `log4j.appender.file.File=${logFile}`,
+    'log4j.appender.file.layout=org.apache.log4j.PatternLayout',
+    'log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n',
+    'log4j.logger.kafka.request.logger=WARN',
+    'log4j.logger.org.apache.kafka.clients=WARN',
+    'log4j.logger.state.change.logger=WARN',
+    '',
+  ].join('\n');
+}
+
+/** True if something accepts TCP connections on host:port. */
+function canConnect(port, timeoutMs = 1000) {
+  return new Promise((resolve) => {
+    const socket = connect({ host: HOST, port });
+    const done = (ok) => { socket.destroy(); resolve(ok); };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Removes run directories of earlier runs; the one recorded in broker.pid is left alone. */
+function cleanOldRuns() {
+  if (!existsSync(runRoot)) return;
+  const live = readPidFile();
+  for (const name of readdirSync(runRoot)) {
+    if (name === 'broker.pid' || (live && name === live.runName && isAlive(live.pid))) continue;
+    rmSync(join(runRoot, name), { recursive: true, force: true });
+  }
+}
+
+function readPidFile() {
+  try {
+    return JSON.parse(readFileSync(pidFile, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function logTail(logFiles, lines = 60) {
+  return logFiles
+    .filter((f) => existsSync(f))
+    .map((f) => `--- ${f} (last ${lines} lines) ---\n${readFileSync(f, 'utf8').split('\n').slice(-lines).join('\n')}`)
+    .join('\n');
+}
+
+function formatStorage(propsFile, outFile) {
+  // A Kafka cluster id is 16 random bytes, base64url without padding.
+  const clusterId = randomBytes(16).toString('base64url');
+  const result = spawnSync('java', ['-cp', join(libDir, '*'), 'kafka.tools.StorageTool', 'format',
+    '-t', clusterId, '-c', propsFile, '--ignore-formatted'], { encoding: 'utf8' });
+  writeFileSync(outFile, `${result.stdout ?? ''}${result.stderr ?? ''}`);
+  if (result.error) throw new Error(`[broker] cannot run java (is a JDK 17+ installed?): ${result.error.message}`);
+  if (result.status !== 0) throw new Error(`[broker] StorageTool format failed (exit ${result.status}):\n${logTail([outFile])}`);
+}
+
+/** Waits until the broker accepts connections and answers a metadata request. */
+async function waitUntilReady(child, port, logFiles) {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  const kafka = new kafkajs.Kafka({
+    clientId: 'runlog-broker-probe', brokers: [`${HOST}:${port}`], logLevel: kafkajs.logLevel.NOTHING,
+    connectionTimeout: 1000, retry: { retries: 0 },
+  });
+  let lastError = 'no TCP connection yet';
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`[broker] the broker exited (code ${child.exitCode}, signal ${child.signalCode}) before it was ready\n${logTail(logFiles)}`);
+    }
+    if (await canConnect(port)) {
+      const admin = kafka.admin();
+      try {
+        await admin.connect();
+        const cluster = await admin.describeCluster();
+        if (cluster.brokers.length > 0 && cluster.controller !== null) return;
+        lastError = 'metadata names no broker or controller yet';
+      } catch (error) {
+        lastError = String(error?.message ?? error);
+      } finally {
+        await admin.disconnect().catch(() => {});
+      }
+    }
+    await sleep(250);
+  }
+  throw new Error(`[broker] not ready after ${START_TIMEOUT_MS} ms (last: ${lastError})\n${logTail(logFiles)}`);
+}
+
+/**
+ * Starts a fresh broker. Options: port (9092), controllerPort (9093), detached (false: the
+ * broker dies with this process; true: it outlives it, for the CLI).
+ * Resolves { brokers: '127.0.0.1:<port>', pid, runDir, stop() }.
+ */
+export async function startBroker({ port = 9092, controllerPort = 9093, detached = false } = {}) {
+  for (const p of [port, controllerPort]) {
+    if (await canConnect(p)) {
+      const leftover = readPidFile();
+      const hint = leftover && isAlive(leftover.pid)
+        ? ` A broker started by test/broker (pid ${leftover.pid}) is still running: \`node test/broker/broker.mjs stop\`.`
+        : ' Stop whatever holds it, or point the tests at a running broker with KAFKA_BROKERS=host:port.';
+      throw new Error(`[broker] port ${HOST}:${p} is already in use.${hint}`);
+    }
+  }
+  ensureJars();
+  cleanOldRuns();
+  const runName = `${Date.now()}-${process.pid}`;
+  const runDir = join(runRoot, runName);
+  mkdirSync(join(runDir, 'data'), { recursive: true });
+  const propsFile = join(runDir, 'server.properties');
+  const log4jFile = join(runDir, 'log4j.properties');
+  const serverLog = join(runDir, 'server.log');
+  const stdoutLog = join(runDir, 'stdout.log');
+  writeFileSync(propsFile, serverProperties({ port, controllerPort, dataDir: join(runDir, 'data') }));
+  writeFileSync(log4jFile, log4jProperties(serverLog));
+  formatStorage(propsFile, join(runDir, 'format.log'));
+
+  const started = Date.now();
+  const out = openSync(stdoutLog, 'a');
+  const child = spawn('java', ['-Xmx1g', '-Xms1g', '-XX:+UseG1GC', '-Djava.awt.headless=true',
+    `-Dlog4j.configuration=file:${log4jFile}`, '-cp', join(libDir, '*'), 'kafka.Kafka', propsFile],
+  { stdio: ['ignore', out, out], detached });
+  closeSync(out);
+  const killOnExit = () => child.kill('SIGKILL');
+  if (!detached) process.once('exit', killOnExit);
+  writeFileSync(pidFile, JSON.stringify({ pid: child.pid, runName, port }));
+  try {
+    await waitUntilReady(child, port, [serverLog, stdoutLog]);
+  } catch (error) {
+    await stopProcess(child.pid);
+    throw error;
+  }
+  if (detached) child.unref();
+  const startMs = Date.now() - started;
+  let stopped = false;
+  return {
+    brokers: `${HOST}:${port}`,
+    pid: child.pid,
+    runDir,
+    startMs,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      process.removeListener('exit', killOnExit);
+      await stopProcess(child.pid);
+      rmSync(pidFile, { force: true });
+    },
+  };
+}
+
+/** SIGTERM (Kafka shuts down cleanly), then SIGKILL after STOP_TIMEOUT_MS. */
+async function stopProcess(pid) {
+  if (!isAlive(pid)) return;
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (!isAlive(pid)) return;
+    await sleep(100);
+  }
+  console.error(`[broker] pid ${pid} ignored SIGTERM for ${STOP_TIMEOUT_MS} ms; killing it`);
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+/** Stops the broker recorded in run/broker.pid (one started with `broker.mjs start`). */
+export async function stopRecordedBroker() {
+  const recorded = readPidFile();
+  if (!recorded || !isAlive(recorded.pid)) {
+    rmSync(pidFile, { force: true });
+    return false;
+  }
+  await stopProcess(recorded.pid);
+  rmSync(pidFile, { force: true });
+  return true;
+}
+
+async function cli(command) {
+  if (command === 'start') {
+    const broker = await startBroker({ detached: true });
+    console.log(`broker ready on ${broker.brokers} (pid ${broker.pid}, ${broker.startMs} ms, logs in ${broker.runDir})`);
+    console.log(`use it: KAFKA_BROKERS=${broker.brokers} npm test`);
+  } else if (command === 'stop') {
+    console.log((await stopRecordedBroker()) ? 'broker stopped' : 'no broker of test/broker is running');
+  } else {
+    console.error('usage: node test/broker/broker.mjs start|stop');
+    process.exitCode = 2;
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  cli(process.argv[2]).then(
+    () => process.exit(),
+    (error) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    },
+  );
+}
