@@ -1,0 +1,153 @@
+/**
+ * The reference EventLog: one array of records per partition, kept in offset order.
+ * Everything happens synchronously inside each call, so an append is trivially atomic
+ * and offsets are dense until compaction removes records. Values are copied in and out
+ * so no caller can change the log by mutating a buffer.
+ */
+import { RunlogError } from '../../errors.ts';
+import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
+import {
+  checkOffset,
+  checkPartition,
+  checkPartitionCount,
+  checkReadOptions,
+  checkRecords,
+  checkTailOptions,
+} from '../log-arguments.ts';
+
+export interface MemoryLogOptions {
+  partitions: number;
+}
+
+interface Partition {
+  records: LogRecord[];
+  /** The offset the next record gets; kept apart from `records` so compaction never lowers it. */
+  nextOffset: bigint;
+  /** Wakes tails waiting for an append. */
+  waiters: Set<() => void>;
+}
+
+function copyRecord(record: LogRecord): LogRecord {
+  return { offset: record.offset, key: record.key, value: record.value === null ? null : record.value.slice() };
+}
+
+/** Index of the first record with offset >= `offset` (binary search; offsets are increasing). */
+function firstIndexAtOrAfter(records: readonly LogRecord[], offset: bigint): number {
+  let lo = 0;
+  let hi = records.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (records[mid]!.offset < offset) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The latest record of each key, tombstones dropped, in offset order. */
+function compacted(records: readonly LogRecord[]): LogRecord[] {
+  const latest = new Map<string, bigint>();
+  for (const record of records) latest.set(record.key, record.offset);
+  return records.filter((r) => r.value !== null && latest.get(r.key) === r.offset);
+}
+
+class MemoryLog implements EventLog {
+  readonly kind = 'memory';
+  readonly partitions: number;
+  #parts: Partition[];
+  #closed = false;
+
+  constructor(partitions: number) {
+    this.partitions = partitions;
+    this.#parts = Array.from({ length: partitions }, () => ({ records: [], nextOffset: 0n, waiters: new Set() }));
+  }
+
+  #partition(partition: number): Partition {
+    if (this.#closed) throw new RunlogError('Stopped', 'the memory log is closed');
+    return this.#parts[checkPartition(partition, this.partitions)]!;
+  }
+
+  async append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]> {
+    const part = this.#partition(partition);
+    const offsets = checkRecords(records).map((record) => {
+      const offset = part.nextOffset++;
+      part.records.push(copyRecord({ offset, key: record.key, value: record.value }));
+      return offset;
+    });
+    if (offsets.length > 0) this.#wake(part);
+    return offsets;
+  }
+
+  #wake(part: Partition): void {
+    const waiters = [...part.waiters];
+    part.waiters.clear();
+    for (const wake of waiters) wake();
+  }
+
+  read(partition: number, fromOffset: bigint, options?: ReadOptions): AsyncIterable<LogRecord> {
+    const part = this.#partition(partition);
+    checkOffset(fromOffset);
+    const max = checkReadOptions(options);
+    const end = part.nextOffset;
+    return (async function* () {
+      let count = 0;
+      for (let i = firstIndexAtOrAfter(part.records, fromOffset); count < max; i++) {
+        const record = part.records[i];
+        if (record === undefined || record.offset >= end) return;
+        count++;
+        yield copyRecord(record);
+      }
+    })();
+  }
+
+  tail(partition: number, fromOffset: bigint, options: TailOptions): AsyncIterable<LogRecord> {
+    const part = this.#partition(partition);
+    checkOffset(fromOffset);
+    const signal = checkTailOptions(options);
+    const self = this;
+    return (async function* () {
+      let next = fromOffset;
+      while (!signal.aborted) {
+        const end = part.nextOffset; // read() below stops here too
+        for await (const record of self.read(partition, next)) {
+          if (signal.aborted) return;
+          next = record.offset + 1n;
+          yield record;
+        }
+        if (end > next) next = end; // skip holes left by compaction
+        await self.#nextAppend(part, next, signal);
+      }
+    })();
+  }
+
+  /** Resolves once `part` has a record at or after `offset`, or the signal aborts. */
+  #nextAppend(part: Partition, offset: bigint, signal: AbortSignal): Promise<void> {
+    if (part.nextOffset > offset || signal.aborted || this.#closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        part.waiters.delete(done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      part.waiters.add(done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  async endOffset(partition: number): Promise<bigint> {
+    return this.#partition(partition).nextOffset;
+  }
+
+  async compact(partition: number): Promise<void> {
+    const part = this.#partition(partition);
+    part.records = compacted(part.records);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const part of this.#parts) this.#wake(part);
+  }
+}
+
+export function openMemoryLog(options: MemoryLogOptions): Promise<EventLog> {
+  return Promise.resolve(new MemoryLog(checkPartitionCount(options.partitions)));
+}
