@@ -1,0 +1,259 @@
+/**
+ * The Avro codec of runlog events, and the only module that imports avsc.
+ *
+ * Wire format: Avro single-object encoding, so every record names its writer schema:
+ *   0xC3 0x01 | CRC-64-AVRO fingerprint of the writer schema's PCF, 8 bytes little-endian | Avro binary body
+ * Encoding always uses the newest version of the event's schema. Decoding finds the writer
+ * schema by fingerprint among every version in schemas/ and resolves it (Avro schema
+ * resolution) to the newest version of that event type, so old records stay readable.
+ */
+import avsc from 'avsc';
+import { RunlogError, invalidArgument } from '../errors.ts';
+import type { EventType, RunlogEvent } from './types.ts';
+import { loadSchemaDir, type AvroRecordSchema, type SchemaVersion } from './schemas.ts';
+import { fingerprintBytesLE } from './rabin.ts';
+
+export const SINGLE_OBJECT_MARKER: readonly [number, number] = [0xc3, 0x01];
+const HEADER_LENGTH = 10;
+const SCRATCH_LENGTH = 64 * 1024;
+
+export interface EventCodec {
+  encode(event: RunlogEvent): Uint8Array;
+  decode(bytes: Uint8Array): RunlogEvent;
+  /** The newest schema of an event type (the one `encode` writes). */
+  schemaFor(eventType: EventType): AvroRecordSchema;
+  /** CRC-64-AVRO fingerprint (unsigned) of the newest schema of an event type. */
+  fingerprintOf(eventType: EventType): bigint;
+}
+
+interface FieldPlan {
+  readonly name: string;
+  readonly bytes: boolean;
+}
+
+/** What encoding an event type needs: its newest schema and its 10-byte header. */
+interface Writer {
+  readonly version: SchemaVersion;
+  readonly type: avsc.Type;
+  readonly header: Buffer;
+  readonly bytesFields: readonly string[];
+  readonly mapFields: readonly string[];
+}
+
+/** How to read records of one writer schema into the newest shape of its event type. */
+interface Reader {
+  readonly file: string;
+  readonly fingerprintHigh: number;
+  readonly type: avsc.Type;
+  /** Absent when the writer schema is the reader schema. */
+  readonly resolver: avsc.Resolver | undefined;
+  readonly fields: readonly FieldPlan[];
+  readonly eventType: EventType;
+}
+
+/** A codec over the given schema versions (all versions of every event type it must read). */
+export function createCodec(schemas: readonly SchemaVersion[]): EventCodec {
+  return new AvroEventCodec(schemas);
+}
+
+class AvroEventCodec implements EventCodec {
+  readonly #writers = new Map<EventType, Writer>();
+  /** Readers keyed by the low 32 bits of the fingerprint (read without BigInt per record). */
+  readonly #readers = new Map<number, Reader[]>();
+  readonly #scratch = Buffer.allocUnsafe(SCRATCH_LENGTH);
+
+  constructor(schemas: readonly SchemaVersion[]) {
+    for (const version of newestPerType(schemas)) this.#writers.set(version.eventType, createWriter(version));
+    for (const version of schemas) this.#addReader(version);
+  }
+
+  encode(event: RunlogEvent): Uint8Array {
+    const writer = this.#writers.get(event?.type);
+    if (!writer) throw invalidArgument(`cannot encode event of unknown type ${JSON.stringify(event?.type)}`);
+    const value = toAvroValue(event, writer);
+    const end = this.#encodeInto(writer, value, this.#scratch);
+    if (end < 0) {
+      // Larger than the scratch buffer: encode again into a buffer of its own, returned as is.
+      const own = Buffer.allocUnsafe(this.#scratch.length - end);
+      return new Uint8Array(own.buffer, own.byteOffset, this.#encodeInto(writer, value, own));
+    }
+    const out = new Uint8Array(end);
+    this.#scratch.copy(out, 0, 0, end);
+    return out;
+  }
+
+  decode(bytes: Uint8Array): RunlogEvent {
+    const reader = this.#readerFor(bytes);
+    const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    let decoded: { value: Record<string, unknown>; offset: number };
+    try {
+      decoded = reader.type.decode(buf, HEADER_LENGTH, reader.resolver);
+    } catch (error) {
+      throw corrupt(`invalid ${reader.file} body: ${(error as Error).message}`, error);
+    }
+    if (decoded.offset < 0) throw corrupt(`truncated or malformed ${reader.file} body (${bytes.length} bytes in all)`);
+    if (decoded.offset !== buf.length) {
+      throw corrupt(`${buf.length - decoded.offset} trailing bytes after the ${reader.file} body`);
+    }
+    return toEvent(decoded.value, reader);
+  }
+
+  schemaFor(eventType: EventType): AvroRecordSchema {
+    return this.#writer(eventType).version.schema;
+  }
+
+  fingerprintOf(eventType: EventType): bigint {
+    return this.#writer(eventType).version.fingerprint;
+  }
+
+  /** Header and body into `buf`; the end offset, or minus the bytes missing if `buf` is short. */
+  #encodeInto(writer: Writer, value: unknown, buf: Buffer): number {
+    writer.header.copy(buf, 0);
+    try {
+      return writer.type.encode(value, buf, HEADER_LENGTH);
+    } catch (error) {
+      throw invalidArgument(`cannot encode ${writer.version.eventType}: ${describeInvalid(writer.type, value, error)}`);
+    }
+  }
+
+  #readerFor(bytes: Uint8Array): Reader {
+    if (bytes.length < HEADER_LENGTH) {
+      throw corrupt(`event record of ${bytes.length} bytes is shorter than the ${HEADER_LENGTH}-byte single-object header`);
+    }
+    if (bytes[0] !== SINGLE_OBJECT_MARKER[0] || bytes[1] !== SINGLE_OBJECT_MARKER[1]) {
+      throw corrupt(`bad single-object marker 0x${hex(bytes[0]!)} 0x${hex(bytes[1]!)}, expected 0xc3 0x01`);
+    }
+    const low = readUint32LE(bytes, 2);
+    const high = readUint32LE(bytes, 6);
+    for (const reader of this.#readers.get(low) ?? []) if (reader.fingerprintHigh === high) return reader;
+    const fingerprint = (BigInt(high) << 32n) | BigInt(low);
+    throw corrupt(`unknown writer schema fingerprint 0x${fingerprint.toString(16).padStart(16, '0')}`);
+  }
+
+  #addReader(version: SchemaVersion): void {
+    const newest = this.#writer(version.eventType);
+    const low = Number(version.fingerprint & 0xffff_ffffn);
+    const list = this.#readers.get(low) ?? [];
+    const high = Number(version.fingerprint >> 32n);
+    if (list.some((r) => r.fingerprintHigh === high)) throw new Error(`schema ${version.file} has the fingerprint of another schema`);
+    const resolver = version === newest.version ? undefined : newest.type.createResolver(avroType(version.schema));
+    list.push({ file: version.file, fingerprintHigh: high, type: newest.type, resolver, fields: fieldPlans(newest.version.schema), eventType: version.eventType });
+    this.#readers.set(low, list);
+  }
+
+  #writer(eventType: EventType): Writer {
+    const writer = this.#writers.get(eventType);
+    if (!writer) throw invalidArgument(`no schema for event type ${JSON.stringify(eventType)}`);
+    return writer;
+  }
+}
+
+function newestPerType(schemas: readonly SchemaVersion[]): SchemaVersion[] {
+  const newest = new Map<EventType, SchemaVersion>();
+  for (const s of schemas) if ((newest.get(s.eventType)?.version ?? -1) < s.version) newest.set(s.eventType, s);
+  return [...newest.values()];
+}
+
+function createWriter(version: SchemaVersion): Writer {
+  const header = Buffer.alloc(HEADER_LENGTH);
+  header.set(SINGLE_OBJECT_MARKER, 0);
+  header.set(fingerprintBytesLE(version.fingerprint), 2);
+  const fields = version.schema.fields;
+  const bytesFields = fields.filter((f) => isOf(f.type, 'bytes')).map((f) => f.name);
+  const mapFields = fields.filter((f) => isOf(f.type, 'map')).map((f) => f.name);
+  return { version, type: avroType(version.schema), header, bytesFields, mapFields };
+}
+
+function avroType(schema: AvroRecordSchema): avsc.Type {
+  // A fresh registry per schema: versions of one record share its name. Longs stay numbers
+  // (no logical types registered: timestamp-millis decodes as a plain long).
+  return avsc.Type.forSchema(structuredClone(schema) as avsc.Schema);
+}
+
+function fieldPlans(schema: AvroRecordSchema): FieldPlan[] {
+  return schema.fields.map((f) => ({ name: f.name, bytes: isOf(f.type, 'bytes') }));
+}
+
+/** Whether a field type is `kind`, or a union with a `kind` branch. */
+function isOf(type: unknown, kind: string): boolean {
+  if (Array.isArray(type)) return type.some((t) => isOf(t, kind));
+  if (typeof type === 'object' && type !== null) return (type as { type?: unknown }).type === kind;
+  return type === kind;
+}
+
+/** avsc wants Buffers for bytes; the event's Uint8Arrays are wrapped, not copied. */
+function toAvroValue(event: RunlogEvent, writer: Writer): unknown {
+  for (const name of writer.mapFields) {
+    const map = (event as unknown as Record<string, unknown>)[name];
+    if (typeof map === 'object' && map !== null && Object.hasOwn(map, '__proto__')) {
+      throw invalidArgument(`cannot encode ${event.type}: ${name} has the key "__proto__", which no JS reader can read back`);
+    }
+  }
+  if (writer.bytesFields.length === 0) return event;
+  const value: Record<string, unknown> = { ...event };
+  for (const name of writer.bytesFields) {
+    const bytes = value[name];
+    if (bytes instanceof Uint8Array && !Buffer.isBuffer(bytes)) value[name] = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+  return value;
+}
+
+/** A plain object of the TS shape: `type` first, Buffers viewed as plain Uint8Arrays. */
+function toEvent(record: Record<string, unknown>, reader: Reader): RunlogEvent {
+  const event: Record<string, unknown> = { type: reader.eventType };
+  for (const field of reader.fields) {
+    const value = record[field.name];
+    event[field.name] = field.bytes && value instanceof Uint8Array ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength) : value;
+  }
+  return event as unknown as RunlogEvent;
+}
+
+/** avsc's write errors do not say where; its validator does (only run on failure). */
+function describeInvalid(type: avsc.Type, value: unknown, error: unknown): string {
+  const problems: string[] = [];
+  type.isValid(value, {
+    errorHook: (path: string[], bad: unknown, badType: avsc.Type) =>
+      problems.push(`${path.join('.') || '(record)'} = ${preview(bad)} is not a valid ${badType.typeName}`),
+  });
+  return problems.length > 0 ? problems.join('; ') : (error as Error).message;
+}
+
+function preview(value: unknown): string {
+  if (value instanceof Uint8Array) return `<${value.length} bytes>`;
+  const text = typeof value === 'bigint' ? `${value}n` : JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+function corrupt(message: string, cause?: unknown): RunlogError {
+  return new RunlogError('Corrupt', message, { cause });
+}
+
+function readUint32LE(bytes: Uint8Array, at: number): number {
+  return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
+}
+
+function hex(byte: number): string {
+  return byte.toString(16).padStart(2, '0');
+}
+
+/** The released schemas, read from schemas/ once, at module load. */
+export const RELEASED_SCHEMAS: readonly SchemaVersion[] = loadSchemaDir();
+const codec = createCodec(RELEASED_SCHEMAS);
+
+export function encodeEvent(event: RunlogEvent): Uint8Array {
+  return codec.encode(event);
+}
+
+export function decodeEvent(bytes: Uint8Array): RunlogEvent {
+  return codec.decode(bytes);
+}
+
+/** The newest JSON schema of an event type, as in schemas/ (deep-frozen). */
+export function schemaFor(eventType: EventType): AvroRecordSchema {
+  return codec.schemaFor(eventType);
+}
+
+/** CRC-64-AVRO fingerprint (unsigned 64-bit) of the newest schema of an event type. */
+export function writerSchemaFingerprint(eventType: EventType): bigint {
+  return codec.fingerprintOf(eventType);
+}

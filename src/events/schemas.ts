@@ -1,0 +1,78 @@
+/**
+ * The event schemas as files: `schemas/<EventType>.v<N>.avsc`, one Avro record per event
+ * type and version, namespace `runlog.events`. A released version is never edited; a new
+ * one is added beside it (same record name, so Avro resolution matches them up).
+ * This module only reads and checks the files; codec.ts turns them into avsc types.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { EVENT_TYPES, type EventType } from './types.ts';
+import { parsingCanonicalForm } from './canonical-form.ts';
+import { rabinFingerprintOf } from './rabin.ts';
+
+export const SCHEMA_NAMESPACE = 'runlog.events';
+
+/** Where the released schemas live (the repository's `schemas/`). */
+export const SCHEMA_DIR: URL = new URL('../../schemas/', import.meta.url);
+
+export interface AvroField {
+  readonly name: string;
+  readonly type: unknown;
+  readonly doc?: string;
+  readonly default?: unknown;
+}
+
+export interface AvroRecordSchema {
+  readonly type: 'record';
+  readonly name: string;
+  readonly namespace: string;
+  readonly doc?: string;
+  readonly fields: readonly AvroField[];
+}
+
+export interface SchemaVersion {
+  readonly eventType: EventType;
+  readonly version: number;
+  /** File name, e.g. `Submitted.v1.avsc`. */
+  readonly file: string;
+  /** The parsed schema, deep-frozen. */
+  readonly schema: AvroRecordSchema;
+  readonly canonicalForm: string;
+  /** CRC-64-AVRO of the canonical form, unsigned. */
+  readonly fingerprint: bigint;
+}
+
+const FILE_NAME = /^([A-Za-z]+)\.v(\d+)\.avsc$/;
+
+/** Every `<EventType>.v<N>.avsc` in `dir`, sorted by event type then version. */
+export function loadSchemaDir(dir: URL = SCHEMA_DIR): SchemaVersion[] {
+  return readdirSync(dir)
+    .filter((file) => file.endsWith('.avsc'))
+    .map((file) => schemaVersion(file, JSON.parse(readFileSync(new URL(file, dir), 'utf8'))))
+    .sort((a, b) => a.eventType.localeCompare(b.eventType) || a.version - b.version);
+}
+
+/** Checks one schema file's name and content against the conventions above. */
+export function schemaVersion(file: string, json: unknown): SchemaVersion {
+  const match = FILE_NAME.exec(file);
+  const eventType = EVENT_TYPES.find((t) => t === match?.[1]);
+  if (!match || !eventType) throw new Error(`schema file ${file}: expected <EventType>.v<N>.avsc with a known event type`);
+  const schema = checkRecord(file, json, eventType);
+  const canonicalForm = parsingCanonicalForm(schema);
+  return { eventType, version: Number(match[2]), file, schema, canonicalForm, fingerprint: rabinFingerprintOf(canonicalForm) };
+}
+
+function checkRecord(file: string, json: unknown, eventType: EventType): AvroRecordSchema {
+  const s = json as Partial<AvroRecordSchema> | null;
+  if (s?.type !== 'record' || s.name !== eventType || s.namespace !== SCHEMA_NAMESPACE || !Array.isArray(s.fields)) {
+    throw new Error(`schema file ${file}: expected a record named ${eventType} in namespace ${SCHEMA_NAMESPACE}`);
+  }
+  return deepFreeze(s as AvroRecordSchema);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
