@@ -47,8 +47,7 @@ interface Reader {
   readonly type: avsc.Type;
   /** Absent when the writer schema is the reader schema. */
   readonly resolver: avsc.Resolver | undefined;
-  readonly fields: readonly FieldPlan[];
-  readonly eventType: EventType;
+  readonly toEvent: ToEvent;
 }
 
 /** A codec over the given schema versions (all versions of every event type it must read). */
@@ -95,7 +94,7 @@ class AvroEventCodec implements EventCodec {
     if (decoded.offset !== buf.length) {
       throw corrupt(`${buf.length - decoded.offset} trailing bytes after the ${reader.file} body`);
     }
-    return toEvent(decoded.value, reader);
+    return reader.toEvent(decoded.value);
   }
 
   schemaFor(eventType: EventType): AvroRecordSchema {
@@ -137,7 +136,8 @@ class AvroEventCodec implements EventCodec {
     const high = Number(version.fingerprint >> 32n);
     if (list.some((r) => r.fingerprintHigh === high)) throw new Error(`schema ${version.file} has the fingerprint of another schema`);
     const resolver = version === newest.version ? undefined : newest.type.createResolver(avroType(version.schema));
-    list.push({ file: version.file, fingerprintHigh: high, type: newest.type, resolver, fields: fieldPlans(newest.version.schema), eventType: version.eventType });
+    const toEvent = compileToEvent(version.eventType, fieldPlans(newest.version.schema));
+    list.push({ file: version.file, fingerprintHigh: high, type: newest.type, resolver, toEvent });
     this.#readers.set(low, list);
   }
 
@@ -198,14 +198,25 @@ function toAvroValue(event: RunlogEvent, writer: Writer): unknown {
   return value;
 }
 
-/** A plain object of the TS shape: `type` first, Buffers viewed as plain Uint8Arrays. */
-function toEvent(record: Record<string, unknown>, reader: Reader): RunlogEvent {
-  const event: Record<string, unknown> = { type: reader.eventType };
-  for (const field of reader.fields) {
-    const value = record[field.name];
-    event[field.name] = field.bytes && value instanceof Uint8Array ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength) : value;
-  }
-  return event as unknown as RunlogEvent;
+/**
+ * Compiles the copy of an avsc record into a plain object of the TS shape (`type` first,
+ * Buffers viewed as plain Uint8Arrays). Generated as one object literal per event type,
+ * which V8 builds far faster than property-by-property assignment on the replay path.
+ * Field names are Avro names ([A-Za-z_][A-Za-z0-9_]*), checked again here before use.
+ */
+function compileToEvent(eventType: EventType, fields: readonly FieldPlan[]): ToEvent {
+  const parts = fields.map(({ name, bytes }) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid Avro field name ${JSON.stringify(name)}`);
+    return bytes ? `${name}: view(r.${name})` : `${name}: r.${name}`;
+  });
+  const body = `return { type: ${JSON.stringify(eventType)}, ${parts.join(', ')} };`;
+  return new Function('view', 'r', body).bind(undefined, asPlainBytes) as ToEvent;
+}
+
+type ToEvent = (record: Record<string, unknown>) => RunlogEvent;
+
+function asPlainBytes(value: unknown): unknown {
+  return value instanceof Uint8Array ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength) : value;
 }
 
 /** avsc's write errors do not say where; its validator does (only run on failure). */

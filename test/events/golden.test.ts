@@ -1,0 +1,48 @@
+// Golden bytes and schema drift: a released schema edited, or a codec change that alters
+// the wire format, fails here.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { RELEASED_SCHEMAS, decodeEvent, encodeEvent } from '../../src/events/codec.ts';
+import { EVENT_TYPES } from '../../src/events/types.ts';
+import { GOLDEN_EVENTS } from './golden-events.ts';
+import { GOLDEN_DIR } from './write-golden.ts';
+import { fingerprintHex, readFingerprints } from './write-fingerprints.ts';
+
+const goldenFiles = readdirSync(GOLDEN_DIR).filter((f) => f.endsWith('.bin'));
+const currentVersion = new Map(RELEASED_SCHEMAS.map((s) => [s.eventType, s.version]));
+
+test('every committed golden record decodes to its expected event', () => {
+  assert.ok(goldenFiles.length > 0);
+  for (const file of goldenFiles) {
+    const expected = GOLDEN_EVENTS[file];
+    assert.ok(expected, `${file} has no expected event in golden-events.ts`);
+    assert.deepEqual(decodeEvent(readFileSync(new URL(file, GOLDEN_DIR))), expected, file);
+  }
+});
+
+test('every event type has a golden record at its current schema version', () => {
+  for (const type of EVENT_TYPES) {
+    const file = `${type}.v${currentVersion.get(type)}.bin`;
+    assert.ok(goldenFiles.includes(file), `missing ${file}: run node --import tsx test/events/write-golden.ts`);
+  }
+});
+
+test('encoding the expected events at the current version reproduces the golden bytes', () => {
+  for (const file of goldenFiles) {
+    const event = GOLDEN_EVENTS[file]!;
+    if (file !== `${event.type}.v${currentVersion.get(event.type)}.bin`) continue; // older writer version
+    assert.deepEqual(encodeEvent(event), new Uint8Array(readFileSync(new URL(file, GOLDEN_DIR))), file);
+  }
+});
+
+test('no released schema changed its fingerprint (schemas/fingerprints.json)', () => {
+  const listed = readFingerprints();
+  for (const schema of RELEASED_SCHEMAS) {
+    const recorded = listed[schema.file];
+    assert.ok(recorded, `${schema.file} is not in schemas/fingerprints.json: run node --import tsx test/events/write-fingerprints.ts to release it`);
+    assert.equal(fingerprintHex(schema.fingerprint), recorded, `${schema.file} was edited after release: add a new version instead`);
+  }
+  const present = new Set(RELEASED_SCHEMAS.map((s) => s.file));
+  for (const file of Object.keys(listed)) assert.ok(present.has(file), `released schema ${file} was deleted`);
+});
