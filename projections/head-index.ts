@@ -1,0 +1,79 @@
+/**
+ * The takeable heads of one agent, in one partition.
+ *
+ * Only the head of a thread's open entries can be taken (per-thread order). A head is
+ * either *ready* (takeable now: ordered by priority, higher first, then oldest) or
+ * *waiting* until a time: its notBefore (a delay or retry backoff) or the expiry of
+ * its lease. Time enters only at query time: `best(now)` first moves every waiting
+ * head whose time has come into the ready heap. That move changes no answer, only
+ * where the index keeps the head, so the view stays a pure function of the events.
+ *
+ * Items are never removed eagerly. Each carries the entry's `version` when it was
+ * offered; an entry that changed since (leased, yielded, closed, no longer head) bumps
+ * its version, and its old items are dropped when they reach the top (lazy deletion).
+ */
+import { Heap } from './heap.ts';
+import type { EntryState } from './entry-state.ts';
+
+interface Item {
+  entry: EntryState;
+  version: number;
+  /** For waiting items: when the head becomes takeable. */
+  at: number;
+}
+
+/** The take order: higher priority first, then oldest (submission time, then sequence). */
+export function takesBefore(x: EntryState, y: EntryState): boolean {
+  if (x.priority !== y.priority) return x.priority > y.priority;
+  if (x.submittedAt !== y.submittedAt) return x.submittedAt < y.submittedAt;
+  return x.seq < y.seq;
+}
+
+function readyBefore(a: Item, b: Item): boolean {
+  return takesBefore(a.entry, b.entry);
+}
+
+export class HeadIndex {
+  private readonly ready = new Heap<Item>(readyBefore);
+  private readonly waiting = new Heap<Item>((a, b) => a.at < b.at);
+
+  /** Indexes `entry` as a head in its current state (call after bumping its version). */
+  offer(entry: EntryState): void {
+    const availableAt = entry.lease !== null ? entry.lease.expiresAt : entry.notBefore;
+    const item = { entry, version: entry.version, at: availableAt ?? 0 };
+    if (availableAt === null) this.ready.push(item);
+    else this.waiting.push(item);
+  }
+
+  /** The best takeable head at `now`, or undefined. Does not remove it. */
+  best(now: number, isHead: (entry: EntryState) => boolean): EntryState | undefined {
+    this.promote(now, isHead);
+    for (;;) {
+      const top = this.ready.peek();
+      if (top === undefined) return undefined;
+      if (isValid(top, isHead)) return top.entry;
+      this.ready.pop();
+    }
+  }
+
+  /** When the earliest waiting head becomes takeable, or null. */
+  nextAt(isHead: (entry: EntryState) => boolean): number | null {
+    for (;;) {
+      const top = this.waiting.peek();
+      if (top === undefined) return null;
+      if (isValid(top, isHead)) return top.at;
+      this.waiting.pop();
+    }
+  }
+
+  private promote(now: number, isHead: (entry: EntryState) => boolean): void {
+    for (let top = this.waiting.peek(); top !== undefined && top.at <= now; top = this.waiting.peek()) {
+      this.waiting.pop();
+      if (isValid(top, isHead)) this.ready.push(top);
+    }
+  }
+}
+
+function isValid(item: Item, isHead: (entry: EntryState) => boolean): boolean {
+  return item.version === item.entry.version && !item.entry.closed && isHead(item.entry);
+}

@@ -1,0 +1,287 @@
+/**
+ * The RunQueue view of one partition: a pure fold of its records.
+ *
+ * `apply(offset, key, event)` is the only writer. It is used live (right after a
+ * command's events are decided) and in replay, so both build the same view. Records
+ * at offsets already folded are ignored, which makes delivering a record twice harmless.
+ * A null event is a tombstone (retention): it removes the entry its key names.
+ *
+ * The fold keeps only what the latest record of each key carries (see
+ * src/events/keys.ts), so a compacted log replays to the same view minus pruned entries:
+ * e.g. a lease clears notBefore and a close clears the lease, exactly as the surviving
+ * record alone would say.
+ */
+import type { AttemptStarted, EntriesPruned, RunlogEvent, Submitted } from '../src/events/types.ts';
+import { entryIdOfKey } from '../src/events/keys.ts';
+import { Heap } from './heap.ts';
+import { HeadIndex, takesBefore } from './head-index.ts';
+import { entryFromSubmitted, type EntryState } from './entry-state.ts';
+import { ThreadState } from './thread-state.ts';
+import { emptyMetrics, recordExec, recordWait, type MetricCounters } from './metrics.ts';
+
+type Closing = Extract<RunlogEvent, { type: 'Closed' | 'CancelRequested' | 'ThreadDeleted' }>;
+
+export function threadId(tenant: string, thread: string): string {
+  return `${tenant}\u0000${thread}`;
+}
+
+export function submissionKeyId(tenant: string, thread: string, key: string): string {
+  return `${tenant}\u0000${thread}\u0000${key}`;
+}
+
+export class PartitionView {
+  /** Records below this offset are folded already. */
+  nextOffset = 0n;
+  /** The latest store-clock time on any event folded. */
+  lastAt = 0;
+  /** The highest entry sequence ever issued here (survives pruning and compaction). */
+  issuedThrough = 0;
+  openCount = 0;
+  readonly entries = new Map<string, EntryState>();
+  readonly threads = new Map<string, ThreadState>();
+  readonly submissionKeys = new Map<string, string>();
+  readonly openByTenant = new Map<string, number>();
+  readonly metrics: MetricCounters = emptyMetrics();
+  private readonly heads = new Map<string, HeadIndex>();
+  private readonly closedOrder: EntryState[] = [];
+  private closedStart = 0;
+  private readonly deadlines = new Heap<EntryState>((a, b) => a.deadline! < b.deadline!);
+
+  constructor(readonly partition: number) {}
+
+  /**
+   * Folds one record. `offset` is null when the writer folds its own events before they
+   * are durable (it reports their offsets later through `appended`).
+   */
+  apply(offset: bigint | null, key: string, event: RunlogEvent | null): void {
+    if (offset !== null) {
+      if (offset < this.nextOffset) return;
+      this.nextOffset = offset + 1n;
+    }
+    if (event === null) return this.applyTombstone(key);
+    if (event.at > this.lastAt) this.lastAt = event.at;
+    this.applyEvent(event);
+  }
+
+  /** The writer's own records, folded already, are durable up to `lastOffset`. */
+  appended(lastOffset: bigint): void {
+    if (lastOffset >= this.nextOffset) this.nextOffset = lastOffset + 1n;
+  }
+
+  thread(tenant: string, thread: string): ThreadState | undefined {
+    return this.threads.get(threadId(tenant, thread));
+  }
+
+  readonly isHead = (entry: EntryState): boolean => this.thread(entry.tenant, entry.thread)?.head() === entry;
+
+  /** The best takeable head among `agents` at `now`, by priority then age. */
+  bestHead(agents: readonly string[], now: number): EntryState | undefined {
+    let best: EntryState | undefined;
+    for (const agent of agents) {
+      const candidate = this.heads.get(agent)?.best(now, this.isHead);
+      if (candidate !== undefined && (best === undefined || takesBefore(candidate, best))) best = candidate;
+    }
+    return best;
+  }
+
+  /** When the next waiting head of `agents` becomes takeable, or null. */
+  nextDueAt(agents: readonly string[]): number | null {
+    let earliest: number | null = null;
+    for (const agent of agents) {
+      const at = this.heads.get(agent)?.nextAt(this.isHead) ?? null;
+      if (at !== null && (earliest === null || at < earliest)) earliest = at;
+    }
+    return earliest;
+  }
+
+  /** Closed entries, oldest close first, while `accept` says yes; at most `limit`. */
+  oldestClosed(limit: number, accept: (entry: EntryState) => boolean): EntryState[] {
+    const found: EntryState[] = [];
+    for (let i = this.closedStart; i < this.closedOrder.length && found.length < limit; i++) {
+      const entry = this.closedOrder[i]!;
+      if (this.entries.get(entry.entryId) !== entry) continue;
+      if (!accept(entry)) break;
+      found.push(entry);
+    }
+    return found;
+  }
+
+  /** Open entries whose start deadline passed unstarted, and that no unexpired lease holds. */
+  overdue(now: number): EntryState[] {
+    const found: EntryState[] = [];
+    for (let top = this.deadlines.peek(); top !== undefined && top.deadline! <= now; top = this.deadlines.peek()) {
+      this.deadlines.pop();
+      if (!top.closed && top.attempts.length === 0 && (top.lease === null || top.lease.expiresAt <= now)) found.push(top);
+    }
+    return found;
+  }
+
+  private applyEvent(event: RunlogEvent): void {
+    if (event.type === 'Submitted') return this.submit(event);
+    if (event.type === 'EntriesPruned') return this.pruned(event);
+    const entry = this.entries.get(event.entryId);
+    if (entry === undefined) return;
+    switch (event.type) {
+      case 'Leased':
+      case 'LeaseExtended':
+        entry.lease = { holder: event.holder, epoch: event.epoch, expiresAt: event.expiresAt };
+        entry.lastEpoch = Math.max(entry.lastEpoch, event.epoch);
+        entry.notBefore = null;
+        return this.reindex(entry);
+      case 'Yielded':
+        if (event.kind === 'retry') this.retried(entry, event.at);
+        entry.lease = null;
+        entry.lastEpoch = Math.max(entry.lastEpoch, event.epoch);
+        entry.notBefore = event.notBefore;
+        return this.reindex(entry);
+      case 'AttemptStarted':
+        return this.attemptStarted(entry, event);
+      case 'Closed':
+      case 'CancelRequested':
+      case 'ThreadDeleted':
+        return this.close(entry, event);
+    }
+  }
+
+  private submit(event: Submitted): void {
+    if (this.entries.has(event.entryId)) return;
+    const entry = entryFromSubmitted(event);
+    this.entries.set(entry.entryId, entry);
+    if (event.seq > this.issuedThrough) this.issuedThrough = event.seq;
+    const thread = this.threadOf(entry);
+    const wasIdle = thread.openCount === 0;
+    thread.append(entry);
+    if (entry.key !== null) this.submissionKeys.set(submissionKeyId(entry.tenant, entry.thread, entry.key), entry.entryId);
+    this.countOpen(entry.tenant, 1);
+    if (entry.deadline !== null) this.deadlines.push(entry);
+    this.metrics.enqueued++;
+    if (wasIdle) this.headIndex(entry.agent).offer(entry);
+  }
+
+  private attemptStarted(entry: EntryState, event: AttemptStarted): void {
+    entry.attempts.push({ runId: event.runId, attempt: event.attempt, epoch: event.epoch, startedAt: event.at });
+    this.threadOf(entry).runIds.set(event.runId, entry.entryId);
+    if (event.attempt === 1) recordWait(this.metrics, event.at - entry.submittedAt);
+  }
+
+  private retried(entry: EntryState, at: number): void {
+    this.metrics.retried++;
+    const last = entry.attempts[entry.attempts.length - 1];
+    if (last !== undefined) recordExec(this.metrics, at - last.startedAt);
+  }
+
+  private close(entry: EntryState, event: Closing): void {
+    if (entry.closed) return;
+    const thread = this.threadOf(entry);
+    const wasHead = thread.head() === entry;
+    entry.closed = true;
+    entry.closedAt = event.at;
+    entry.lease = null;
+    entry.notBefore = null;
+    entry.version++;
+    this.recordOutcome(entry, event);
+    thread.openCount--;
+    this.countOpen(entry.tenant, -1);
+    this.pushClosed(entry);
+    const next = wasHead ? thread.head() : undefined;
+    if (next !== undefined) this.reindex(next);
+  }
+
+  private recordOutcome(entry: EntryState, event: Closing): void {
+    if (event.type === 'CancelRequested') {
+      entry.outcome = 'cancelled';
+      entry.error = event.reason;
+    } else if (event.type === 'ThreadDeleted') {
+      entry.outcome = 'threadDeleted';
+    } else {
+      entry.outcome = event.outcome;
+      entry.result = event.result;
+      entry.error = event.error;
+    }
+    const outcome = entry.outcome;
+    if (outcome === 'succeeded' || outcome === 'failed') {
+      this.metrics[outcome]++;
+      const last = entry.attempts[entry.attempts.length - 1];
+      if (last !== undefined) recordExec(this.metrics, event.at - last.startedAt);
+    } else if (outcome === 'expired' || outcome === 'cancelled') {
+      this.metrics[outcome]++;
+    }
+  }
+
+  private pruned(event: EntriesPruned): void {
+    if (event.issuedThrough > this.issuedThrough) this.issuedThrough = event.issuedThrough;
+    for (const entryId of event.entryIds) this.remove(entryId);
+  }
+
+  private applyTombstone(key: string): void {
+    const entryId = entryIdOfKey(key);
+    if (entryId !== null) this.remove(entryId);
+  }
+
+  /** Drops an entry (retention). Only closed entries are pruned; anything else is ignored. */
+  private remove(entryId: string): void {
+    const entry = this.entries.get(entryId);
+    if (entry === undefined || !entry.closed) return;
+    this.entries.delete(entryId);
+    this.metrics.dropped++;
+    const thread = this.threadOf(entry);
+    for (const attempt of entry.attempts) thread.runIds.delete(attempt.runId);
+    if (entry.key !== null) {
+      const keyId = submissionKeyId(entry.tenant, entry.thread, entry.key);
+      if (this.submissionKeys.get(keyId) === entryId) this.submissionKeys.delete(keyId);
+    }
+    thread.entryCount--;
+    if (thread.entryCount === 0) this.threads.delete(threadId(entry.tenant, entry.thread));
+    this.trimClosed();
+  }
+
+  private reindex(entry: EntryState): void {
+    entry.version++;
+    if (!entry.closed && this.isHead(entry)) this.headIndex(entry.agent).offer(entry);
+  }
+
+  private threadOf(entry: EntryState): ThreadState {
+    const id = threadId(entry.tenant, entry.thread);
+    let thread = this.threads.get(id);
+    if (thread === undefined) {
+      thread = new ThreadState(entry.tenant, entry.thread);
+      this.threads.set(id, thread);
+    }
+    return thread;
+  }
+
+  private headIndex(agent: string): HeadIndex {
+    let index = this.heads.get(agent);
+    if (index === undefined) {
+      index = new HeadIndex();
+      this.heads.set(agent, index);
+    }
+    return index;
+  }
+
+  private countOpen(tenant: string, delta: number): void {
+    this.openCount += delta;
+    const count = (this.openByTenant.get(tenant) ?? 0) + delta;
+    if (count === 0) this.openByTenant.delete(tenant);
+    else this.openByTenant.set(tenant, count);
+  }
+
+  /** Closes arrive in store-clock order, except when a clock stepped back: keep the order by closedAt. */
+  private pushClosed(entry: EntryState): void {
+    const order = this.closedOrder;
+    let index = order.length;
+    while (index > this.closedStart && order[index - 1]!.closedAt! > entry.closedAt!) index--;
+    order.splice(index, 0, entry);
+  }
+
+  private trimClosed(): void {
+    const order = this.closedOrder;
+    while (this.closedStart < order.length && this.entries.get(order[this.closedStart]!.entryId) !== order[this.closedStart]) {
+      this.closedStart++;
+    }
+    if (this.closedStart >= 1024 && this.closedStart * 2 >= order.length) {
+      order.splice(0, this.closedStart);
+      this.closedStart = 0;
+    }
+  }
+}

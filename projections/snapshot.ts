@@ -1,0 +1,38 @@
+/**
+ * A canonical, comparable picture of a view: what replay must reproduce exactly.
+ * Index internals (heaps, lazy deletions) are left out; they change no answer.
+ */
+import { toPublicEntry } from './entry-state.ts';
+import type { PartitionView } from './partition-view.ts';
+import type { Entry } from '../src/queue/types.ts';
+
+export interface ViewSnapshot {
+  issuedThrough: number;
+  entries: Entry[];
+  openEntries: Record<string, string[]>;
+  runIds: Record<string, string>;
+  submissionKeys: Record<string, string>;
+  openByTenant: Record<string, number>;
+}
+
+export function snapshotView(view: PartitionView): ViewSnapshot {
+  const entries = [...view.entries.values()].sort((a, b) => a.seq - b.seq).map(toPublicEntry);
+  const openEntries: Record<string, string[]> = {};
+  const runIds: Record<string, string> = {};
+  for (const [id, thread] of [...view.threads].sort(byKey)) {
+    openEntries[id] = thread.openEntries().map((entry) => entry.entryId);
+    for (const [runId, entryId] of [...thread.runIds].sort(byKey)) runIds[`${id}\u0000${runId}`] = entryId;
+  }
+  return {
+    issuedThrough: view.issuedThrough,
+    entries,
+    openEntries,
+    runIds,
+    submissionKeys: Object.fromEntries([...view.submissionKeys].sort(byKey)),
+    openByTenant: Object.fromEntries([...view.openByTenant].sort(byKey)),
+  };
+}
+
+function byKey<T>(a: [string, T], b: [string, T]): number {
+  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
+}

@@ -1,0 +1,44 @@
+/**
+ * One thread's entries in run order. Closed entries are skipped lazily at the head
+ * (an entry in the middle may close first: cancel, expiry, thread deletion), and the
+ * array is trimmed once enough closed entries have piled up in front of the head.
+ */
+import type { EntryState } from './entry-state.ts';
+
+export class ThreadState {
+  private queue: EntryState[] = [];
+  private start = 0;
+  openCount = 0;
+  /** Every entry of the thread still in the view (open or closed, not pruned). */
+  entryCount = 0;
+  /** Run ids of every attempt on the thread, to their entry: a run id names one run. */
+  readonly runIds = new Map<string, string>();
+
+  constructor(
+    readonly tenant: string,
+    readonly thread: string,
+  ) {}
+
+  append(entry: EntryState): void {
+    this.queue.push(entry);
+    this.openCount++;
+    this.entryCount++;
+  }
+
+  /** The first open entry: the only one that may run. */
+  head(): EntryState | undefined {
+    while (this.start < this.queue.length && this.queue[this.start]!.closed) this.start++;
+    this.trim();
+    return this.queue[this.start];
+  }
+
+  openEntries(): EntryState[] {
+    return this.queue.slice(this.start).filter((entry) => !entry.closed);
+  }
+
+  private trim(): void {
+    if (this.start < 1024 || this.start * 2 < this.queue.length) return;
+    this.queue = this.queue.slice(this.start);
+    this.start = 0;
+  }
+}

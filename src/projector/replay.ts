@@ -1,0 +1,21 @@
+/** Replay: read a partition from an offset, decode, and fold into a view. */
+import { decodeEvent } from '../events/codec.ts';
+import type { EventLog } from '../log/event-log.ts';
+import { PartitionView } from '../../projections/partition-view.ts';
+
+/** Folds every record of `partition` from `view.nextOffset` to the log's end into `view`. */
+export async function catchUp(log: EventLog, partition: number, view: PartitionView): Promise<number> {
+  let folded = 0;
+  for await (const record of log.read(partition, view.nextOffset)) {
+    view.apply(record.offset, record.key, record.value === null ? null : decodeEvent(record.value));
+    folded++;
+  }
+  return folded;
+}
+
+/** A fresh view of `partition`, rebuilt from the whole log. */
+export async function replayPartition(log: EventLog, partition: number): Promise<PartitionView> {
+  const view = new PartitionView(partition);
+  await catchUp(log, partition, view);
+  return view;
+}

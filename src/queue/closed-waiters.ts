@@ -1,0 +1,50 @@
+/** Callers of awaitClosed, woken by closes (never by polling). */
+import type { Entry } from './types.ts';
+
+type Waiter = (entry: Entry | null, error?: unknown) => void;
+
+export class ClosedWaiters {
+  private readonly byEntry = new Map<string, Set<Waiter>>();
+
+  /** Waits for `entryId` to close; null on timeout; rejects when the signal aborts. */
+  wait(entryId: string, signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<Entry | null> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const timer = timeoutMs === undefined ? undefined : setTimeout(() => settle(null), timeoutMs);
+      const onAbort = (): void => settle(null, signal!.reason);
+      const settle: Waiter = (entry, error) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.remove(entryId, settle);
+        if (error !== undefined) reject(error);
+        else resolve(entry);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.add(entryId, settle);
+    });
+  }
+
+  has(entryId: string): boolean {
+    return this.byEntry.has(entryId);
+  }
+
+  wake(entryId: string, entry: Entry): void {
+    for (const waiter of this.byEntry.get(entryId) ?? []) waiter(entry);
+  }
+
+  failAll(error: unknown): void {
+    for (const waiters of [...this.byEntry.values()]) for (const waiter of waiters) waiter(null, error);
+  }
+
+  private add(entryId: string, waiter: Waiter): void {
+    let waiters = this.byEntry.get(entryId);
+    if (waiters === undefined) this.byEntry.set(entryId, (waiters = new Set()));
+    waiters.add(waiter);
+  }
+
+  private remove(entryId: string, waiter: Waiter): void {
+    const waiters = this.byEntry.get(entryId);
+    waiters?.delete(waiter);
+    if (waiters?.size === 0) this.byEntry.delete(entryId);
+  }
+}

@@ -1,0 +1,94 @@
+/** Turns caller requests into validated fields, or refuses with InvalidArgument. */
+import { invalidArgument } from '../errors.ts';
+import type { Outcome } from '../events/types.ts';
+import type { SubmissionFields, YieldFields } from './decide.ts';
+import type { CloseRequest, Lease, SubmitRequest, TakeRequest, YieldRequest } from './types.ts';
+import {
+  describe,
+  optionalInteger,
+  optionalName,
+  optionalText,
+  rejectUnknownKeys,
+  requireBytes,
+  requireInteger,
+  requireName,
+  requireObject,
+  requireOneOf,
+  requireStringMap,
+} from './validate.ts';
+
+export const DEFAULT_MAX_ATTEMPTS = 10;
+const MAX_TTL_MS = 365 * 24 * 3600 * 1000;
+const MAX_ERROR_LENGTH = 64 * 1024;
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+
+const SUBMIT_KEYS = ['tenant', 'thread', 'agent', 'input', 'key', 'strategy', 'priority', 'notBefore', 'deadline', 'maxAttempts', 'metadata'];
+
+export function submissionFields(request: SubmitRequest, maxInputBytes: number): SubmissionFields {
+  const body = requireObject('submit request', request);
+  rejectUnknownKeys('submit request', body, SUBMIT_KEYS);
+  return {
+    tenant: requireName('tenant', body.tenant),
+    thread: requireName('thread', body.thread),
+    agent: requireName('agent', body.agent),
+    input: requireBytes('input', body.input, maxInputBytes),
+    key: optionalName('key', body.key),
+    strategy: body.strategy === undefined ? 'enqueue' : requireOneOf('strategy', body.strategy, ['enqueue', 'reject'] as const),
+    priority: body.priority === undefined ? 0 : requireInteger('priority', body.priority, INT32_MIN, INT32_MAX),
+    notBefore: optionalInteger('notBefore', body.notBefore, 0),
+    deadline: optionalInteger('deadline', body.deadline, 0),
+    maxAttempts: body.maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : requireInteger('maxAttempts', body.maxAttempts, 1, INT32_MAX),
+    metadata: requireStringMap('metadata', body.metadata),
+  };
+}
+
+export function takeRequest(request: TakeRequest): TakeRequest {
+  const body = requireObject('take request', request);
+  rejectUnknownKeys('take request', body, ['agents', 'holder', 'ttlMs']);
+  if (!Array.isArray(body.agents) || body.agents.length === 0) {
+    throw invalidArgument(`agents must be a non-empty array of agent names, got ${describe(body.agents)}`);
+  }
+  const agents = body.agents.map((agent, i) => requireName(`agents[${i}]`, agent));
+  return { agents, holder: requireName('holder', body.holder), ttlMs: ttl(body.ttlMs) };
+}
+
+export function ttl(value: unknown): number {
+  return requireInteger('ttlMs', value, 1, MAX_TTL_MS);
+}
+
+export function leaseArgument(lease: Lease): Lease {
+  const body = requireObject('lease', lease);
+  return {
+    tenant: requireName('lease.tenant', body.tenant),
+    thread: requireName('lease.thread', body.thread),
+    entryId: requireName('lease.entryId', body.entryId),
+    agent: typeof body.agent === 'string' ? body.agent : '',
+    holder: requireName('lease.holder', body.holder),
+    epoch: requireInteger('lease.epoch', body.epoch, 1),
+    expiresAt: requireInteger('lease.expiresAt', body.expiresAt, 0),
+  };
+}
+
+export function yieldFields(request: YieldRequest): YieldFields {
+  const body = requireObject('yield request', request);
+  const kind = requireOneOf('yield kind', body.kind, ['defer', 'retry'] as const);
+  if (kind === 'defer') {
+    rejectUnknownKeys('yield request', body, ['kind']);
+    return { kind, error: null, delayMs: null };
+  }
+  rejectUnknownKeys('yield request', body, ['kind', 'error', 'delayMs']);
+  const error = optionalText('error', body.error, MAX_ERROR_LENGTH);
+  if (error === null) throw invalidArgument('a retry must say its error: error must be a string');
+  return { kind, error, delayMs: optionalInteger('delayMs', body.delayMs, 0, MAX_TTL_MS) };
+}
+
+export function closeFields(request: CloseRequest, maxResultBytes: number): { outcome: Outcome; result: Uint8Array | null; error: string | null } {
+  const body = requireObject('close request', request);
+  rejectUnknownKeys('close request', body, ['status', 'result', 'error']);
+  return {
+    outcome: requireOneOf('status', body.status, ['succeeded', 'failed', 'cancelled'] as const),
+    result: body.result === undefined || body.result === null ? null : requireBytes('result', body.result, maxResultBytes),
+    error: optionalText('error', body.error, MAX_ERROR_LENGTH),
+  };
+}

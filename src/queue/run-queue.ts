@@ -1,0 +1,397 @@
+/**
+ * The RunQueue shell: validates a command, decides it against the partition's view at
+ * the store clock (decide.ts), folds the events at once, appends them through the
+ * partition's group-committing writer and answers once they are durable.
+ *
+ * Folding before the append is what lets concurrent commands decide without racing
+ * (JavaScript runs one decision at a time); nobody is answered before durability. If an
+ * append fails, the partition's view may hold events the log does not, so the
+ * partition stops serving and is rebuilt from the log (see PartitionSlot.recover).
+ */
+import { RunlogError } from '../errors.ts';
+import { encodeEvent } from '../events/codec.ts';
+import { attemptKey, recordKeyOf, stateKey, submissionKey } from '../events/keys.ts';
+import type { RunlogEvent } from '../events/types.ts';
+import type { AppendRecord, EventLog } from '../log/event-log.ts';
+import { openLog } from '../log/open-log.ts';
+import { partitionOf } from '../log/partitioner.ts';
+import { replayPartition } from '../projector/replay.ts';
+import { toPublicEntry, type EntryState } from '../../projections/entry-state.ts';
+import { takesBefore } from '../../projections/head-index.ts';
+import { addMetrics, emptyMetrics } from '../../projections/metrics.ts';
+import type { PartitionView } from '../../projections/partition-view.ts';
+import { ClosedWaiters } from './closed-waiters.ts';
+import * as decide from './decide.ts';
+import { parseEntryId } from './entry-id.ts';
+import { closeFields, leaseArgument, submissionFields, takeRequest, ttl, yieldFields } from './requests.ts';
+import { requireInteger, requireName, optionalText, rejectUnknownKeys, requireObject } from './validate.ts';
+import type {
+  Attempt,
+  AwaitOptions,
+  Capacity,
+  Clock,
+  CloseRequest,
+  Entry,
+  Lease,
+  QueueMetrics,
+  RunQueueApi,
+  RunQueueOptions,
+  SubmitRequest,
+  Taken,
+  TakeRequest,
+  Ticket,
+  YieldRequest,
+} from './types.ts';
+import { PartitionWriter } from './partition-writer.ts';
+
+export const DEFAULT_PARTITIONS = 8;
+export const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024;
+
+/** One partition this queue writes: its view and its writer. */
+interface PartitionSlot {
+  partition: number;
+  view: PartitionView;
+  writer: PartitionWriter;
+  /** Set while the partition cannot serve: a failed append (being recovered) or fencing. */
+  unavailable: RunlogError | null;
+}
+
+const OPTION_KEYS = ['log', 'partitions', 'clock', 'capacity', 'maxInputBytes'];
+
+export async function openRunQueue(options: RunQueueOptions): Promise<RunQueue> {
+  const body = requireObject('options', options);
+  rejectUnknownKeys('options', body, OPTION_KEYS);
+  const partitions = requireInteger('partitions', options.partitions ?? DEFAULT_PARTITIONS, 1, 10_000);
+  checkQueueOptions(options);
+  const log = await openLog(options.log, partitions);
+  try {
+    return await openRunQueueOnLog(log, options);
+  } catch (error) {
+    await log.close();
+    throw error;
+  }
+}
+
+/**
+ * A RunQueue over a log the caller opened (tests wrap real logs to inject faults).
+ * Replays every partition of the log into the view before serving.
+ */
+export async function openRunQueueOnLog(log: EventLog, options: Omit<RunQueueOptions, 'log' | 'partitions'> = {}): Promise<RunQueue> {
+  const { clock, capacity, maxInputBytes } = checkQueueOptions(options);
+  const views = await Promise.all(Array.from({ length: log.partitions }, (_, p) => replayPartition(log, p)));
+  return new RunQueue(log, views, clock, capacity, maxInputBytes);
+}
+
+function checkQueueOptions(options: Omit<RunQueueOptions, 'log' | 'partitions'>): { clock: Clock; capacity: Capacity; maxInputBytes: number } {
+  const maxInputBytes = requireInteger('maxInputBytes', options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES, 1, 64 * 1024 * 1024);
+  const clock = options.clock ?? Date.now;
+  if (typeof clock !== 'function') throw new RunlogError('InvalidArgument', `clock must be a function returning epoch ms, got ${typeof clock}`);
+  return { clock, capacity: capacityOption(options.capacity), maxInputBytes };
+}
+
+function capacityOption(capacity: Capacity | undefined): Capacity {
+  if (capacity === undefined) return {};
+  const body = requireObject('capacity', capacity);
+  rejectUnknownKeys('capacity', body, ['perTenant', 'total']);
+  const result: Capacity = {};
+  if (capacity.perTenant !== undefined) result.perTenant = requireInteger('capacity.perTenant', capacity.perTenant, 1);
+  if (capacity.total !== undefined) result.total = requireInteger('capacity.total', capacity.total, 1);
+  return result;
+}
+
+export class RunQueue implements RunQueueApi {
+  private readonly slots: PartitionSlot[];
+  private readonly waiters = new ClosedWaiters();
+  private readonly workListeners = new Set<() => void>();
+  private stopped = false;
+
+  constructor(
+    readonly log: EventLog,
+    views: PartitionView[],
+    private readonly clock: Clock,
+    private readonly capacity: Capacity,
+    private readonly maxInputBytes: number,
+  ) {
+    this.slots = views.map((view, partition) => ({
+      partition,
+      view,
+      unavailable: null,
+      writer: new PartitionWriter(log, partition, (error) => this.recover(partition, error)),
+    }));
+  }
+
+  get partitions(): number {
+    return this.slots.length;
+  }
+
+  /** The store clock now, never earlier than any time already stamped on the log. */
+  now(): number {
+    return this.slots.reduce((now, slot) => Math.max(now, slot.view.lastAt), this.clock());
+  }
+
+  async submit(request: SubmitRequest): Promise<Ticket> {
+    this.requireRunning();
+    const fields = submissionFields(request, this.maxInputBytes);
+    const slot = this.slotOf(fields.tenant, fields.thread);
+    const counts = { tenant: this.openOfTenant(fields.tenant), total: this.openTotal() };
+    const decision = decide.decideSubmit(slot.view, fields, this.now(), this.capacity, counts);
+    if (decision.event === null) await slot.writer.barrier();
+    else await this.commit(slot, [decision.event]);
+    return { tenant: fields.tenant, thread: fields.thread, entryId: decision.entryId, created: decision.event !== null };
+  }
+
+  async take(request: TakeRequest): Promise<Taken | null> {
+    this.requireRunning();
+    const { agents, holder, ttlMs } = takeRequest(request);
+    const now = this.now();
+    const expiries: Promise<void>[] = [];
+    for (;;) {
+      const best = this.bestHead(agents, now);
+      if (best === undefined) break;
+      const [slot, entry] = best;
+      if (decide.isOverdue(entry, now)) {
+        expiries.push(this.commit(slot, [decide.decideExpire(entry, now)]));
+        continue;
+      }
+      const leased = decide.decideLease(entry, holder, ttlMs, now);
+      await Promise.all([...expiries, this.commit(slot, [leased])]);
+      return { lease: { ...this.leaseOf(entry) }, entry: toPublicEntry(entry) };
+    }
+    await Promise.all(expiries);
+    return null;
+  }
+
+  async extend(lease: Lease, ttlMs: number): Promise<Lease> {
+    const { slot, checked } = this.leaseCommand(lease);
+    const event = decide.decideExtend(slot.view, checked, ttl(ttlMs), this.now());
+    await this.commit(slot, [event]);
+    return { ...checked, agent: this.entryOf(slot, event.entryId).agent, expiresAt: event.expiresAt };
+  }
+
+  async startAttempt(lease: Lease, runId: string): Promise<Attempt> {
+    const { slot, checked } = this.leaseCommand(lease);
+    const event = decide.decideStartAttempt(slot.view, checked, requireName('runId', runId), this.now());
+    await this.commit(slot, [event]);
+    return { runId: event.runId, attempt: event.attempt, epoch: event.epoch, startedAt: event.at };
+  }
+
+  async yield(lease: Lease, request: YieldRequest): Promise<boolean> {
+    const { slot, checked } = this.leaseCommand(lease);
+    const event = decide.decideYield(slot.view, checked, yieldFields(request), this.now());
+    if (event === null) return false;
+    await this.commit(slot, [event]);
+    return true;
+  }
+
+  async close(lease: Lease, request: CloseRequest): Promise<Entry> {
+    const { slot, checked } = this.leaseCommand(lease);
+    const event = decide.decideClose(slot.view, checked, closeFields(request, this.maxInputBytes), this.now());
+    await this.commit(slot, [event]);
+    return toPublicEntry(this.entryOf(slot, event.entryId));
+  }
+
+  async cancel(tenant: string, entryId: string, reason?: string): Promise<Entry> {
+    this.requireRunning();
+    const slot = this.slotOfEntry(requireName('tenant', tenant), entryId);
+    const event = decide.decideCancel(slot.view, tenant, entryId, optionalText('reason', reason, 64 * 1024), this.now());
+    await this.commit(slot, [event]);
+    return toPublicEntry(this.entryOf(slot, entryId));
+  }
+
+  async entry(tenant: string, entryId: string): Promise<Entry> {
+    this.requireRunning();
+    const slot = this.slotOfEntry(requireName('tenant', tenant), entryId);
+    await slot.writer.barrier();
+    return toPublicEntry(decide.findEntry(slot.view, tenant, entryId));
+  }
+
+  async openEntries(tenant: string, thread: string): Promise<Entry[]> {
+    this.requireRunning();
+    const slot = this.slotOf(requireName('tenant', tenant), requireName('thread', thread));
+    await slot.writer.barrier();
+    return (slot.view.thread(tenant, thread)?.openEntries() ?? []).map(toPublicEntry);
+  }
+
+  async deleteThread(tenant: string, thread: string): Promise<number> {
+    this.requireRunning();
+    const slot = this.slotOf(requireName('tenant', tenant), requireName('thread', thread));
+    const events = decide.decideDeleteThread(slot.view, tenant, thread, this.now());
+    if (events.length > 0) await this.commit(slot, events);
+    return events.length;
+  }
+
+  /** Removes up to `limit` entries closed at least ticketLifetimeMs ago, oldest close first, across partitions. */
+  async prune(ticketLifetimeMs: number, limit: number): Promise<number> {
+    this.requireRunning();
+    requireInteger('ticketLifetimeMs', ticketLifetimeMs, 0);
+    requireInteger('limit', limit, 0);
+    const closedBy = this.now() - ticketLifetimeMs;
+    const due = this.slots
+      .flatMap((slot) => slot.view.oldestClosed(limit, (entry) => entry.closedAt! <= closedBy).map((entry) => ({ slot, entry })))
+      .sort((a, b) => a.entry.closedAt! - b.entry.closedAt!)
+      .slice(0, limit);
+    const perSlot = new Map<PartitionSlot, number>();
+    for (const { slot } of due) perSlot.set(slot, (perSlot.get(slot) ?? 0) + 1);
+    await Promise.all([...perSlot].map(([slot, count]) => this.prunePartition(slot, closedBy, count)));
+    return due.length;
+  }
+
+  /** Closes `expired` every open entry whose start deadline passed unstarted; answers how many. */
+  async expireOverdue(): Promise<number> {
+    this.requireRunning();
+    const now = this.now();
+    const commits = this.slots.map((slot) => {
+      const events = slot.view.overdue(now).map((entry) => decide.decideExpire(entry, now));
+      return events.length === 0 ? Promise.resolve(0) : this.commit(slot, events).then(() => events.length);
+    });
+    return (await Promise.all(commits)).reduce((a, b) => a + b, 0);
+  }
+
+  async awaitClosed(tenant: string, entryId: string, options: AwaitOptions = {}): Promise<Entry | null> {
+    const entry = await this.entry(tenant, entryId);
+    if (entry.status === 'closed') return entry;
+    const timeoutMs = options.timeoutMs === undefined ? undefined : requireInteger('timeoutMs', options.timeoutMs, 0);
+    return this.waiters.wait(entryId, options.signal, timeoutMs);
+  }
+
+  nextDueAt(agents: readonly string[]): number | null {
+    let earliest: number | null = null;
+    for (const slot of this.slots) {
+      const at = slot.view.nextDueAt(agents);
+      if (at !== null && (earliest === null || at < earliest)) earliest = at;
+    }
+    return earliest;
+  }
+
+  onWork(listener: () => void): () => void {
+    this.workListeners.add(listener);
+    return () => this.workListeners.delete(listener);
+  }
+
+  metrics(): QueueMetrics {
+    const counters = emptyMetrics();
+    for (const slot of this.slots) addMetrics(counters, slot.view.metrics);
+    return { ...counters, open: this.openTotal() };
+  }
+
+  /** Refuses new commands with Stopped, waits for appends in flight, and closes the log. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await Promise.all(this.slots.map((slot) => slot.writer.barrier()));
+    this.waiters.failAll(new RunlogError('Stopped', 'the run queue was stopped'));
+    await this.log.close();
+  }
+
+  /** The views, for tests and tools comparing them with a replay. */
+  views(): readonly PartitionView[] {
+    return this.slots.map((slot) => slot.view);
+  }
+
+  private async prunePartition(slot: PartitionSlot, closedBy: number, limit: number): Promise<void> {
+    const event = decide.decidePrune(slot.view, closedBy, limit, this.now());
+    if (event === null) return;
+    const tombstones = event.entryIds.flatMap((entryId) => tombstonesOf(this.entryOf(slot, entryId)));
+    await this.commit(slot, [event], tombstones);
+  }
+
+  /** Encodes, folds, appends durably, then wakes waiters. Encoding first: a bad event changes nothing. */
+  private async commit(slot: PartitionSlot, events: RunlogEvent[], tombstones: AppendRecord[] = []): Promise<void> {
+    if (slot.unavailable !== null) throw slot.unavailable;
+    const records: AppendRecord[] = events.map((event) => ({ key: recordKeyOf(event), value: encodeEvent(event) }));
+    records.push(...tombstones);
+    for (const [i, event] of events.entries()) slot.view.apply(null, records[i]!.key, event);
+    for (const record of tombstones) slot.view.apply(null, record.key, null);
+    const offsets = await slot.writer.write(records);
+    slot.view.appended(offsets[offsets.length - 1]!);
+    this.afterDurable(slot, events);
+  }
+
+  private afterDurable(slot: PartitionSlot, events: RunlogEvent[]): void {
+    let work = false;
+    for (const event of events) {
+      if (event.type === 'Submitted' || event.type === 'Yielded') work = true;
+      if (event.type === 'Closed' || event.type === 'CancelRequested' || event.type === 'ThreadDeleted') {
+        work = true;
+        const entry = slot.view.entries.get(event.entryId);
+        if (entry !== undefined && this.waiters.has(event.entryId)) this.waiters.wake(event.entryId, toPublicEntry(entry));
+      }
+    }
+    if (work) for (const listener of this.workListeners) listener();
+  }
+
+  /** A failed append: stop serving the partition, rebuild its view from the log, serve again (unless fenced). */
+  private recover(partition: number, error: unknown): void {
+    const slot = this.slots[partition]!;
+    const fenced = error instanceof RunlogError && (error.code === 'Fenced' || error.code === 'Locked');
+    slot.unavailable =
+      error instanceof RunlogError
+        ? error
+        : new RunlogError('LogUnavailable', `append to partition ${partition} failed: ${String(error)}`, { cause: error });
+    if (fenced || this.stopped) return;
+    void replayPartition(this.log, partition).then(
+      (view) => {
+        slot.view = view;
+        slot.writer = new PartitionWriter(this.log, partition, (next) => this.recover(partition, next));
+        slot.unavailable = null;
+      },
+      () => {
+        // The log cannot be read either: the partition stays unavailable with the append's error.
+      },
+    );
+  }
+
+  private bestHead(agents: readonly string[], now: number): [PartitionSlot, EntryState] | undefined {
+    let best: [PartitionSlot, EntryState] | undefined;
+    for (const slot of this.slots) {
+      if (slot.unavailable !== null) continue;
+      const candidate = slot.view.bestHead(agents, now);
+      if (candidate !== undefined && (best === undefined || takesBefore(candidate, best[1]))) best = [slot, candidate];
+    }
+    return best;
+  }
+
+  private leaseCommand(lease: Lease): { slot: PartitionSlot; checked: Lease } {
+    this.requireRunning();
+    const checked = leaseArgument(lease);
+    return { slot: this.slotOfEntry(checked.tenant, checked.entryId), checked };
+  }
+
+  private leaseOf(entry: EntryState): Lease {
+    const lease = entry.lease!;
+    const { tenant, thread, entryId, agent } = entry;
+    return { tenant, thread, entryId, agent, holder: lease.holder, epoch: lease.epoch, expiresAt: lease.expiresAt };
+  }
+
+  private entryOf(slot: PartitionSlot, entryId: string): EntryState {
+    return slot.view.entries.get(entryId)!;
+  }
+
+  private slotOf(tenant: string, thread: string): PartitionSlot {
+    return this.slots[partitionOf(tenant, thread, this.slots.length)]!;
+  }
+
+  private slotOfEntry(tenant: string, entryId: string): PartitionSlot {
+    const parsed = parseEntryId(entryId, this.slots.length);
+    if (parsed === null) throw new RunlogError('TicketNotFound', `ticket ${JSON.stringify(entryId)} was never issued`);
+    return this.slots[parsed.partition]!;
+  }
+
+  private openOfTenant(tenant: string): number {
+    return this.slots.reduce((sum, slot) => sum + (slot.view.openByTenant.get(tenant) ?? 0), 0);
+  }
+
+  private openTotal(): number {
+    return this.slots.reduce((sum, slot) => sum + slot.view.openCount, 0);
+  }
+
+  private requireRunning(): void {
+    if (this.stopped) throw new RunlogError('Stopped', 'the run queue was stopped');
+  }
+}
+
+function tombstonesOf(entry: EntryState): AppendRecord[] {
+  const keys = [submissionKey(entry.entryId), stateKey(entry.entryId)];
+  for (const attempt of entry.attempts) keys.push(attemptKey(entry.entryId, attempt.attempt));
+  return keys.map((key) => ({ key, value: null }));
+}
