@@ -1,0 +1,118 @@
+/**
+ * Compaction of one partition: keep the latest record of each key, drop tombstones, and
+ * never change an offset.
+ *
+ * 1. Roll: the writer starts a new, empty active segment (in order with queued appends).
+ *    Every older segment is now closed; compaction reads and rewrites only those, while
+ *    appends go on into the new segment. The active segment's file name, its base offset,
+ *    keeps the partition's next offset even when compaction removes every record.
+ * 2. Pass one reads the closed segments for the latest offset of each key (keys only are
+ *    held in memory). Pass two writes the records that are the latest of their key and not
+ *    tombstones into `<first base>.log.compacting`, then datasyncs it.
+ * 3. Swap, crash-safe at every step: rename the output over the first closed segment (or,
+ *    if nothing is kept, remove it), remove the other inputs in ascending order, fsync the
+ *    directory. A crash after the rename leaves inputs whose base lies at or below the
+ *    output's last record: recovery removes them. Inputs left whose records were all dropped
+ *    are harmless: their later records are left too, so they replay to the same state.
+ *    A crash before the rename leaves only the temporary file, which recovery removes.
+ * 4. The in-memory segment list is swapped, then the inputs are retired. Readers already
+ *    inside an input keep reading it through its read handle, opened before the rename.
+ *
+ * Tombstones are dropped at the first compaction that finds them in a closed segment (no
+ * tombstone retention time): a reader that is behind a compaction may miss a tombstone
+ * together with the record it deleted.
+ */
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import type { LogRecord } from '../event-log.ts';
+import { MAX_OFFSET_DELTA, encodeFrame, frameBytes, recordBytes } from './frame.ts';
+import { readSegments } from './reader.ts';
+import { COMPACTING_SUFFIX } from './recovery.ts';
+import { Segment } from './segment.ts';
+import { syncDir } from './sync.ts';
+import type { PartitionWriter } from './writer.ts';
+
+const OUTPUT_FRAME_BYTES = 1 << 20;
+
+export interface CompactionHost {
+  readonly dir: string;
+  readonly writer: PartitionWriter;
+  segments(): readonly Segment[];
+  replaceSegments(inputs: readonly Segment[], output: Segment | null): void;
+}
+
+export async function compactSegments(host: CompactionHost): Promise<void> {
+  await host.writer.roll();
+  const inputs = host.segments().slice(0, -1);
+  if (inputs.length === 0) return;
+  await Promise.all(inputs.map((segment) => segment.readHandle())); // before any rename
+  const latest = await latestOffsets(inputs);
+  const output = await writeKept(host.dir, inputs, latest);
+  await swap(host, inputs, output);
+}
+
+function readAll(inputs: readonly Segment[]): AsyncGenerator<LogRecord> {
+  const end = inputs[inputs.length - 1]!.nextOffset;
+  return readSegments(() => inputs, { from: inputs[0]!.base, end, maxRecords: Number.POSITIVE_INFINITY });
+}
+
+async function latestOffsets(inputs: readonly Segment[]): Promise<Map<string, bigint>> {
+  const latest = new Map<string, bigint>();
+  for await (const { key, offset } of readAll(inputs)) latest.set(key, offset);
+  return latest;
+}
+
+/** Writes the kept records to the temporary file; returns their segment, or null if none. */
+async function writeKept(dir: string, inputs: readonly Segment[], latest: Map<string, bigint>): Promise<Segment | null> {
+  const output = new Segment(dir, inputs[0]!.base);
+  const handle = await open(output.path + COMPACTING_SUFFIX, 'w');
+  try {
+    const frames = new FrameBuilder(output, handle);
+    for await (const record of readAll(inputs)) {
+      if (record.value !== null && latest.get(record.key) === record.offset) await frames.add(record);
+    }
+    await frames.flush();
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
+  if (output.size > 0) return output;
+  await rm(output.path + COMPACTING_SUFFIX);
+  return null;
+}
+
+/** Packs records into frames of about OUTPUT_FRAME_BYTES, written one after another. */
+class FrameBuilder {
+  #records: LogRecord[] = [];
+  #bytes = 0;
+  constructor(
+    readonly segment: Segment,
+    readonly handle: FileHandle,
+  ) {}
+
+  async add(record: LogRecord): Promise<void> {
+    const first = this.#records[0];
+    if (first && (this.#bytes >= OUTPUT_FRAME_BYTES || record.offset - first.offset > BigInt(MAX_OFFSET_DELTA))) await this.flush();
+    this.#records.push(record);
+    this.#bytes += recordBytes(record.key, record.value);
+  }
+
+  async flush(): Promise<void> {
+    if (this.#records.length === 0) return;
+    const frame = encodeFrame(this.#records, frameBytes(this.#bytes));
+    const at = this.segment.size;
+    for (let done = 0; done < frame.length; ) {
+      done += (await this.handle.write(frame, done, frame.length - done, at + done)).bytesWritten;
+    }
+    this.segment.addFrame(at, at + frame.length, this.#records[0]!.offset, this.#records.at(-1)!.offset);
+    this.#records = [];
+    this.#bytes = 0;
+  }
+}
+
+async function swap(host: CompactionHost, inputs: readonly Segment[], output: Segment | null): Promise<void> {
+  if (output !== null) await rename(output.path + COMPACTING_SUFFIX, output.path);
+  for (const input of output === null ? inputs : inputs.slice(1)) await rm(input.path);
+  await syncDir(host.dir);
+  host.replaceSegments(inputs, output);
+  await Promise.all(inputs.map((input) => input.retire()));
+}

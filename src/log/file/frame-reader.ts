@@ -1,0 +1,72 @@
+/**
+ * Sequential frame reading: a file range is read in big chunks (one read syscall per
+ * chunk, not per frame), and every frame in it is CRC-checked and handed out in place.
+ * A frame larger than a chunk gets a buffer of its own size.
+ */
+import type { FileHandle } from 'node:fs/promises';
+import { checkFrame } from './frame.ts';
+
+export const DEFAULT_CHUNK_BYTES = 4 << 20;
+
+/** A checked frame: bytes [pos, end) of `buf`, at `filePos` in the file. */
+export interface FrameView {
+  buf: Buffer;
+  pos: number;
+  end: number;
+  filePos: number;
+  base: bigint;
+  count: number;
+}
+
+/** Why reading stopped: the range ended cleanly, or at `filePos` there is no whole frame. */
+export type ScanEnd =
+  | { kind: 'end'; filePos: number }
+  | { kind: 'incomplete'; filePos: number }
+  | { kind: 'bad'; filePos: number; reason: string };
+
+async function readFully(handle: FileHandle, buf: Buffer, at: number, length: number, filePos: number): Promise<number> {
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await handle.read(buf, at + done, length - done, filePos + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return done;
+}
+
+/**
+ * Yields the frames of `handle` from byte `start` up to byte `limit`, and returns how the
+ * range ended. The caller must not keep `buf` beyond the next iteration's needs: records
+ * it decodes are copied out.
+ */
+export async function* readFrames(
+  handle: FileHandle,
+  start: number,
+  limit: number,
+  chunkBytes = DEFAULT_CHUNK_BYTES,
+): AsyncGenerator<FrameView, ScanEnd> {
+  let buf = Buffer.alloc(0);
+  let bufPos = 0; // next unparsed byte of buf
+  let bufLimit = 0; // valid bytes in buf
+  let fileAt = start; // file position of buf[bufPos]
+  while (true) {
+    const check = checkFrame(buf, bufPos, bufLimit);
+    if (check.kind === 'frame') {
+      yield { buf, pos: bufPos, end: check.end, filePos: fileAt, base: check.base, count: check.count };
+      fileAt += check.end - bufPos;
+      bufPos = check.end;
+      continue;
+    }
+    if (check.kind === 'bad') return { kind: 'bad', filePos: fileAt, reason: check.reason };
+    const have = bufLimit - bufPos;
+    const wanted = Math.min(Math.max(chunkBytes, check.need), limit - fileAt);
+    if (wanted <= have) return have === 0 ? { kind: 'end', filePos: fileAt } : { kind: 'incomplete', filePos: fileAt };
+    const next = Buffer.allocUnsafe(wanted);
+    buf.copy(next, 0, bufPos, bufLimit);
+    const got = await readFully(handle, next, have, wanted - have, fileAt + have);
+    buf = next;
+    bufPos = 0;
+    bufLimit = have + got;
+    if (got === 0) return have === 0 ? { kind: 'end', filePos: fileAt } : { kind: 'incomplete', filePos: fileAt };
+  }
+}

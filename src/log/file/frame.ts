@@ -1,0 +1,127 @@
+/**
+ * The on-disk frame. One group-commit write is exactly one frame, so a frame is the unit
+ * of atomicity: after a crash a frame is either whole (its CRC checks) or it is the torn
+ * tail of the last segment.
+ *
+ *   frame   := magic u32 | crc u32 | length u32 | payload[length]
+ *              crc = CRC32 over length and payload (so a damaged length is caught too)
+ *   payload := baseOffset u64 | count u32 | record * count
+ *   record  := offsetDelta u32 | keyLength u32 | valueLength i32 (-1: tombstone) | key utf8 | value
+ *
+ * All integers little-endian. A record's offset is baseOffset + offsetDelta; deltas grow
+ * strictly within a frame (appends use 0,1,2…; compacted frames have gaps).
+ */
+import { crc32 } from 'node:zlib';
+import type { LogRecord } from '../event-log.ts';
+
+export const FRAME_MAGIC = 0x52_4c_47_31; // 'RLG1'
+export const FRAME_HEADER_BYTES = 12;
+const PAYLOAD_HEADER_BYTES = 12;
+const RECORD_HEADER_BYTES = 12;
+/** Frames larger than this are refused on read as corrupt rather than allocated. */
+export const MAX_FRAME_BYTES = 1 << 30;
+export const MAX_OFFSET_DELTA = 0xffff_ffff;
+
+export function recordBytes(key: string, value: Uint8Array | null): number {
+  return RECORD_HEADER_BYTES + Buffer.byteLength(key) + (value === null ? 0 : value.length);
+}
+
+export function frameBytes(recordsBytes: number): number {
+  return FRAME_HEADER_BYTES + PAYLOAD_HEADER_BYTES + recordsBytes;
+}
+
+/**
+ * Encodes `records` (offsets increasing, each within MAX_OFFSET_DELTA of the first) as one
+ * frame. `size` is frameBytes of the sum of recordBytes, computed by the caller.
+ */
+export function encodeFrame(records: readonly LogRecord[], size: number): Buffer {
+  const buf = Buffer.allocUnsafe(size);
+  const base = records[0]!.offset;
+  buf.writeUInt32LE(FRAME_MAGIC, 0);
+  buf.writeUInt32LE(size - FRAME_HEADER_BYTES, 8);
+  buf.writeBigUInt64LE(base, 12);
+  buf.writeUInt32LE(records.length, 20);
+  let pos = 24;
+  for (const { offset, key, value } of records) {
+    buf.writeUInt32LE(Number(offset - base), pos);
+    const keyLength = buf.write(key, pos + RECORD_HEADER_BYTES, 'utf8');
+    buf.writeUInt32LE(keyLength, pos + 4);
+    buf.writeInt32LE(value === null ? -1 : value.length, pos + 8);
+    pos += RECORD_HEADER_BYTES + keyLength;
+    if (value !== null) {
+      buf.set(value, pos);
+      pos += value.length;
+    }
+  }
+  if (pos !== size) throw new Error(`frame size mismatch: computed ${size}, wrote ${pos}`);
+  buf.writeUInt32LE(crc32(buf.subarray(8)), 4);
+  return buf;
+}
+
+/** What is at a position of a buffer: a whole checked frame, too few bytes, or damage. */
+export type FrameCheck =
+  | { kind: 'frame'; end: number; base: bigint; count: number }
+  | { kind: 'incomplete'; need: number }
+  | { kind: 'bad'; reason: string; length: number | null };
+
+/** Checks the frame starting at `pos` of `buf` (bytes up to `limit` are valid data). */
+export function checkFrame(buf: Buffer, pos: number, limit: number): FrameCheck {
+  if (limit - pos < FRAME_HEADER_BYTES) return { kind: 'incomplete', need: FRAME_HEADER_BYTES };
+  if (buf.readUInt32LE(pos) !== FRAME_MAGIC) return { kind: 'bad', reason: 'bad magic', length: null };
+  const length = buf.readUInt32LE(pos + 8);
+  if (length < PAYLOAD_HEADER_BYTES || length > MAX_FRAME_BYTES) {
+    return { kind: 'bad', reason: `implausible frame length ${length}`, length: null };
+  }
+  const end = pos + FRAME_HEADER_BYTES + length;
+  if (end > limit) return { kind: 'incomplete', need: FRAME_HEADER_BYTES + length };
+  if (crc32(buf.subarray(pos + 8, end)) !== buf.readUInt32LE(pos + 4)) return { kind: 'bad', reason: 'CRC mismatch', length };
+  return { kind: 'frame', end, base: buf.readBigUInt64LE(pos + 12), count: buf.readUInt32LE(pos + 20) };
+}
+
+/**
+ * Decodes the records of a checked frame at `pos`, calling `each` for those with an offset
+ * >= `from`. Values are copied out of `buf`. Returns false if the payload's structure is
+ * inconsistent (only a bug or deliberate damage can do that: the CRC matched).
+ */
+export function decodeFrame(buf: Buffer, pos: number, end: number, from: bigint, each: (record: LogRecord) => void): boolean {
+  const base = buf.readBigUInt64LE(pos + 12);
+  const count = buf.readUInt32LE(pos + 20);
+  // Offsets as numbers relative to base keep the loop free of bigint arithmetic.
+  const skipBelow = from <= base ? -1 : from - base > BigInt(MAX_OFFSET_DELTA) ? Infinity : Number(from - base);
+  let p = pos + FRAME_HEADER_BYTES + PAYLOAD_HEADER_BYTES;
+  for (let i = 0; i < count; i++) {
+    if (p + RECORD_HEADER_BYTES > end) return false;
+    const delta = buf.readUInt32LE(p);
+    const keyLength = buf.readUInt32LE(p + 4);
+    const valueLength = buf.readInt32LE(p + 8);
+    const keyStart = p + RECORD_HEADER_BYTES;
+    const valueStart = keyStart + keyLength;
+    p = valueStart + Math.max(valueLength, 0);
+    if (p > end || valueLength < -1) return false;
+    if (delta < skipBelow) continue;
+    const key = buf.toString('utf8', keyStart, valueStart);
+    const value = valueLength < 0 ? null : Uint8Array.prototype.slice.call(buf, valueStart, p);
+    each({ offset: base + BigInt(delta), key, value });
+  }
+  return p === end;
+}
+
+/**
+ * Checks the record structure of a checked frame (deltas strictly increasing, lengths
+ * inside the payload) and returns its last record's offset, or null if it is inconsistent.
+ */
+export function lastOffsetOfFrame(buf: Buffer, pos: number, end: number): bigint | null {
+  const base = buf.readBigUInt64LE(pos + 12);
+  const count = buf.readUInt32LE(pos + 20);
+  let p = pos + FRAME_HEADER_BYTES + PAYLOAD_HEADER_BYTES;
+  let previous = -1;
+  for (let i = 0; i < count; i++) {
+    if (p + RECORD_HEADER_BYTES > end) return null;
+    const delta = buf.readUInt32LE(p);
+    const valueLength = buf.readInt32LE(p + 8);
+    if (delta <= previous || valueLength < -1) return null;
+    previous = delta;
+    p += RECORD_HEADER_BYTES + buf.readUInt32LE(p + 4) + Math.max(valueLength, 0);
+  }
+  return p === end && count > 0 ? base + BigInt(previous) : null;
+}

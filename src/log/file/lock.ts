@@ -1,0 +1,64 @@
+/**
+ * The writer lock of a log directory: a file `LOCK` holding the owner's pid, created
+ * exclusively ('wx'). A lock whose pid is not alive (kill(pid, 0) fails with ESRCH) is
+ * stale — its owner crashed — and is taken over. A lock file that is empty or unreadable is
+ * treated as held (a process may be between creating and writing it): delete it by hand.
+ *
+ * Limits: this is an advisory pid lock for processes on one host; two processes taking
+ * over the same stale lock at the very same moment are not told apart.
+ */
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { RunlogError } from '../../errors.ts';
+
+export interface DirLock {
+  release(): Promise<void>;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+async function ownerOf(path: string): Promise<number | null> {
+  try {
+    const pid = Number.parseInt(await readFile(path, 'utf8'), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return -1; // gone meanwhile: retry
+    throw error;
+  }
+}
+
+async function tryCreate(path: string): Promise<boolean> {
+  try {
+    await writeFile(path, String(process.pid), { flag: 'wx' });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
+
+export async function acquireLock(dir: string, onWarning: (message: string) => void): Promise<DirLock> {
+  const path = join(dir, 'LOCK');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (await tryCreate(path)) return { release: () => releaseLock(path) };
+    const owner = await ownerOf(path);
+    if (owner === -1) continue;
+    if (owner === null || isAlive(owner)) {
+      throw new RunlogError('Locked', `${dir} is locked by ${owner === null ? 'an unknown process' : `process ${owner}`} (${path})`);
+    }
+    onWarning(`${path}: taking over the stale lock of process ${owner}, which is not running`);
+    await rm(path, { force: true });
+  }
+  throw new RunlogError('Locked', `${dir}: could not take the lock ${path}`);
+}
+
+async function releaseLock(path: string): Promise<void> {
+  if ((await ownerOf(path)) === process.pid) await rm(path, { force: true });
+}

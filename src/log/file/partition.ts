@@ -1,0 +1,114 @@
+/**
+ * One partition of the file log: its directory of segments, its writer, and the wake-ups
+ * tails wait on. The segment list is only ever appended to (by the writer's roll) or
+ * replaced whole (by compaction), so readers look it up afresh at each step.
+ */
+import { mkdir, open } from 'node:fs/promises';
+import type { LogRecord } from '../event-log.ts';
+import { compactSegments } from './compaction.ts';
+import { readSegments } from './reader.ts';
+import { Segment } from './segment.ts';
+import { syncDir } from './sync.ts';
+import { PartitionWriter, type WriterHost, type WriterStats } from './writer.ts';
+
+export interface PartitionOptions {
+  fsync: boolean;
+  segmentBytes: number;
+  stats: WriterStats;
+}
+
+export class FilePartition implements WriterHost {
+  readonly dir: string;
+  #segments: Segment[];
+  #writer!: PartitionWriter;
+  #nextOffset: bigint;
+  #waiters = new Set<() => void>();
+  #compaction: Promise<void> = Promise.resolve();
+
+  private constructor(dir: string, segments: Segment[]) {
+    this.dir = dir;
+    this.#segments = segments;
+    this.#nextOffset = this.activeSegment().nextOffset;
+  }
+
+  /** Opens a scanned (and repaired) partition directory; an empty one gets its first segment. */
+  static async open(dir: string, segments: Segment[], options: PartitionOptions): Promise<FilePartition> {
+    let handle;
+    if (segments.length === 0) {
+      await mkdir(dir, { recursive: true });
+      segments = [new Segment(dir, 0n)];
+      handle = await open(segments[0]!.path, 'wx');
+      await syncDir(dir);
+    } else {
+      handle = await open(segments.at(-1)!.path, 'r+');
+    }
+    const partition = new FilePartition(dir, segments);
+    partition.#writer = new PartitionWriter(partition, handle, options);
+    return partition;
+  }
+
+  activeSegment(): Segment {
+    return this.#segments[this.#segments.length - 1]!;
+  }
+
+  addSegment(segment: Segment): void {
+    this.#segments = [...this.#segments, segment];
+  }
+
+  committed(nextOffset: bigint): void {
+    this.#nextOffset = nextOffset;
+    const waiters = [...this.#waiters];
+    this.#waiters.clear();
+    for (const wake of waiters) wake();
+  }
+
+  get endOffset(): bigint {
+    return this.#nextOffset;
+  }
+
+  get writer(): PartitionWriter {
+    return this.#writer;
+  }
+
+  segments(): readonly Segment[] {
+    return this.#segments;
+  }
+
+  read(from: bigint, maxRecords: number): AsyncGenerator<LogRecord> {
+    return readSegments(() => this.#segments, { from, end: this.#nextOffset, maxRecords });
+  }
+
+  /** Resolves once a record at or after `offset` is committed, or the signal aborts. */
+  appended(offset: bigint, signal: AbortSignal): Promise<void> {
+    if (this.#nextOffset > offset || signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.#waiters.delete(done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.#waiters.add(done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /** Compactions of a partition run one at a time. */
+  compact(): Promise<void> {
+    const run = this.#compaction.then(() => compactSegments(this));
+    this.#compaction = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Swaps compacted `inputs` (the first segments of the list) for `output`. */
+  replaceSegments(inputs: readonly Segment[], output: Segment | null): void {
+    const rest = this.#segments.slice(inputs.length);
+    this.#segments = output === null ? rest : [output, ...rest];
+  }
+
+  async close(): Promise<void> {
+    await this.#compaction;
+    await this.#writer.close();
+    this.committed(this.#nextOffset); // wakes tails so they notice the close
+    await Promise.all(this.#segments.map((segment) => segment.retire()));
+  }
+}
