@@ -1,0 +1,175 @@
+/**
+ * The Kafka EventLog: one compacted topic, a partition of it per log partition.
+ *
+ *   append   a transactional producer per partition (transactionalId runlog-<topic>-<p>),
+ *            group-committed; resolves once committed (acks=-1) and visible (partition-writer.ts)
+ *   read     a read_committed consumer from the offset to the LSO at the call (partition-reader.ts)
+ *   tail     the same consumer, unbounded, until the signal aborts
+ *   endOffset the LSO (end-offsets.ts): what read_committed readers can reach
+ *   compact  nothing: the broker's log cleaner compacts the topic on its own schedule
+ *
+ * Opening the log writes nothing and fences nobody: a partition's producer connects on its
+ * first append, or on claim(partition), which a new owner calls to fence the previous writer
+ * before it replays. Readers (CLI tail, replay tools) can therefore open a live log safely.
+ * This module and its siblings are the only importers of kafkajs in runlog.
+ */
+import kafkajs from 'kafkajs';
+import type { Admin, Kafka } from 'kafkajs';
+import { RunlogError } from '../../errors.ts';
+import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
+import { checkOffset, checkPartition, checkPartitionCount, checkReadOptions, checkRecords, checkTailOptions } from '../log-arguments.ts';
+import { EndOffsets } from './end-offsets.ts';
+import { quietLogCreator, toRunlogError } from './errors.ts';
+import { readPartition } from './partition-reader.ts';
+import { PartitionWriter } from './partition-writer.ts';
+import { ensureTopic } from './topic.ts';
+
+export interface KafkaLogOptions {
+  brokers: string[];
+  topic: string;
+  partitions: number;
+  clientId?: string;
+  replicationFactor?: number;
+  /** Extra configs for a topic this call creates (cleanup.policy is always compact). */
+  topicConfig?: Record<string, string>;
+  /** How long a tail's fetch waits on the broker for new records (default 200 ms). */
+  tailWaitMs?: number;
+  /** A writer's transaction timeout: how long a crashed writer's open transaction holds back readers (default 60 s). */
+  transactionTimeoutMs?: number;
+}
+
+/** The Kafka EventLog, plus claim(): fence the partition's previous writer now. */
+export interface KafkaEventLog extends EventLog {
+  readonly topic: string;
+  claim(partition: number): Promise<void>;
+}
+
+const READ_WAIT_MS = 100;
+
+class KafkaLog implements KafkaEventLog {
+  readonly kind = 'kafka';
+  readonly partitions: number;
+  readonly topic: string;
+  readonly #kafka: Kafka;
+  readonly #admin: Admin;
+  readonly #ends: EndOffsets;
+  readonly #writers: PartitionWriter[];
+  readonly #tailWaitMs: number;
+  readonly #readers = new Set<AbortController>();
+  #closing: Promise<void> | null = null;
+
+  constructor(kafka: Kafka, admin: Admin, options: KafkaLogOptions) {
+    this.#kafka = kafka;
+    this.#admin = admin;
+    this.topic = options.topic;
+    this.partitions = options.partitions;
+    this.#tailWaitMs = options.tailWaitMs ?? 200;
+    this.#ends = new EndOffsets(admin, options.topic);
+    this.#writers = Array.from({ length: options.partitions }, (_, partition) => {
+      const transactionTimeoutMs = options.transactionTimeoutMs;
+      return new PartitionWriter({ kafka, topic: options.topic, partition, ends: this.#ends, ...(transactionTimeoutMs ? { transactionTimeoutMs } : {}) });
+    });
+  }
+
+  #open(partition: number): number {
+    if (this.#closing) throw new RunlogError('Stopped', `the Kafka log of topic ${this.topic} is closed`);
+    return checkPartition(partition, this.partitions);
+  }
+
+  async append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]> {
+    const p = this.#open(partition);
+    return this.#writers[p]!.append(checkRecords(records));
+  }
+
+  async claim(partition: number): Promise<void> {
+    await this.#writers[this.#open(partition)]!.claim();
+  }
+
+  read(partition: number, fromOffset: bigint, options?: ReadOptions): AsyncIterable<LogRecord> {
+    const p = this.#open(partition);
+    const from = checkOffset(fromOffset);
+    const maxRecords = checkReadOptions(options);
+    // The end is taken at the call, not when iteration starts.
+    const end = maxRecords === 0 ? Promise.resolve(0n) : this.#ends.of(p);
+    end.catch(() => undefined);
+    return this.#reading(p, from, end, maxRecords);
+  }
+
+  async *#reading(partition: number, from: bigint, end: Promise<bigint>, maxRecords: number): AsyncGenerator<LogRecord> {
+    const endOffset = await end;
+    if (from >= endOffset || maxRecords === 0) return;
+    yield* this.#consume({ partition, from, end: endOffset, maxRecords, maxWaitMs: READ_WAIT_MS });
+  }
+
+  tail(partition: number, fromOffset: bigint, options: TailOptions): AsyncIterable<LogRecord> {
+    const p = this.#open(partition);
+    const from = checkOffset(fromOffset);
+    const signal = checkTailOptions(options);
+    return this.#consume({ partition: p, from, end: null, maxRecords: Number.POSITIVE_INFINITY, maxWaitMs: this.#tailWaitMs, signal });
+  }
+
+  /** Runs a reader whose consumer close() can stop too. */
+  async *#consume(range: { partition: number; from: bigint; end: bigint | null; maxRecords: number; maxWaitMs: number; signal?: AbortSignal }): AsyncGenerator<LogRecord> {
+    if (range.signal?.aborted) return;
+    const stop = new AbortController();
+    const signal = range.signal ? AbortSignal.any([range.signal, stop.signal]) : stop.signal;
+    this.#readers.add(stop);
+    try {
+      yield* readPartition(this.#kafka, { ...range, topic: this.topic, signal });
+    } finally {
+      this.#readers.delete(stop);
+    }
+  }
+
+  async endOffset(partition: number): Promise<bigint> {
+    return this.#ends.of(this.#open(partition));
+  }
+
+  /** The broker's log cleaner compacts the topic by itself (cleanup.policy=compact); nothing to do. */
+  async compact(partition: number): Promise<void> {
+    this.#open(partition);
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#closeAll();
+    return this.#closing;
+  }
+
+  async #closeAll(): Promise<void> {
+    for (const reader of this.#readers) reader.abort();
+    await Promise.all(this.#writers.map((w) => w.close()));
+    await this.#admin.disconnect().catch(() => undefined);
+  }
+}
+
+function checkOptions(options: KafkaLogOptions): void {
+  if (!Array.isArray(options.brokers) || options.brokers.length === 0 || !options.brokers.every((b) => typeof b === 'string' && b.length > 0)) {
+    throw new RunlogError('InvalidArgument', `brokers must be a non-empty list of host:port strings, got ${JSON.stringify(options.brokers)}`);
+  }
+  if (typeof options.topic !== 'string' || !/^[a-zA-Z0-9._-]{1,200}$/.test(options.topic)) {
+    throw new RunlogError('InvalidArgument', `topic must be a legal Kafka topic name ([a-zA-Z0-9._-], 1-200 chars), got ${JSON.stringify(options.topic)}`);
+  }
+  checkPartitionCount(options.partitions);
+}
+
+/** Opens (creating if missing) the topic and returns the EventLog over it. */
+export async function openKafkaLog(options: KafkaLogOptions): Promise<KafkaEventLog> {
+  checkOptions(options);
+  const kafka = new kafkajs.Kafka({
+    clientId: options.clientId ?? 'runlog',
+    brokers: options.brokers,
+    logLevel: kafkajs.logLevel.ERROR,
+    logCreator: quietLogCreator,
+    retry: { initialRetryTime: 100, retries: 8 },
+  });
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const topicConfig = options.topicConfig ?? {};
+    await ensureTopic(admin, { topic: options.topic, partitions: options.partitions, replicationFactor: options.replicationFactor ?? 1, topicConfig });
+  } catch (error) {
+    await admin.disconnect().catch(() => undefined);
+    throw toRunlogError(error, `opening Kafka topic ${options.topic} on ${options.brokers.join(',')}`);
+  }
+  return new KafkaLog(kafka, admin, options);
+}

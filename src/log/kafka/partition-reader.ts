@@ -1,0 +1,175 @@
+/**
+ * Reads one partition from an offset, read_committed, with a kafkajs consumer.
+ *
+ * kafkajs has no `assign`: every consumer is in a group. Each read gets its own group
+ * (unique id, offsets never committed) and an assigner that hands that one member only the
+ * partition asked for; after run(), seek() puts it at the offset (kafkajs fetches nothing
+ * for a partition with a pending seek). eachBatch hands whole fetched batches over to the
+ * async iterator through a one-slot handoff, so memory stays at about one fetch, and the
+ * consumer heartbeats while a slow reader holds it up.
+ *
+ * Where a bounded read ends (`end`, the LSO at the call): read_committed fetches hide
+ * aborted records and the transactions' control records (commit/abort markers), and
+ * compaction removes records; both leave holes. So progress is tracked as the position
+ * after the last offset of each fetched batch, counting hidden records too: a batch's
+ * lastOffset() includes its control records, and a batch that is nothing but hidden
+ * records is announced by END_BATCH_PROCESS without reaching eachBatch. If compaction
+ * emptied everything between the position and `end`, fetches come back with nothing at
+ * all; after IDLE_FETCHES_AT_END of those in a row (data below the LSO is stable, so an
+ * empty fetch below it means there is nothing left) the read ends.
+ */
+import { randomUUID } from 'node:crypto';
+import kafkajs from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, PartitionAssigner } from 'kafkajs';
+import type { RunlogError } from '../../errors.ts';
+import type { LogRecord } from '../event-log.ts';
+import { toRunlogError } from './errors.ts';
+import { Handoff } from './handoff.ts';
+
+const IDLE_FETCHES_AT_END = 3;
+const HEARTBEAT_EVERY_MS = 2_000;
+
+export interface PartitionRange {
+  topic: string;
+  partition: number;
+  from: bigint;
+  /** Stop before this offset; null follows the partition (a tail) until the signal aborts. */
+  end: bigint | null;
+  maxRecords: number;
+  signal?: AbortSignal;
+  /** How long a fetch waits on the broker for new records (tail latency vs. idle requests). */
+  maxWaitMs: number;
+}
+
+/** An assigner that gives the (single) member of a reader's own group just `partition`. */
+function onePartitionAssigner(topic: string, partition: number): PartitionAssigner {
+  const { AssignerProtocol } = kafkajs;
+  const name = 'RunlogOnePartition';
+  return () => ({
+    name,
+    version: 1,
+    async assign({ members }) {
+      return members.map((member, i) => ({
+        memberId: member.memberId,
+        memberAssignment: AssignerProtocol.MemberAssignment.encode({
+          version: 1,
+          assignment: i === 0 ? { [topic]: [partition] } : {},
+          userData: Buffer.alloc(0),
+        }),
+      }));
+    },
+    protocol({ topics }) {
+      return { name, metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: Buffer.alloc(0) }) };
+    },
+  });
+}
+
+function toLogRecord(message: KafkaMessage): LogRecord {
+  const value = message.value === null ? null : new Uint8Array(message.value); // a copy: not a view of the whole fetch
+  return { offset: BigInt(message.offset), key: message.key?.toString('utf8') ?? '', value };
+}
+
+/** The records of one read, from a consumer started for it and stopped when it ends. */
+export async function* readPartition(kafka: Kafka, range: PartitionRange): AsyncGenerator<LogRecord> {
+  if (range.signal?.aborted || range.maxRecords <= 0 || (range.end !== null && range.from >= range.end)) return;
+  const session = new ReadSession(kafka, range);
+  try {
+    await session.start();
+    let remaining = range.maxRecords;
+    for (let chunk = await session.next(); chunk !== null; chunk = await session.next()) {
+      for (const record of chunk) {
+        yield record;
+        if (--remaining <= 0 || range.signal?.aborted) return;
+      }
+    }
+  } finally {
+    await session.stop();
+  }
+}
+
+class ReadSession {
+  readonly #range: PartitionRange;
+  readonly #consumer: Consumer;
+  readonly #handoff = new Handoff<LogRecord[]>();
+  /** The next offset to read: past every offset fetched so far, hidden ones included. */
+  #position: bigint;
+  #idleFetches = 0;
+  readonly #onAbort = (): void => this.#handoff.close();
+
+  constructor(kafka: Kafka, range: PartitionRange) {
+    this.#range = range;
+    this.#position = range.from;
+    this.#consumer = kafka.consumer({
+      groupId: `runlog-reader-${range.topic}-${range.partition}-${randomUUID()}`,
+      partitionAssigners: [onePartitionAssigner(range.topic, range.partition)],
+      readUncommitted: false,
+      allowAutoTopicCreation: false,
+      maxWaitTimeInMs: range.maxWaitMs,
+      maxBytes: 32 * 1024 * 1024,
+      maxBytesPerPartition: 16 * 1024 * 1024,
+    });
+  }
+
+  async start(): Promise<void> {
+    const { topic, partition, from, signal } = this.#range;
+    signal?.addEventListener('abort', this.#onAbort, { once: true });
+    this.#listen();
+    try {
+      await this.#consumer.connect();
+      await this.#consumer.subscribe({ topics: [topic], fromBeginning: true });
+      await this.#consumer.run({ autoCommit: false, eachBatchAutoResolve: true, eachBatch: (payload) => this.#onBatch(payload) });
+      this.#consumer.seek({ topic, partition, offset: from.toString() });
+    } catch (error) {
+      throw toRunlogError(error, `reading partition ${partition} of ${topic}`);
+    }
+  }
+
+  next(): Promise<LogRecord[] | null> {
+    return this.#handoff.take();
+  }
+
+  async stop(): Promise<void> {
+    this.#range.signal?.removeEventListener('abort', this.#onAbort);
+    this.#handoff.close();
+    await this.#consumer.disconnect().catch(() => undefined);
+  }
+
+  #listen(): void {
+    const { events } = this.#consumer;
+    this.#consumer.on(events.END_BATCH_PROCESS, ({ payload }) => {
+      if (payload.partition === this.#range.partition) this.#advance(BigInt(payload.lastOffset) + 1n);
+    });
+    this.#consumer.on(events.FETCH, () => {
+      if (this.#range.end !== null && ++this.#idleFetches >= IDLE_FETCHES_AT_END) this.#handoff.close();
+    });
+    this.#consumer.on(events.CRASH, ({ payload }) => {
+      if (!payload.restart) this.#handoff.close(this.#failure(payload.error));
+    });
+  }
+
+  #failure(error: unknown): RunlogError {
+    return toRunlogError(error, `reading partition ${this.#range.partition} of ${this.#range.topic}`);
+  }
+
+  /** Moves the position forward; a bounded read is done once it reaches the end. */
+  #advance(next: bigint): void {
+    this.#idleFetches = 0;
+    if (next > this.#position) this.#position = next;
+    if (this.#range.end !== null && this.#position >= this.#range.end) this.#handoff.close();
+  }
+
+  async #onBatch({ batch, heartbeat }: EachBatchPayload): Promise<void> {
+    if (batch.partition !== this.#range.partition) return;
+    const { end } = this.#range;
+    const start = this.#position;
+    const records = batch.messages
+      .filter((m) => {
+        const offset = BigInt(m.offset);
+        return offset >= start && (end === null || offset < end);
+      })
+      .map(toLogRecord);
+    this.#idleFetches = 0;
+    if (records.length > 0) await this.#handoff.put(records, heartbeat, HEARTBEAT_EVERY_MS);
+    this.#advance(BigInt(batch.lastOffset()) + 1n);
+  }
+}

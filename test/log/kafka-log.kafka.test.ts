@@ -1,0 +1,36 @@
+/** The EventLog contract against a real Kafka broker, plus what only Kafka has: topic checks. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { isRunlogError } from '../../src/errors.ts';
+import { openKafkaLog } from '../../src/log/kafka/kafka-log.ts';
+import { eventLogContract } from '../contract/event-log.contract.ts';
+import { kafkaBrokers, openTestKafkaLog, uniqueTopic } from './kafka-test-support.ts';
+
+eventLogContract('kafka', (partitions, t) => openTestKafkaLog(t, partitions), { compactionIsSynchronous: false });
+
+describe('Kafka log: the topic', () => {
+  it('reopens an existing topic with the same partition count and sees its records', async (t) => {
+    const topic = uniqueTopic();
+    const first = await openTestKafkaLog(t, 3, { topic });
+    const [offset] = await first.append(1, [{ key: 'k', value: new Uint8Array([1]) }]);
+    const second = await openKafkaLog({ brokers: kafkaBrokers(), topic, partitions: 3 });
+    t.after(() => second.close());
+    const records = [];
+    for await (const r of second.read(1, 0n)) records.push(r);
+    assert.deepEqual(records.map((r) => [r.offset, r.key]), [[offset, 'k']]);
+  });
+
+  it('refuses an existing topic with another partition count, naming both', async (t) => {
+    const topic = uniqueTopic();
+    await openTestKafkaLog(t, 2, { topic });
+    await assert.rejects(
+      openKafkaLog({ brokers: kafkaBrokers(), topic, partitions: 4 }),
+      (e: unknown) => isRunlogError(e, 'InvalidArgument') && e.message.includes(topic) && /2/.test(e.message) && /4/.test(e.message),
+    );
+  });
+
+  it('refuses a bad topic name and an empty broker list', async () => {
+    await assert.rejects(openKafkaLog({ brokers: kafkaBrokers(), topic: 'no spaces', partitions: 1 }), (e: unknown) => isRunlogError(e, 'InvalidArgument'));
+    await assert.rejects(openKafkaLog({ brokers: [], topic: 'x', partitions: 1 }), (e: unknown) => isRunlogError(e, 'InvalidArgument'));
+  });
+});
