@@ -1,4 +1,7 @@
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
 import { runQueueSemantics } from '../contract/run-queue.contract.ts';
+import { runQueueModelProperty } from '../contract/run-queue.property.ts';
 
-runQueueSemantics('the memory log', (partitions) => openMemoryLog({ partitions }));
+const openLog = (partitions: number) => openMemoryLog({ partitions });
+runQueueSemantics('the memory log', openLog);
+runQueueModelProperty('the memory log', openLog, 300);

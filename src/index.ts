@@ -1,0 +1,10 @@
+/** runlog's public API. */
+export { RunlogError, isRunlogError, ERROR_CODES, type ErrorCode } from './errors.ts';
+export { openRunQueue, openRunQueueOnLog, RunQueue, DEFAULT_PARTITIONS } from './queue/run-queue.ts';
+export type * from './queue/types.ts';
+export type { EventLog, LogConfig, LogRecord, AppendRecord } from './log/event-log.ts';
+export { openLog } from './log/open-log.ts';
+export { partitionOf } from './log/partitioner.ts';
+export { encodeEvent, decodeEvent } from './events/codec.ts';
+export type * from './events/types.ts';
+export { replayPartition } from './projector/replay.ts';
