@@ -58,7 +58,7 @@ export function toRunlogError(error: unknown, what: string): RunlogError {
 
 /** Messages kafkajs logs at ERROR for conditions runlog handles or reports itself. */
 const EXPECTED = [/CONCURRENT_TRANSACTIONS/i, /concurrent operation on the same transaction/i, /producer epoch/i, /fenced/i,
-  /There is an ongoing transaction/i, /The group is rebalancing/i, /Restarting the consumer/i];
+  /There is an ongoing transaction/i, /old epoch/i, /The group is rebalancing/i, /Restarting the consumer/i];
 
 /**
  * kafkajs logs a lot, and at ERROR for things it retries (a back-to-back transaction's
@@ -69,6 +69,8 @@ export const quietLogCreator: logCreator = () => {
   const seen = new Set<string>();
   return ({ namespace, log }: LogEntry) => {
     const message = String(log.message ?? '');
+    // "Response <Api>" lines are protocol errors kafkajs then retries or throws (to us).
+    if (namespace === 'Connection' && message.startsWith('Response ')) return;
     if (EXPECTED.some((re) => re.test(message)) || seen.has(message)) return;
     if (seen.size < 1000) seen.add(message);
     process.stderr.write(`[runlog kafka] ${namespace}: ${message}\n`);

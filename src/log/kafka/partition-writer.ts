@@ -176,7 +176,12 @@ export class PartitionWriter {
       retry: { initialRetryTime: 25, maxRetryTime: 2_000, retries: 10 },
     });
     try {
-      await producer.connect(); // InitProducerId: fences the previous holder of the transactionalId
+      await producer.connect();
+      // kafkajs sends the transactional InitProducerId (which fences the previous holder of
+      // the transactionalId) only when the first transaction begins, not on connect: begin
+      // and abort an empty transaction (no EndTxn is sent for it) to claim the partition now.
+      const claim = await producer.transaction();
+      await claim.abort();
       return producer;
     } catch (error) {
       this.#producer = null;

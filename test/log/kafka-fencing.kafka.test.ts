@@ -1,0 +1,80 @@
+/**
+ * Single writer per partition on Kafka: a second writer claiming a partition fences the
+ * first; the first's appends then fail with Fenced, and read_committed readers never see
+ * anything it wrote after the fencing.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { isRunlogError } from '../../src/errors.ts';
+import type { AppendRecord, EventLog, LogRecord } from '../../src/log/event-log.ts';
+import { openKafkaLog } from '../../src/log/kafka/kafka-log.ts';
+import { kafkaBrokers, openTestKafkaLog } from './kafka-test-support.ts';
+
+const rec = (key: string): AppendRecord => ({ key, value: new TextEncoder().encode(key) });
+const isFenced = (e: unknown): boolean => isRunlogError(e, 'Fenced') && !e.retriable;
+
+async function keys(log: EventLog, partition: number): Promise<string[]> {
+  const out: LogRecord[] = [];
+  for await (const r of log.read(partition, 0n)) out.push(r);
+  return out.map((r) => r.key);
+}
+
+describe('Kafka log: fencing', () => {
+  it("a second writer fences the first; the first's next append is Fenced and never visible", async (t) => {
+    const first = await openTestKafkaLog(t, 2);
+    await first.append(0, [rec('first-before')]);
+    await first.append(1, [rec('first-other-partition')]);
+
+    const second = await openKafkaLog({ brokers: kafkaBrokers(), topic: first.topic, partitions: 2 });
+    t.after(() => second.close());
+    await second.claim(0);
+
+    await assert.rejects(first.append(0, [rec('first-after-1'), rec('first-after-2')]), isFenced);
+    await assert.rejects(first.append(0, [rec('first-after-3')]), isFenced, 'a fenced writer stays fenced');
+    await first.append(1, [rec('first-still-owns-1')]);
+    await second.append(0, [rec('second')]);
+
+    assert.deepEqual(await keys(second, 0), ['first-before', 'second']);
+    assert.deepEqual(await keys(first, 0), ['first-before', 'second'], 'a fenced log can still read');
+    assert.deepEqual(await keys(second, 1), ['first-other-partition', 'first-still-owns-1']);
+  });
+
+  it('under concurrent appends, exactly the answered appends of the fenced writer are visible', async (t) => {
+    const first = await openTestKafkaLog(t, 1);
+    const answered = new Set<string>();
+    const refused: unknown[] = [];
+    let stop = false;
+    const writers = Array.from({ length: 16 }, async (_, w) => {
+      for (let i = 0; !stop; i++) {
+        const key = `w${w}-${i}`;
+        try {
+          await first.append(0, [rec(key)]);
+          answered.add(key);
+        } catch (error) {
+          refused.push(error);
+          return;
+        }
+      }
+    });
+    while (answered.size < 50) await new Promise((resolve) => setTimeout(resolve, 5));
+
+    const second = await openKafkaLog({ brokers: kafkaBrokers(), topic: first.topic, partitions: 1 });
+    t.after(() => second.close());
+    await second.claim(0);
+    stop = true;
+    await Promise.all(writers);
+    await second.append(0, [rec('second')]);
+
+    assert.ok(refused.length > 0, 'some appends were refused');
+    assert.ok(refused.every(isFenced), `every refusal is Fenced: ${refused.map(String).join('; ')}`);
+    const visible = await keys(second, 0);
+    assert.equal(visible.at(-1), 'second');
+    assert.deepEqual(new Set(visible.slice(0, -1)), answered);
+  });
+
+  it('appends on a closed log are Stopped', async (t) => {
+    const log = await openTestKafkaLog(t, 1);
+    await log.close();
+    await assert.rejects(log.append(0, [rec('late')]), (e: unknown) => isRunlogError(e, 'Stopped'));
+  });
+});
