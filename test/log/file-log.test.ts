@@ -1,23 +1,262 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { appendFile, copyFile, mkdtemp, readFile, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TestContext } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
+import { isRunlogError } from '../../src/errors.ts';
 import { openFileLog, type FileLog, type FileLogOptions } from '../../src/log/file/file-log.ts';
-import { eventLogContract } from '../contract/event-log.contract.ts';
+import { collect, eventLogContract, rec, text } from '../contract/event-log.contract.ts';
 
-async function tempDir(t: TestContext): Promise<string> {
+/** A fresh directory; every log opened through it is closed, then the directory removed. */
+async function scratch(t: TestContext) {
   const dir = await mkdtemp(join(tmpdir(), 'runlog-file-log-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  return dir;
+  const logs: FileLog[] = [];
+  t.after(async () => {
+    for (const log of logs) await log.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const warnings: string[] = [];
+  const open = async (options: Partial<Omit<FileLogOptions, 'dir'>> = {}): Promise<FileLog> => {
+    const log = await openFileLog({ dir, partitions: 1, onWarning: (m) => warnings.push(m), ...options });
+    logs.push(log);
+    return log;
+  };
+  return { dir, open, warnings, part0: join(dir, 'partition-0') };
 }
 
-/** Opens a file log in a fresh directory, closed and removed after the test. */
-async function openTemp(t: TestContext, options: Omit<FileLogOptions, 'dir'>): Promise<FileLog> {
-  const dir = await tempDir(t);
-  const log = await openFileLog({ dir, ...options });
-  t.after(() => log.close());
-  return log;
+eventLogContract('file', async (partitions, t) => (await scratch(t)).open({ partitions }));
+eventLogContract('file (tiny segments, no fsync)', async (partitions, t) =>
+  (await scratch(t)).open({ partitions, segmentBytes: 64, fsync: false }),
+);
+
+async function segmentFiles(partDir: string): Promise<string[]> {
+  return (await readdir(partDir)).filter((name) => name.endsWith('.log')).sort();
 }
 
-eventLogContract('file', (partitions, t) => openTemp(t, { partitions }));
-eventLogContract('file (tiny segments, no fsync)', (partitions, t) => openTemp(t, { partitions, segmentBytes: 64, fsync: false }));
+async function lastSegment(partDir: string): Promise<string> {
+  return join(partDir, (await segmentFiles(partDir)).at(-1)!);
+}
+
+async function snapshot(dir: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) {
+      const path = join(entry.parentPath ?? entry.path, entry.name);
+      files.set(path, (await readFile(path)).toString('hex'));
+    }
+  }
+  return files;
+}
+
+const keysOf = async (log: FileLog, partition = 0) => (await collect(log.read(partition, 0n))).map((r) => r.key);
+
+/** Three appends (three frames) of keys a..f, closed. */
+async function threeFrames(open: () => Promise<FileLog>): Promise<void> {
+  const log = await open();
+  await log.append(0, [rec('a', '1'), rec('b', '2')]);
+  await log.append(0, [rec('c', '3'), rec('d', '4')]);
+  await log.append(0, [rec('e', '5'), rec('f', '6')]);
+  await log.close();
+}
+
+describe('file log', () => {
+  it('keeps everything across close and reopen', async (t) => {
+    const s = await scratch(t);
+    const log = await s.open({ partitions: 2 });
+    await log.append(0, [rec('a', '1'), rec('b', '2')]);
+    await log.append(1, [rec('x', '9')]);
+    await log.append(0, [rec('a', null)]);
+    await log.close();
+    const again = await s.open({ partitions: 2 });
+    assert.deepEqual(await keysOf(again, 0), ['a', 'b', 'a']);
+    assert.deepEqual((await collect(again.read(1, 0n))).map(text), ['9']);
+    assert.equal(await again.endOffset(0), 3n);
+    assert.deepEqual(await again.append(0, [rec('c', '3')]), [3n]);
+    assert.deepEqual(s.warnings, []);
+  });
+
+  it('refuses to reopen with another partition count', async (t) => {
+    const s = await scratch(t);
+    await (await s.open({ partitions: 2 })).close();
+    await assert.rejects(s.open({ partitions: 3 }), (e) => isRunlogError(e, 'InvalidArgument'));
+  });
+
+  describe('torn tail', () => {
+    const damages: Array<[string, (path: string) => Promise<void>]> = [
+      ['garbage appended', (path) => appendFile(path, Buffer.from('this is not a frame, just garbage bytes'))],
+      ['last frame cut short', async (path) => truncate(path, (await stat(path)).size - 5)],
+      ['last frame header cut short', async (path) => truncate(path, (await stat(path)).size - 40)],
+      ['zeros appended', (path) => appendFile(path, Buffer.alloc(4096))],
+    ];
+    for (const [name, damage] of damages) {
+      it(`is cut on open: ${name}`, async (t) => {
+        const s = await scratch(t);
+        await threeFrames(s.open);
+        await damage(await lastSegment(s.part0));
+        const log = await s.open();
+        assert.equal(s.warnings.length, 1, s.warnings.join('\n'));
+        assert.match(s.warnings[0]!, /torn tail/);
+        const keys = await keysOf(log);
+        const expected = name.startsWith('last frame') ? ['a', 'b', 'c', 'd'] : ['a', 'b', 'c', 'd', 'e', 'f'];
+        assert.deepEqual(keys, expected);
+        const [next] = await log.append(0, [rec('g', '7')]);
+        assert.equal(next, BigInt(expected.length));
+        await log.close();
+        const again = await s.open();
+        assert.deepEqual(await keysOf(again), [...expected, 'g']);
+        assert.equal(s.warnings.length, 1);
+      });
+    }
+  });
+
+  describe('corruption', () => {
+    it('a damaged frame before the last one fails the open with Corrupt and writes nothing', async (t) => {
+      const s = await scratch(t);
+      await threeFrames(s.open);
+      const path = await lastSegment(s.part0);
+      const bytes = await readFile(path);
+      const middle = Math.floor(bytes.length / 2); // inside the middle frame
+      bytes[middle] = bytes[middle]! ^ 0xff;
+      await writeFile(path, bytes);
+      const before = await snapshot(s.dir);
+      await assert.rejects(s.open(), (e) => isRunlogError(e, 'Corrupt') && e.message.includes(path) && /byte \d+/.test(e.message));
+      assert.deepEqual(await snapshot(s.dir), before);
+    });
+
+    it('damage in a segment that is not the last is Corrupt, even at its end', async (t) => {
+      const s = await scratch(t);
+      const log = await s.open({ segmentBytes: 64 });
+      for (let i = 0; i < 5; i++) await log.append(0, [rec(`k${i}`, 'a value long enough to roll')]);
+      await log.close();
+      const first = join(s.part0, (await segmentFiles(s.part0))[0]!);
+      await truncate(first, (await stat(first)).size - 3);
+      await assert.rejects(s.open({ segmentBytes: 64 }), (e) => isRunlogError(e, 'Corrupt') && e.message.includes(first));
+    });
+  });
+
+  describe('lock', () => {
+    it('a log open in a live process is Locked', async (t) => {
+      const s = await scratch(t);
+      await s.open();
+      await assert.rejects(s.open(), (e) => isRunlogError(e, 'Locked') && e.message.includes(String(process.pid)));
+    });
+
+    it('a lock file of another live process is Locked', async (t) => {
+      const s = await scratch(t);
+      await writeFile(join(s.dir, 'LOCK'), String(process.ppid));
+      await assert.rejects(s.open(), (e) => isRunlogError(e, 'Locked'));
+    });
+
+    it('a stale lock (its process is gone) is taken over', async (t) => {
+      const s = await scratch(t);
+      const child = spawn(process.execPath, ['-e', '0']);
+      await once(child, 'exit');
+      await writeFile(join(s.dir, 'LOCK'), String(child.pid));
+      const log = await s.open();
+      assert.match(s.warnings.join('\n'), /stale lock/);
+      assert.equal(await readFile(join(s.dir, 'LOCK'), 'utf8'), String(process.pid));
+      await log.append(0, [rec('a', '1')]);
+    });
+
+    it('close releases the lock', async (t) => {
+      const s = await scratch(t);
+      await (await s.open()).close();
+      await assert.rejects(stat(join(s.dir, 'LOCK')), { code: 'ENOENT' });
+      await s.open();
+    });
+  });
+
+  describe('segments', () => {
+    it('rolls at segmentBytes and reads across segments from anywhere', async (t) => {
+      const s = await scratch(t);
+      const log = await s.open({ segmentBytes: 256 });
+      const all: bigint[] = [];
+      for (let i = 0; i < 60; i++) all.push(...(await log.append(0, [rec(`k${i}`, `value ${i}`), rec(`j${i}`, null)])));
+      assert.ok((await segmentFiles(s.part0)).length > 5);
+      const records = await collect(log.read(0, 0n));
+      assert.deepEqual(records.map((r) => r.offset), all);
+      const middle = await collect(log.read(0, 77n, { maxRecords: 10 }));
+      assert.deepEqual(middle.map((r) => r.offset), all.slice(77, 87));
+      await log.close();
+      const again = await s.open({ segmentBytes: 256 });
+      assert.deepEqual((await collect(again.read(0, 33n))).map((r) => r.offset), all.slice(33));
+    });
+
+    it('compaction rewrites closed segments, survives reopen, and keeps the end offset', async (t) => {
+      const s = await scratch(t);
+      const log = await s.open({ segmentBytes: 128 });
+      for (let i = 0; i < 40; i++) await log.append(0, [rec(`k${i % 5}`, `v${i}`)]);
+      await log.append(0, [rec('k0', null)]);
+      await log.compact(0);
+      const expected = [['k1', 'v36'], ['k2', 'v37'], ['k3', 'v38'], ['k4', 'v39']];
+      const read = async (l: FileLog) => (await collect(l.read(0, 0n))).map((r) => [r.key, text(r)]);
+      assert.deepEqual(await read(log), expected);
+      assert.equal((await segmentFiles(s.part0)).length, 2); // the compacted one and the new active one
+      await log.close();
+      const again = await s.open({ segmentBytes: 128 });
+      assert.deepEqual(await read(again), expected);
+      assert.equal(await again.endOffset(0), 41n);
+      for (const key of ['k1', 'k2', 'k3', 'k4']) await again.append(0, [rec(key, null)]);
+      await again.compact(0);
+      await again.close();
+      const empty = await s.open({ segmentBytes: 128 });
+      assert.deepEqual(await read(empty), []);
+      assert.equal(await empty.endOffset(0), 45n);
+      assert.deepEqual(await empty.append(0, [rec('z', '1')]), [45n]);
+    });
+
+    it('recovers from a compaction interrupted after its rename', async (t) => {
+      const s = await scratch(t);
+      const log = await s.open({ segmentBytes: 64 });
+      for (let i = 0; i < 12; i++) await log.append(0, [rec(`k${i % 3}`, `v${i}`), rec(`only${i}`, 'x')]);
+      const beforeFiles = await segmentFiles(s.part0);
+      const backup = await mkdtemp(join(tmpdir(), 'runlog-backup-'));
+      t.after(() => rm(backup, { recursive: true, force: true }));
+      for (const name of beforeFiles) await copyFile(join(s.part0, name), join(backup, name));
+      const view = new Map((await collect(log.read(0, 0n))).map((r) => [r.key, text(r)]));
+      await log.compact(0);
+      await log.close();
+      // Put back the inputs the compaction removed, as if it crashed right after the rename.
+      const afterFiles = new Set(await segmentFiles(s.part0));
+      for (const name of beforeFiles) if (!afterFiles.has(name)) await copyFile(join(backup, name), join(s.part0, name));
+      await writeFile(join(s.part0, `${beforeFiles[0]}.compacting`), 'half written');
+      const again = await s.open({ segmentBytes: 64 });
+      const records = await collect(again.read(0, 0n));
+      const offsets = records.map((r) => r.offset);
+      assert.deepEqual(offsets, [...offsets].sort((a, b) => (a < b ? -1 : 1)));
+      assert.equal(new Set(offsets).size, offsets.length);
+      assert.deepEqual(new Map(records.map((r) => [r.key, text(r)])), view);
+      assert.ok(s.warnings.some((w) => /interrupted compaction/.test(w)));
+      assert.ok(!(await readdir(s.part0)).some((name) => name.endsWith('.compacting')));
+    });
+  });
+
+  describe('group commit', () => {
+    it('coalesces concurrent appends into fewer writes and fsyncs', async (t) => {
+      const s = await scratch(t);
+      const log = await s.open();
+      const callers = 64;
+      const rounds = 20;
+      await Promise.all(
+        Array.from({ length: callers }, async (_, c) => {
+          for (let r = 0; r < rounds; r++) await log.append(0, [rec(`c${c}`, `r${r}`)]);
+        }),
+      );
+      const stats = log.stats();
+      assert.equal(stats.appends, callers * rounds);
+      assert.equal(stats.records, callers * rounds);
+      assert.equal(stats.fsyncs, stats.writes);
+      assert.ok(stats.fsyncs * 4 <= stats.appends, `${stats.fsyncs} fsyncs for ${stats.appends} appends`);
+      assert.equal((await collect(log.read(0, 0n))).length, callers * rounds);
+    });
+
+    it('counts no fsync when fsync is off', async (t) => {
+      const s = await scratch(t);
+      const log = await s.open({ fsync: false });
+      await log.append(0, [rec('a', '1')]);
+      assert.deepEqual({ ...log.stats(), bytes: 0 }, { appends: 1, records: 1, writes: 1, fsyncs: 0, bytes: 0 });
+    });
+  });
+});
