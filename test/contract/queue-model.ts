@@ -43,7 +43,7 @@ export class QueueModel {
     return { ok: id };
   }
 
-  take(agents: string[], holder: string, ttlMs: number, now: number): ModelAnswer {
+  take(agents: readonly string[], holder: string, ttlMs: number, now: number): ModelAnswer {
     const heads = this.heads().filter(
       (e) => agents.includes(e.agent) && (e.lease === null || e.lease.expiresAt <= now) && (e.notBefore === null || e.notBefore <= now),
     );

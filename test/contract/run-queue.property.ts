@@ -18,7 +18,7 @@ import { QueueModel, type ModelAnswer } from './queue-model.ts';
 
 type Command =
   | { kind: 'submit'; tenant: string; thread: string; agent: string; priority: number; key: string | null; input: string }
-  | { kind: 'take'; agents: string[]; holder: string; ttlMs: number }
+  | { kind: 'take'; agents: readonly string[]; holder: string; ttlMs: number }
   | { kind: 'startAttempt'; lease: number; runId: string }
   | { kind: 'yield'; lease: number; delayMs: number | null }
   | { kind: 'close'; lease: number }
@@ -30,7 +30,7 @@ type Command =
 const tenant = fc.constantFrom('acme', 'globex');
 const commandArb: fc.Arbitrary<Command> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('submit' as const), tenant, thread: fc.constantFrom('t0', 't1', 't2', 't3'), agent: fc.constantFrom('x', 'y'), priority: fc.integer({ min: 0, max: 2 }), key: fc.constantFrom(null, 'k0', 'k1'), input: fc.constantFrom('i0', 'i1') }) },
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('take' as const), agents: fc.constantFrom(['x'], ['y'], ['x', 'y']), holder: fc.constantFrom('h0', 'h1'), ttlMs: fc.integer({ min: 10, max: 100 }) }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('take' as const), agents: fc.constantFrom<string[]>(['x'], ['y'], ['x', 'y']), holder: fc.constantFrom('h0', 'h1'), ttlMs: fc.integer({ min: 10, max: 100 }) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('startAttempt' as const), lease: fc.nat(), runId: fc.constantFrom('r0', 'r1', 'r2', 'r3') }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('yield' as const), lease: fc.nat(), delayMs: fc.constantFrom(null, 0, 30) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('close' as const), lease: fc.nat() }) },
