@@ -1,0 +1,89 @@
+/**
+ * Replay speed: a log of `lifecycles` x 4 events, written fast (big batches straight to
+ * the log), then a cold start (openRunQueue replays every partition) timed in events/s,
+ * beside the raw rates of the same bytes: reading the records only, and decodeEvent over
+ * the record values only (read beforehand, not timed).
+ */
+import { decodeEvent } from '../src/events/codec.ts';
+import type { AppendRecord, EventLog } from '../src/log/event-log.ts';
+import { openLog } from '../src/log/open-log.ts';
+import { partitionOf } from '../src/log/partitioner.ts';
+import { openRunQueue, openRunQueueOnLog } from '../src/queue/run-queue.ts';
+import type { LogSite } from './logs.ts';
+import { PARTITIONS, TENANT, lifecycleEvents, recordsOf } from './throughput.ts';
+
+const THREADS = 1000;
+const BATCH_RECORDS = 8192;
+
+export interface Replay {
+  events: number;
+  buildSeconds: number;
+  coldStartSeconds: number;
+  replayPerSecond: number;
+  readPerSecond: number;
+  decodePerSecond: number;
+  entries: number;
+}
+
+/** Writes `lifecycles` closed entries on THREADS threads, in big batches per partition. */
+async function buildLog(log: EventLog, lifecycles: number): Promise<number> {
+  const seqs = new Array<number>(PARTITIONS).fill(0);
+  const batches: AppendRecord[][] = Array.from({ length: PARTITIONS }, () => []);
+  const at = Date.now() - lifecycles;
+  let events = 0;
+  const flush = (min: number): Promise<unknown> =>
+    Promise.all(
+      batches.map((batch, p) => {
+        if (batch.length === 0 || batch.length < min) return null;
+        batches[p] = [];
+        return log.append(p, batch);
+      }),
+    );
+  for (let i = 0; i < lifecycles; i++) {
+    const thread = `replay-${i % THREADS}`;
+    const p = partitionOf(TENANT, thread, PARTITIONS);
+    const seq = ++seqs[p]!;
+    const records = recordsOf(lifecycleEvents(TENANT, thread, `${p}-${seq}`, seq, at + i, `run-${i}`));
+    batches[p]!.push(...records);
+    events += records.length;
+    if (batches[p]!.length >= BATCH_RECORDS) await flush(BATCH_RECORDS);
+  }
+  await flush(0);
+  return events;
+}
+
+export async function replaySpeed(site: LogSite, lifecycles: number): Promise<Replay> {
+  const buildStarted = performance.now();
+  const log = await openLog(site.config, PARTITIONS);
+  const events = await buildLog(log, lifecycles);
+  const buildSeconds = (performance.now() - buildStarted) / 1000;
+  const persistent = site.config.kind !== 'memory';
+  if (persistent) await log.close();
+
+  const values: Uint8Array[] = [];
+  const raw = persistent ? await openLog(site.config, PARTITIONS) : log;
+  const readStarted = performance.now();
+  for (let p = 0; p < PARTITIONS; p++) for await (const record of raw.read(p, 0n)) if (record.value !== null) values.push(record.value);
+  const readSeconds = (performance.now() - readStarted) / 1000;
+  if (persistent) await raw.close();
+  const decodeStarted = performance.now();
+  for (const value of values) decodeEvent(value);
+  const decodeSeconds = (performance.now() - decodeStarted) / 1000;
+  values.length = 0;
+
+  const started = performance.now();
+  const queue = persistent ? await openRunQueue({ log: site.config, partitions: PARTITIONS }) : await openRunQueueOnLog(log);
+  const coldStartSeconds = (performance.now() - started) / 1000;
+  const entries = queue.views().reduce((sum, view) => sum + view.entries.size, 0);
+  await queue.stop();
+  if (entries !== lifecycles) throw new Error(`replay found ${entries} entries, expected ${lifecycles}`);
+  return {
+    events,
+    buildSeconds,
+    coldStartSeconds,
+    replayPerSecond: events / coldStartSeconds,
+    readPerSecond: events / readSeconds,
+    decodePerSecond: events / decodeSeconds,
+    entries,
+  };
+}

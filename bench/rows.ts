@@ -1,0 +1,91 @@
+/** The bench table's rows: each figure formatted beside its target. */
+import type { Latency } from './latency.ts';
+import type { MemoryPerEntry } from './memory.ts';
+import type { Replay } from './replay.ts';
+import type { Rate } from './throughput.ts';
+
+export interface Row {
+  name: string;
+  value: string;
+  target: string;
+  /** 'ok', 'MISS' or '' (no target). */
+  verdict: string;
+  note?: string;
+}
+
+const TARGETS = {
+  lifecyclesPerSecond: 20_000,
+  lifecycleToRaw: 0.5,
+  p99Ms: 10,
+  replayPerSecond: 500_000,
+  replayToDecode: 0.5,
+  bytesPerEntry: 1024,
+};
+
+function perSecond(n: number): string {
+  return `${Math.round(n).toLocaleString('en-US')}/s`;
+}
+
+function verdict(ok: boolean): string {
+  return ok ? 'ok' : 'MISS';
+}
+
+export function lifecycleRows(lifecycle: Rate | undefined, raw: Rate | undefined): Row[] {
+  const rows: Row[] = [];
+  if (lifecycle !== undefined) {
+    rows.push({
+      name: 'lifecycles (64 callers)',
+      value: perSecond(lifecycle.perSecond),
+      target: `>= ${perSecond(TARGETS.lifecyclesPerSecond)}`,
+      verdict: verdict(lifecycle.perSecond >= TARGETS.lifecyclesPerSecond),
+      note: `${lifecycle.count} lifecycles in ${lifecycle.seconds.toFixed(1)} s = ${perSecond(lifecycle.perSecond * 4)} events`,
+    });
+  }
+  if (raw !== undefined) {
+    rows.push({ name: 'raw appends (same bytes, 64 callers)', value: perSecond(raw.perSecond), target: '', verdict: '', note: 'events/s, one record per append, straight to the log' });
+    if (lifecycle !== undefined) {
+      const ratio = (lifecycle.perSecond * 4) / raw.perSecond;
+      rows.push({ name: 'lifecycle events / raw events', value: ratio.toFixed(2), target: `>= ${TARGETS.lifecycleToRaw}`, verdict: verdict(ratio >= TARGETS.lifecycleToRaw) });
+    }
+  }
+  return rows;
+}
+
+export function latencyRow(latency: Latency): Row {
+  return {
+    name: 'submit-to-take p50 / p99',
+    value: `${latency.p50Ms.toFixed(2)} / ${latency.p99Ms.toFixed(2)} ms`,
+    target: `p99 < ${TARGETS.p99Ms} ms`,
+    verdict: verdict(latency.p99Ms < TARGETS.p99Ms),
+    note: `offered ${perSecond(latency.offeredPerSecond)}, submitted ${perSecond(latency.achievedPerSecond)}, ${latency.samples} samples, max ${latency.maxMs.toFixed(1)} ms`,
+  };
+}
+
+export function replayRows(replay: Replay): Row[] {
+  const ratio = replay.replayPerSecond / replay.decodePerSecond;
+  return [
+    {
+      name: `replay (cold start, ${(replay.events / 1e6).toFixed(2)}M events)`,
+      value: perSecond(replay.replayPerSecond),
+      target: `>= ${perSecond(TARGETS.replayPerSecond)}`,
+      verdict: verdict(replay.replayPerSecond >= TARGETS.replayPerSecond),
+      note: `cold start ${replay.coldStartSeconds.toFixed(2)} s, ${replay.entries} entries; log built in ${replay.buildSeconds.toFixed(1)} s; raw read ${perSecond(replay.readPerSecond)}`,
+    },
+    { name: 'raw decode (decodeEvent only)', value: perSecond(replay.decodePerSecond), target: '', verdict: '' },
+    { name: 'replay / raw decode', value: ratio.toFixed(2), target: `>= ${TARGETS.replayToDecode}`, verdict: verdict(ratio >= TARGETS.replayToDecode) },
+  ];
+}
+
+export function memoryRows(memory: MemoryPerEntry): Row[] {
+  const bytes = (n: number): string => `${Math.round(n)} B`;
+  return [
+    {
+      name: `heap per open entry (${memory.entries / 1000}k)`,
+      value: bytes(memory.heapPerEntry),
+      target: `<= ${bytes(TARGETS.bytesPerEntry)}`,
+      verdict: verdict(memory.heapPerEntry <= TARGETS.bytesPerEntry),
+      note: `input ${memory.inputBytes} B subtracted${memory.gcForced ? '' : '; GC NOT forced (run with node --expose-gc): figure unreliable'}`,
+    },
+    { name: 'RSS per open entry', value: bytes(memory.rssPerEntry), target: `<= ${bytes(TARGETS.bytesPerEntry)}`, verdict: verdict(memory.rssPerEntry <= TARGETS.bytesPerEntry) },
+  ];
+}

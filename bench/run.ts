@@ -1,0 +1,84 @@
+/**
+ * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,lifecycle,raw,latency,replay]`
+ *
+ * Runs the benchmarks on one log backend (default: the embedded file log, fsync on, in a
+ * temporary directory) and prints each figure beside its target. Memory runs first, while
+ * the heap is fresh. Needs `node --expose-gc` for the memory figure (the npm script sets it).
+ */
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { createLogSite, type LogKind, type LogSite } from './logs.ts';
+import { latencyRow, lifecycleRows, memoryRows, replayRows, type Row } from './rows.ts';
+import { lifecycleRate, rawAppendRate, type Rate } from './throughput.ts';
+import { submitToTakeLatency } from './latency.ts';
+import { replaySpeed } from './replay.ts';
+import { memoryPerEntry } from './memory.ts';
+
+const BENCHES = ['memory', 'lifecycle', 'raw', 'latency', 'replay'] as const;
+const CALLERS = 64;
+
+const { values } = parseArgs({
+  options: {
+    log: { type: 'string', default: 'file' },
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+  },
+});
+const kind = values.log as LogKind;
+if (!['file', 'memory', 'kafka'].includes(kind)) throw new Error(`--log must be file, memory or kafka, got ${kind}`);
+const only = new Set(values.only === undefined ? BENCHES : values.only.split(','));
+const quick = values.quick;
+const durationMs = quick ? 1_500 : 5_000;
+const warmupMs = quick ? 300 : 1_000;
+
+async function on<T>(name: string, body: (site: LogSite) => Promise<T>): Promise<T> {
+  const site = await createLogSite(kind, name);
+  try {
+    return await body(site);
+  } finally {
+    await site.remove();
+  }
+}
+
+function progress(message: string): void {
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+const rows: Row[] = [];
+let lifecycle: Rate | undefined;
+
+if (only.has('memory')) {
+  const count = quick ? 20_000 : 100_000;
+  progress(`memory: ${count} open entries`);
+  rows.push(...memoryRows(await on('memory', (site) => memoryPerEntry(site, count))));
+}
+if (only.has('lifecycle') || only.has('latency')) {
+  progress(`lifecycle: ${CALLERS} callers for ${durationMs} ms`);
+  lifecycle = await on('lifecycle', (site) => lifecycleRate(site, CALLERS, durationMs, warmupMs));
+}
+if (only.has('raw')) {
+  progress(`raw append: ${CALLERS} callers for ${durationMs} ms`);
+  const raw = await on('raw', (site) => rawAppendRate(site, CALLERS, durationMs, warmupMs));
+  rows.push(...lifecycleRows(lifecycle, raw));
+} else if (lifecycle !== undefined && only.has('lifecycle')) {
+  rows.push(...lifecycleRows(lifecycle, undefined));
+}
+if (only.has('latency') && lifecycle !== undefined) {
+  const perSecond = Math.max(1, Math.round(lifecycle.perSecond / 2));
+  progress(`latency: ${perSecond} submits/s (half of ${Math.round(lifecycle.perSecond)} lifecycles/s) for ${durationMs} ms`);
+  rows.push(latencyRow(await on('latency', (site) => submitToTakeLatency(site, perSecond, CALLERS, durationMs, warmupMs))));
+}
+if (only.has('replay')) {
+  const lifecycles = quick ? 25_000 : 250_000;
+  progress(`replay: building a log of ${lifecycles * 4} events`);
+  rows.push(...replayRows(await on('replay', (site) => replaySpeed(site, lifecycles))));
+}
+
+const load = os.loadavg().map((n) => n.toFixed(2)).join(' ');
+console.log(`\nrunlog bench — log: ${kind}${kind === 'file' ? ' (fsync on)' : ''}${quick ? ', quick' : ''}; node ${process.version}; ${os.cpus().length} cores; load ${load}`);
+const widths = [0, 1, 2, 3].map((i) => Math.max(...[['figure', 'measured', 'target', ''], ...rows.map((r) => [r.name, r.value, r.target, r.verdict])].map((r) => r[i]!.length)));
+const line = (cells: string[]): string => cells.map((cell, i) => (i === 1 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd();
+console.log(line(['figure', 'measured', 'target', '']));
+console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+for (const row of rows) console.log(line([row.name, row.value, row.target, row.verdict]));
+for (const row of rows) if (row.note) console.log(`  ${row.name}: ${row.note}`);

@@ -1,0 +1,109 @@
+/**
+ * Throughput: full lifecycles per second through the RunQueue, and the raw append
+ * ceiling of the same bytes straight to the log.
+ *
+ * Both run `callers` concurrent loops for `durationMs`. A lifecycle caller submits on its
+ * own thread, takes, starts an attempt and closes (4 events, 4 durable appends). A raw
+ * caller appends the 4 encoded records of one lifecycle, one append after the other, to its
+ * thread's partition: the same bytes, the same durability wait, no queue.
+ */
+import { randomUUID } from 'node:crypto';
+import { encodeEvent } from '../src/events/codec.ts';
+import { recordKeyOf } from '../src/events/keys.ts';
+import type { RunlogEvent } from '../src/events/types.ts';
+import type { AppendRecord } from '../src/log/event-log.ts';
+import { openLog } from '../src/log/open-log.ts';
+import { partitionOf } from '../src/log/partitioner.ts';
+import { openRunQueue, type RunQueue } from '../src/queue/run-queue.ts';
+import type { LogSite } from './logs.ts';
+
+export const PARTITIONS = 8;
+export const TENANT = 'bench';
+export const AGENT = 'work';
+export const INPUT = Buffer.from('{"job":"bench","n":42}');
+
+export interface Rate {
+  count: number;
+  seconds: number;
+  perSecond: number;
+}
+
+/** Runs `loop` on `callers` concurrent callers until `durationMs` has passed; answers loops/s. */
+export async function concurrently(callers: number, durationMs: number, loop: (caller: number, n: number) => Promise<void>): Promise<Rate> {
+  let count = 0;
+  const started = performance.now();
+  const endAt = started + durationMs;
+  await Promise.all(
+    Array.from({ length: callers }, async (_, caller) => {
+      for (let n = 0; performance.now() < endAt; n++) {
+        await loop(caller, n);
+        count++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return { count, seconds, perSecond: count / seconds };
+}
+
+/** One caller's lifecycle: submit on its own thread, take, startAttempt, close. */
+async function lifecycle(queue: RunQueue, caller: number, n: number): Promise<void> {
+  const holder = `caller-${caller}`;
+  await queue.submit({ tenant: TENANT, thread: `thread-${caller}`, agent: AGENT, input: INPUT });
+  const taken = await queue.take({ agents: [AGENT], holder, ttlMs: 60_000 });
+  if (taken === null) throw new Error('take found nothing although this caller just submitted');
+  await queue.startAttempt(taken.lease, `${holder}-${n}`);
+  await queue.close(taken.lease, { status: 'succeeded' });
+}
+
+export async function lifecycleRate(site: LogSite, callers: number, durationMs: number, warmupMs: number): Promise<Rate> {
+  const queue = await openRunQueue({ log: site.config, partitions: PARTITIONS });
+  try {
+    await concurrently(callers, warmupMs, (caller, n) => lifecycle(queue, caller, n));
+    const rate = await concurrently(callers, durationMs, (caller, n) => lifecycle(queue, caller, n + 1_000_000_000));
+    return rate;
+  } finally {
+    await queue.stop();
+  }
+}
+
+/** The four events a lifecycle writes, as the queue would write them. */
+export function lifecycleEvents(tenant: string, thread: string, entryId: string, seq: number, at: number, runId: string): RunlogEvent[] {
+  const ids = { tenant, thread, entryId };
+  return [
+    {
+      type: 'Submitted', ...ids, at, seq, agent: AGENT, input: INPUT, key: null, strategy: 'enqueue',
+      priority: 0, notBefore: null, deadline: null, maxAttempts: 10, metadata: {},
+    },
+    { type: 'Leased', ...ids, at, holder: 'caller', epoch: 1, expiresAt: at + 60_000 },
+    { type: 'AttemptStarted', ...ids, at, runId, attempt: 1, epoch: 1 },
+    { type: 'Closed', ...ids, at, outcome: 'succeeded', result: null, error: null },
+  ];
+}
+
+export function recordsOf(events: readonly RunlogEvent[]): AppendRecord[] {
+  return events.map((event) => ({ key: recordKeyOf(event), value: encodeEvent(event) }));
+}
+
+/** Raw appends: each caller appends its lifecycle's 4 records one by one; answers records/s. */
+export async function rawAppendRate(site: LogSite, callers: number, durationMs: number, warmupMs: number): Promise<Rate> {
+  const log = await openLog(site.config, PARTITIONS);
+  try {
+    const plans = Array.from({ length: callers }, (_, caller) => {
+      const thread = `thread-${caller}`;
+      const partition = partitionOf(TENANT, thread, PARTITIONS);
+      const records = recordsOf(lifecycleEvents(TENANT, thread, `${partition}-${caller + 1}`, caller + 1, Date.now(), randomUUID()));
+      return { partition, records };
+    });
+    const loop = async (caller: number): Promise<void> => {
+      const { partition, records } = plans[caller]!;
+      for (const record of records) await log.append(partition, [record]);
+    };
+    await concurrently(callers, warmupMs, loop);
+    const rate = await concurrently(callers, durationMs, loop);
+    const records = rate.count * 4;
+    return { count: records, seconds: rate.seconds, perSecond: records / rate.seconds };
+  } finally {
+    await log.close();
+  }
+}
+
