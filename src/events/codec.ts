@@ -12,6 +12,8 @@ import { RunlogError, invalidArgument } from '../errors.ts';
 import type { EventType, RunlogEvent } from './types.ts';
 import { loadSchemaDir, type AvroRecordSchema, type SchemaVersion } from './schemas.ts';
 import { fingerprintBytesLE } from './rabin.ts';
+import { isExactLong, readExactLong, writeExactLong } from './exact-long.ts';
+import { checkText, isOf, textFields, type TextField } from './well-formed.ts';
 
 export const SINGLE_OBJECT_MARKER: readonly [number, number] = [0xc3, 0x01];
 const HEADER_LENGTH = 10;
@@ -37,7 +39,7 @@ interface Writer {
   readonly type: avsc.Type;
   readonly header: Buffer;
   readonly bytesFields: readonly string[];
-  readonly mapFields: readonly string[];
+  readonly textFields: readonly TextField[];
 }
 
 /** How to read records of one writer schema into the newest shape of its event type. */
@@ -160,35 +162,45 @@ function createWriter(version: SchemaVersion): Writer {
   header.set(fingerprintBytesLE(version.fingerprint), 2);
   const fields = version.schema.fields;
   const bytesFields = fields.filter((f) => isOf(f.type, 'bytes')).map((f) => f.name);
-  const mapFields = fields.filter((f) => isOf(f.type, 'map')).map((f) => f.name);
-  return { version, type: avroType(version.schema), header, bytesFields, mapFields };
+  return { version, type: avroType(version.schema), header, bytesFields, textFields: textFields(fields) };
 }
+
+/**
+ * avsc's own long rounds negative values below -2^52 without a word (see exact-long.ts);
+ * this one is exact for every safe integer and refuses the rest. `noUnpack`: avsc hands
+ * over and takes back the raw zigzag varint bytes.
+ */
+const EXACT_LONG = avsc.types.LongType.__with(
+  {
+    fromBuffer: readExactLong,
+    toBuffer: writeExactLong,
+    fromJSON: Number,
+    toJSON: (n: number) => n,
+    isValid: isExactLong,
+    compare: (a: number, b: number) => a - b,
+  },
+  true,
+);
 
 function avroType(schema: AvroRecordSchema): avsc.Type {
   // A fresh registry per schema: versions of one record share its name. Longs stay numbers
   // (no logical types registered: timestamp-millis decodes as a plain long).
-  return avsc.Type.forSchema(structuredClone(schema) as avsc.Schema);
+  return avsc.Type.forSchema(structuredClone(schema) as avsc.Schema, { typeHook: exactLongHook });
+}
+
+/** Every long, also one written `{"type": "long", "logicalType": ...}`, is the exact long. */
+function exactLongHook(schema: avsc.Schema): avsc.Type | undefined {
+  const isLong = schema === 'long' || (typeof schema === 'object' && !Array.isArray(schema) && (schema as { type?: unknown }).type === 'long');
+  return isLong ? EXACT_LONG : undefined;
 }
 
 function fieldPlans(schema: AvroRecordSchema): FieldPlan[] {
   return schema.fields.map((f) => ({ name: f.name, bytes: isOf(f.type, 'bytes') }));
 }
 
-/** Whether a field type is `kind`, or a union with a `kind` branch. */
-function isOf(type: unknown, kind: string): boolean {
-  if (Array.isArray(type)) return type.some((t) => isOf(t, kind));
-  if (typeof type === 'object' && type !== null) return (type as { type?: unknown }).type === kind;
-  return type === kind;
-}
-
 /** avsc wants Buffers for bytes; the event's Uint8Arrays are wrapped, not copied. */
 function toAvroValue(event: RunlogEvent, writer: Writer): unknown {
-  for (const name of writer.mapFields) {
-    const map = (event as unknown as Record<string, unknown>)[name];
-    if (typeof map === 'object' && map !== null && Object.hasOwn(map, '__proto__')) {
-      throw invalidArgument(`cannot encode ${event.type}: ${name} has the key "__proto__", which no JS reader can read back`);
-    }
-  }
+  checkText(event.type, event as unknown as Record<string, unknown>, writer.textFields);
   if (writer.bytesFields.length === 0) return event;
   const value: Record<string, unknown> = { ...event };
   for (const name of writer.bytesFields) {

@@ -1,0 +1,119 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { RELEASED_SCHEMAS, createCodec, decodeEvent, encodeEvent, schemaFor, writerSchemaFingerprint } from '../../src/events/codec.ts';
+import { loadSchemaDir } from '../../src/events/schemas.ts';
+import { EVENT_TYPES, type RunlogEvent, type Submitted } from '../../src/events/types.ts';
+import { isRunlogError, type ErrorCode } from '../../src/errors.ts';
+import { GOLDEN_EVENTS } from './golden-events.ts';
+import { LONG_LIMIT, anyEvent } from './arbitraries.ts';
+import { avroLong, avroString, singleObject } from './avro-bytes.ts';
+
+const samples = Object.values(GOLDEN_EVENTS);
+const leased = GOLDEN_EVENTS['Leased.v1.bin'] as RunlogEvent & { type: 'Leased' };
+const submitted = GOLDEN_EVENTS['Submitted.v1.bin'] as Submitted;
+
+function fails(code: ErrorCode, fn: () => unknown, message: RegExp): void {
+  assert.throws(fn, (e: unknown) => isRunlogError(e, code) && message.test(e.message));
+}
+
+const leasedBody = (epoch: number[]): number[] => [
+  ...avroString(leased.tenant), ...avroString(leased.thread), ...avroString(leased.entryId),
+  ...avroLong(leased.at), ...avroString(leased.holder), ...epoch, ...avroLong(leased.expiresAt),
+];
+
+test('every event type round-trips', () => {
+  assert.deepEqual(new Set(samples.map((e) => e.type)), new Set(EVENT_TYPES));
+  for (const event of samples) assert.deepEqual(decodeEvent(encodeEvent(event)), event);
+});
+
+test('edge values round-trip: empty metadata, null optionals, big input, extreme longs', () => {
+  const edges: Submitted[] = [
+    { ...submitted, metadata: {}, key: null, notBefore: null, deadline: null, input: new Uint8Array() },
+    { ...submitted, input: new Uint8Array(1 << 20).map((_, i) => i % 251), at: LONG_LIMIT, seq: -LONG_LIMIT },
+    { ...submitted, agent: '', tenant: 'ü😀\u0000', metadata: { '': '', 'k\u0000': 'v' } },
+  ];
+  for (const event of edges) assert.deepEqual(decodeEvent(encodeEvent(event)), event);
+});
+
+test('decoded events are plain objects with plain Uint8Arrays, independent of the input bytes', () => {
+  const bytes = encodeEvent(submitted);
+  const event = decodeEvent(bytes) as Submitted;
+  assert.equal(Object.getPrototypeOf(event), Object.prototype);
+  assert.equal(Object.getPrototypeOf(event.input), Uint8Array.prototype);
+  bytes.fill(0);
+  assert.deepEqual(event.input, submitted.input);
+});
+
+test('the body is plain Avro binary (checked against a hand-built Leased record)', () => {
+  const expected = singleObject(writerSchemaFingerprint('Leased'), leasedBody(avroLong(leased.epoch)));
+  assert.deepEqual(encodeEvent(leased), expected);
+});
+
+test('property: any event round-trips', () => {
+  fc.assert(fc.property(anyEvent, (event) => assert.deepEqual(decodeEvent(encodeEvent(event)), event)), { numRuns: 500 });
+});
+
+test('malformed records are Corrupt, with a message naming the fault', () => {
+  const good = encodeEvent(leased);
+  fails('Corrupt', () => decodeEvent(new Uint8Array()), /0 bytes is shorter/);
+  fails('Corrupt', () => decodeEvent(good.subarray(0, 9)), /shorter than the 10-byte/);
+  fails('Corrupt', () => decodeEvent(Uint8Array.from([0xc3, 0x02, ...good.subarray(2)])), /bad single-object marker 0xc3 0x02/);
+  const badFp = Uint8Array.from(good);
+  badFp[9]! ^= 0xff;
+  fails('Corrupt', () => decodeEvent(badFp), /unknown writer schema fingerprint 0x/);
+  for (const event of samples) {
+    const bytes = encodeEvent(event);
+    fails('Corrupt', () => decodeEvent(bytes.subarray(0, bytes.length - 1)), /truncated or malformed/);
+    fails('Corrupt', () => decodeEvent(Uint8Array.from([...bytes, 0])), /1 trailing bytes after the .*\.v1\.avsc body/);
+  }
+});
+
+test('invalid values inside a body are Corrupt', () => {
+  const fp = writerSchemaFingerprint('Leased');
+  fails('Corrupt', () => decodeEvent(singleObject(fp, leasedBody(avroLong(2 ** 53)))), /beyond Number.MAX_SAFE_INTEGER/);
+  fails('Corrupt', () => decodeEvent(singleObject(fp, leasedBody(avroLong(-(2n ** 63n))))), /beyond Number.MAX_SAFE_INTEGER/);
+  fails('Corrupt', () => decodeEvent(singleObject(fp, [...avroLong(-5), ...leasedBody(avroLong(1)).slice(1)])), /truncated or malformed/);
+  const closed = [...avroString('t'), ...avroString('th'), ...avroString('e'), ...avroLong(1)];
+  const closedFp = writerSchemaFingerprint('Closed');
+  fails('Corrupt', () => decodeEvent(singleObject(closedFp, [...closed, ...avroLong(9), 0, 0])), /invalid .*Outcome enum index: 9/);
+  fails('Corrupt', () => decodeEvent(singleObject(closedFp, [...closed, 0, ...avroLong(3), 0])), /invalid union index: 3/);
+});
+
+test('events that would not read back as written are InvalidArgument', () => {
+  fails('InvalidArgument', () => encodeEvent({ ...leased, epoch: 2 ** 53 }), /epoch = 9007199254740992 is not a valid/);
+  fails('InvalidArgument', () => encodeEvent({ ...leased, epoch: 1.5 }), /epoch = 1\.5/);
+  fails('InvalidArgument', () => encodeEvent({ ...leased, holder: 'a\ud800' }), /Leased: holder holds a lone UTF-16 surrogate/);
+  fails('InvalidArgument', () => encodeEvent({ ...submitted, metadata: JSON.parse('{"__proto__":"x"}') }), /metadata/);
+  fails('InvalidArgument', () => encodeEvent({ ...submitted, strategy: 'later' as 'reject' }), /strategy = "later"/);
+  fails('InvalidArgument', () => encodeEvent({ type: 'Nope' } as unknown as RunlogEvent), /unknown type "Nope"/);
+});
+
+test('schemaFor and writerSchemaFingerprint describe the current schema', () => {
+  for (const type of EVENT_TYPES) {
+    assert.equal(schemaFor(type).name, type);
+    assert.deepEqual([...encodeEvent(samples.find((e) => e.type === type)!).subarray(2, 10)], [...leBytes(writerSchemaFingerprint(type))]);
+  }
+  assert.ok(Object.isFrozen(schemaFor('Submitted').fields[0]));
+});
+
+test('evolution: records of an older writer schema resolve to the current reader schema', () => {
+  const v0 = loadSchemaDir(new URL('../fixtures/schemas/', import.meta.url));
+  const bytes = createCodec(v0).encode(submitted); // v0 has no deadline, no metadata
+  fails('Corrupt', () => decodeEvent(bytes), /unknown writer schema fingerprint/); // v0 was never released
+  const current = createCodec([...RELEASED_SCHEMAS, ...v0]);
+  assert.deepEqual(current.decode(bytes), { ...submitted, deadline: null, metadata: {} });
+});
+
+test('evolution: committed v1 records stay readable by a newer reader schema', () => {
+  const next = loadSchemaDir(new URL('../fixtures/schemas-next/', import.meta.url));
+  const newer = createCodec([...RELEASED_SCHEMAS, ...next]);
+  assert.deepEqual(newer.decode(encodeEvent(submitted)), { ...submitted, labels: [] });
+  assert.deepEqual(newer.decode(encodeEvent(leased)), leased);
+});
+
+function leBytes(fp: bigint): Uint8Array {
+  const out = new Uint8Array(8);
+  new DataView(out.buffer).setBigUint64(0, fp, true);
+  return out;
+}
