@@ -78,7 +78,9 @@ export async function openRunQueue(options: RunQueueOptions): Promise<RunQueue> 
  */
 export async function openRunQueueOnLog(log: EventLog, options: Omit<RunQueueOptions, 'log' | 'partitions'> = {}): Promise<RunQueue> {
   const { clock, capacity, maxInputBytes } = checkQueueOptions(options);
-  const views = await Promise.all(Array.from({ length: log.partitions }, (_, p) => replayPartition(log, p)));
+  const partitions = Array.from({ length: log.partitions }, (_, p) => p);
+  if (log.claim !== undefined) await Promise.all(partitions.map((p) => log.claim!(p)));
+  const views = await Promise.all(partitions.map((p) => replayPartition(log, p)));
   return new RunQueue(log, views, clock, capacity, maxInputBytes);
 }
 
@@ -159,6 +161,24 @@ export class RunQueue implements RunQueueApi {
     }
     await Promise.all(expiries);
     return null;
+  }
+
+  async takeEntry(tenant: string, entryId: string, request: Omit<TakeRequest, 'agents'>): Promise<Taken | null> {
+    this.requireRunning();
+    const body = requireObject('take request', request);
+    rejectUnknownKeys('take request', body, ['holder', 'ttlMs']);
+    const holder = requireName('holder', body.holder);
+    const ttlMs = ttl(body.ttlMs);
+    const slot = this.slotOfEntry(requireName('tenant', tenant), entryId);
+    const entry = decide.findEntry(slot.view, tenant, entryId);
+    const now = this.now();
+    if (entry.closed || !slot.view.isHead(entry) || (entry.lease !== null && entry.lease.expiresAt > now)) return null;
+    if (decide.isOverdue(entry, now)) {
+      await this.commit(slot, [decide.decideExpire(entry, now)]);
+      return null;
+    }
+    await this.commit(slot, [decide.decideLease(entry, holder, ttlMs, now)]);
+    return { lease: { ...this.leaseOf(entry) }, entry: toPublicEntry(entry) };
   }
 
   async extend(lease: Lease, ttlMs: number): Promise<Lease> {

@@ -148,6 +148,12 @@ export interface AwaitOptions {
 export interface RunQueueApi {
   submit(request: SubmitRequest): Promise<Ticket>;
   take(request: TakeRequest): Promise<Taken | null>;
+  /**
+   * Leases one named entry now, if it is the head of its thread and no current lease holds
+   * it; its notBefore (delay, retry backoff) is not waited for. Null otherwise. For running
+   * a pending entry in a caller's context (the worker's ensureFresh).
+   */
+  takeEntry(tenant: string, entryId: string, request: Omit<TakeRequest, 'agents'>): Promise<Taken | null>;
   extend(lease: Lease, ttlMs: number): Promise<Lease>;
   startAttempt(lease: Lease, runId: string): Promise<Attempt>;
   /** Gives the entry back without closing it. A stale lease changes nothing (answers false). */

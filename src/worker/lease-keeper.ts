@@ -1,0 +1,75 @@
+/**
+ * Keeps one run's lease current while its handler works.
+ *
+ *   held --(every half lease: extend answered)----------------> held, expiresAt moved on
+ *   held --(extend refused LeaseNotCurrent / EntryClosed)------> lost: onLost(reason)
+ *   held --(entry closed under us: cancel, thread deleted)-----> lost: markLost(reason)
+ *   held --(extend failed otherwise, e.g. log unavailable)-----> held, retried at a quarter
+ *          lease; lost once the store clock reaches expiresAt without a renewal
+ *   any  --stop()----------------------------------------------> stopped: no timer left, an
+ *          extend in flight awaited, the latest lease answered (for close or yield)
+ *
+ * Renewals are scheduled with the (possibly fake) timers; expiry is judged by the store
+ * clock, queue.now(), exactly as the queue judges it. A lost lease is never renewed again:
+ * another worker may hold the entry by then.
+ */
+import { RunlogError, isRunlogError } from '../errors.ts';
+import type { Lease, RunQueueApi } from '../queue/types.ts';
+import type { Timers, WorkerEvent } from './types.ts';
+
+export class LeaseKeeper {
+  lost: RunlogError | null = null;
+  private handle: unknown = undefined;
+  private stopped = false;
+  private renewing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly queue: RunQueueApi,
+    public lease: Lease,
+    private readonly ttlMs: number,
+    private readonly timers: Timers,
+    private readonly onLost: (reason: RunlogError) => void,
+    private readonly onEvent: (event: WorkerEvent) => void,
+  ) {}
+
+  start(): void {
+    this.schedule(Math.max(1, Math.floor(this.ttlMs / 2)));
+  }
+
+  /** The lease is gone for a reason found elsewhere (the entry closed while it ran). */
+  markLost(reason: RunlogError): void {
+    if (this.lost !== null || this.stopped) return;
+    this.lost = reason;
+    this.timers.clearTimeout(this.handle);
+    this.onLost(reason);
+  }
+
+  async stop(): Promise<Lease> {
+    this.stopped = true;
+    this.timers.clearTimeout(this.handle);
+    await this.renewing;
+    return this.lease;
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped || this.lost !== null) return;
+    this.handle = this.timers.setTimeout(() => {
+      this.renewing = this.renew();
+    }, ms);
+  }
+
+  private async renew(): Promise<void> {
+    try {
+      this.lease = await this.queue.extend(this.lease, this.ttlMs);
+      this.onEvent({ type: 'renewed', entryId: this.lease.entryId, expiresAt: this.lease.expiresAt });
+      this.schedule(Math.max(1, Math.floor(this.ttlMs / 2)));
+    } catch (error) {
+      if (isRunlogError(error, 'LeaseNotCurrent') || isRunlogError(error, 'EntryClosed')) return this.markLost(error);
+      this.onEvent({ type: 'error', error, context: `renewing the lease on entry ${this.lease.entryId}` });
+      if (this.queue.now() >= this.lease.expiresAt) {
+        return this.markLost(new RunlogError('LeaseNotCurrent', `the lease on entry ${this.lease.entryId} expired at ${this.lease.expiresAt} before it could be renewed`, { cause: error }));
+      }
+      this.schedule(Math.max(1, Math.floor(this.ttlMs / 4)));
+    }
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * One run of a taken entry, start to outcome:
+ *
+ *   no attempts left ------------------------------> close failed (parked), handler not called
+ *   startAttempt (durable before the handler runs) -> supervise the handler under its lease
+ *     value, lease held ---------------------------> close succeeded with the result
+ *     error / bad or refused result, lease held ---> yield retry after backoff(attempt), or
+ *                                                     close failed (parked) on the last attempt
+ *     stopping cut it short -----------------------> yield defer: runs again at once, not a failure
+ *     lease lost / entry closed under it ----------> its late close or yield is refused: swallowed, counted
+ *     handler never settled within the grace ------> abandoned: the lease is left to expire, so
+ *                                                     nobody else runs the thread while it may still work
+ */
+import { randomUUID } from 'node:crypto';
+import { RunlogError, isRunlogError } from '../errors.ts';
+import type { Attempt, Entry, Lease, RunQueueApi, Taken } from '../queue/types.ts';
+import { badResult, describeFailure } from './failure.ts';
+import type { ResolvedOptions } from './options.ts';
+import { supervise, type Supervised } from './supervise.ts';
+import type { Handler, RunOutcome } from './types.ts';
+import type { WorkerMetrics } from './worker-metrics.ts';
+
+export interface RunContext {
+  queue: RunQueueApi;
+  options: ResolvedOptions;
+  metrics: WorkerMetrics;
+  handlerOf(agent: string): Handler;
+  /** Called once an entry this worker ran has closed; answers the id of an entry it submitted (periodic work), or null. */
+  afterClose(entry: Entry): Promise<string | null>;
+}
+
+export interface RunReport {
+  outcome: RunOutcome;
+  entry: Entry;
+  attempt: number;
+  /** What the handler threw (or why its result was refused), when the attempt failed. */
+  error?: unknown;
+  /** The recorded error text (failed attempts, parking). */
+  errorText?: string;
+  /** The entry submitted after this one closed (periodic work's next entry). */
+  next?: string;
+}
+
+/** Runs one taken entry to its outcome. Never rejects for a handler's fault; rejects only when the queue fails. */
+export async function runEntry(ctx: RunContext, taken: Taken, stop: AbortSignal): Promise<RunReport> {
+  const agent = taken.entry.agent;
+  ctx.metrics.runStarted(agent);
+  try {
+    const report = await runLeased(ctx, taken, stop);
+    count(ctx, report);
+    if (report.outcome !== 'succeeded' && report.outcome !== 'parked') return report;
+    const next = await ctx.afterClose(taken.entry);
+    return next === null ? report : { ...report, next };
+  } finally {
+    ctx.metrics.runEnded(agent);
+  }
+}
+
+export function attemptLimit(options: ResolvedOptions, entry: Entry): number {
+  return options.maxAttempts === null ? entry.maxAttempts : Math.min(options.maxAttempts, entry.maxAttempts);
+}
+
+async function runLeased(ctx: RunContext, { lease, entry }: Taken, stop: AbortSignal): Promise<RunReport> {
+  const limit = attemptLimit(ctx.options, entry);
+  const made = entry.attempts.length;
+  if (made >= limit) return park(ctx, lease, entry, made, `parked: ${made} attempts made, at most ${limit} allowed`);
+  let attempt: Attempt;
+  try {
+    attempt = await ctx.queue.startAttempt(lease, randomUUID());
+  } catch (error) {
+    if (isLeaseRefusal(error)) return { outcome: 'lost', entry, attempt: made + 1 };
+    throw error;
+  }
+  ctx.metrics.wait(entry.agent, Math.max(0, attempt.startedAt - entry.submittedAt));
+  const supervised = await supervise(ctx.queue, ctx.options, ctx.handlerOf(entry.agent), { lease, entry, attempt }, stop);
+  ctx.metrics.exec(entry.agent, Math.max(0, ctx.queue.now() - attempt.startedAt));
+  return record(ctx, supervised, entry, attempt.attempt);
+}
+
+async function record(ctx: RunContext, supervised: Supervised, entry: Entry, attempt: number): Promise<RunReport> {
+  const { settled, lease } = supervised;
+  if (settled.kind === 'abandoned') return { outcome: 'abandoned', entry, attempt };
+  if (supervised.stopped) return handBack(ctx, lease, entry, attempt);
+  if (settled.kind === 'error') return fail(ctx, lease, entry, attempt, settled.error, describeFailure(settled.error));
+  const bad = badResult(settled.value);
+  if (bad !== null) return fail(ctx, lease, entry, attempt, new Error(bad), bad);
+  try {
+    await ctx.queue.close(lease, settled.value === undefined ? { status: 'succeeded' } : { status: 'succeeded', result: settled.value });
+    return { outcome: 'succeeded', entry, attempt };
+  } catch (error) {
+    if (isLeaseRefusal(error)) return { outcome: 'lost', entry, attempt };
+    if (!isRunlogError(error, 'InvalidArgument')) throw error;
+    const text = `the handler's result could not be recorded (too large?): ${error.message}`;
+    return fail(ctx, lease, entry, attempt, new RunlogError('InvalidArgument', text, { cause: error }), text);
+  }
+}
+
+/** A failed attempt: retried after its backoff, or parked when it was the last allowed. */
+async function fail(ctx: RunContext, lease: Lease, entry: Entry, attempt: number, error: unknown, text: string): Promise<RunReport> {
+  if (attempt >= attemptLimit(ctx.options, entry)) return { ...(await park(ctx, lease, entry, attempt, text)), error };
+  const delayMs = backoffOf(ctx, attempt);
+  try {
+    const given = await ctx.queue.yield(lease, { kind: 'retry', error: text, delayMs });
+    return { outcome: given ? 'retried' : 'lost', entry, attempt, error, errorText: text };
+  } catch (refusal) {
+    if (isLeaseRefusal(refusal)) return { outcome: 'lost', entry, attempt, error, errorText: text };
+    throw refusal;
+  }
+}
+
+async function park(ctx: RunContext, lease: Lease, entry: Entry, attempt: number, text: string): Promise<RunReport> {
+  try {
+    await ctx.queue.close(lease, { status: 'failed', error: text });
+    return { outcome: 'parked', entry, attempt, errorText: text };
+  } catch (error) {
+    if (isLeaseRefusal(error)) return { outcome: 'lost', entry, attempt };
+    throw error;
+  }
+}
+
+/** Stopping cut the run short: give the entry back at once, not as a failure. */
+async function handBack(ctx: RunContext, lease: Lease, entry: Entry, attempt: number): Promise<RunReport> {
+  try {
+    const given = await ctx.queue.yield(lease, { kind: 'defer' });
+    return { outcome: given ? 'deferred' : 'lost', entry, attempt };
+  } catch (error) {
+    if (isLeaseRefusal(error)) return { outcome: 'lost', entry, attempt };
+    throw error;
+  }
+}
+
+function backoffOf(ctx: RunContext, attempt: number): number {
+  const ms = ctx.options.backoff(attempt);
+  if (Number.isSafeInteger(ms) && ms >= 0) return ms;
+  const error = new RunlogError('InvalidArgument', `backoff(${attempt}) answered ${String(ms)}, not a whole number of ms >= 0; retrying at once`);
+  ctx.options.onEvent({ type: 'error', error, context: 'backoff' });
+  return 0;
+}
+
+/** The queue's answer to a late or stale run: the only refusals a worker swallows. */
+export function isLeaseRefusal(error: unknown): boolean {
+  return isRunlogError(error, 'LeaseNotCurrent') || isRunlogError(error, 'EntryClosed');
+}
+
+function count(ctx: RunContext, report: RunReport): void {
+  const agent = report.entry.agent;
+  const names: Record<RunOutcome, ('processed' | 'succeeded' | 'retried' | 'parked' | 'expired' | 'deferred' | 'abandoned')[]> = {
+    succeeded: ['processed', 'succeeded'],
+    retried: ['processed', 'retried'],
+    parked: ['processed', 'parked'],
+    lost: ['expired'],
+    deferred: ['deferred'],
+    abandoned: ['abandoned'],
+  };
+  for (const name of names[report.outcome]) ctx.metrics.add(name, agent);
+  if (report.error !== undefined && (report.outcome === 'retried' || report.outcome === 'parked')) ctx.metrics.add('failed', agent);
+  const event = { type: report.outcome, entryId: report.entry.entryId, agent, attempt: report.attempt };
+  ctx.options.onEvent(report.errorText === undefined ? event : { ...event, error: report.errorText });
+}

@@ -1,0 +1,59 @@
+/**
+ * The worker's metrics: OpenTelemetry instruments on the 'runlog' meter (a no-op unless
+ * the application installs an SDK) and the same counts kept as plain numbers for
+ * `metrics()`.
+ */
+import { metrics, type Counter, type Histogram, type UpDownCounter } from '@opentelemetry/api';
+import type { WorkerMetricsSnapshot } from './types.ts';
+
+export type CounterName = 'enqueued' | 'processed' | 'succeeded' | 'failed' | 'retried' | 'expired' | 'parked' | 'deferred' | 'abandoned';
+
+const COUNTERS: readonly CounterName[] = ['enqueued', 'processed', 'succeeded', 'failed', 'retried', 'expired', 'parked', 'deferred', 'abandoned'];
+
+export class WorkerMetrics {
+  private readonly counts: WorkerMetricsSnapshot = {
+    enqueued: 0, processed: 0, succeeded: 0, failed: 0, retried: 0, expired: 0, parked: 0,
+    deferred: 0, abandoned: 0, inFlight: 0, totalWaitMs: 0, totalExecMs: 0,
+  };
+  private readonly counters = new Map<CounterName, Counter>();
+  private readonly waitMs: Histogram;
+  private readonly execMs: Histogram;
+  private readonly inFlight: UpDownCounter;
+
+  constructor() {
+    const meter = metrics.getMeter('runlog');
+    for (const name of COUNTERS) this.counters.set(name, meter.createCounter(`runlog.worker.${name}`));
+    this.waitMs = meter.createHistogram('runlog.worker.wait', { unit: 'ms', description: 'submission to attempt start, store clock' });
+    this.execMs = meter.createHistogram('runlog.worker.exec', { unit: 'ms', description: 'attempt start to outcome, store clock' });
+    this.inFlight = meter.createUpDownCounter('runlog.worker.in_flight', { description: 'runs in progress' });
+  }
+
+  add(name: CounterName, agent: string, n = 1): void {
+    this.counts[name] += n;
+    this.counters.get(name)!.add(n, { agent });
+  }
+
+  wait(agent: string, ms: number): void {
+    this.counts.totalWaitMs += ms;
+    this.waitMs.record(ms, { agent });
+  }
+
+  exec(agent: string, ms: number): void {
+    this.counts.totalExecMs += ms;
+    this.execMs.record(ms, { agent });
+  }
+
+  runStarted(agent: string): void {
+    this.counts.inFlight++;
+    this.inFlight.add(1, { agent });
+  }
+
+  runEnded(agent: string): void {
+    this.counts.inFlight--;
+    this.inFlight.add(-1, { agent });
+  }
+
+  snapshot(): WorkerMetricsSnapshot {
+    return { ...this.counts };
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * The worker runtime: handlers per agent, a pool of runs over the queue, periodic work,
+ * ensureFresh, runDue and waitIdle. See run-entry.ts for one run's life, supervise.ts and
+ * lease-keeper.ts for leases and stopping, run-loop.ts for the pool.
+ */
+import { RunlogError, invalidArgument } from '../errors.ts';
+import type { Entry, RunQueueApi } from '../queue/types.ts';
+import { describe, requireInteger, requireName } from '../queue/validate.ts';
+import { ensureFresh } from './ensure-fresh.ts';
+import { requireFunction, resolveOptions, type ResolvedOptions } from './options.ts';
+import { Periodic } from './periodic.ts';
+import { runDue } from './run-due.ts';
+import type { RunContext } from './run-entry.ts';
+import { Pool } from './run-loop.ts';
+import type { Handler, WorkerMetricsSnapshot, WorkerOptions } from './types.ts';
+import { Waker } from './waker.ts';
+import { WorkerMetrics } from './worker-metrics.ts';
+
+const NEVER = new AbortController().signal;
+
+export class Worker {
+  readonly holder: string;
+  private readonly options: ResolvedOptions;
+  private readonly handlers = new Map<string, Handler>();
+  private readonly everyMs = new Map<string, number>();
+  private readonly counters = new WorkerMetrics();
+  private readonly waker: Waker;
+  private readonly ctx: RunContext;
+  private readonly periodic: Periodic;
+  private readonly idleWaiters = new Set<() => void>();
+  private pool: Pool | null = null;
+  private running = false;
+  private stopping: AbortSignal = NEVER;
+  /** Runs made by runDue and ensureFresh (the pool counts its own). */
+  private outsideRuns = 0;
+
+  constructor(
+    private readonly queue: RunQueueApi,
+    options: WorkerOptions = {},
+  ) {
+    if (typeof queue?.take !== 'function') throw invalidArgument(`queue must be a RunQueue, got ${describe(queue)}`);
+    this.options = resolveOptions(options);
+    this.holder = this.options.holder;
+    this.waker = new Waker(this.options.timers);
+    this.ctx = {
+      queue,
+      options: this.options,
+      metrics: this.counters,
+      handlerOf: (agent) => this.handlers.get(agent)!,
+      afterClose: (entry) => this.afterClose(entry),
+    };
+    this.periodic = new Periodic(this.ctx, this.everyMs, (agent, signal) => this.runDueWith(agent, signal));
+  }
+
+  /** Registers the handler of `agent`. Before run; one per agent. */
+  handle(agent: string, handler: Handler): void {
+    requireName('agent', agent);
+    requireFunction('handler', handler);
+    if (this.running) throw invalidArgument(`register handlers before run: agent ${JSON.stringify(agent)} came too late`);
+    if (this.handlers.has(agent)) throw invalidArgument(`agent ${JSON.stringify(agent)} already has a handler`);
+    this.handlers.set(agent, handler);
+  }
+
+  /** Registers periodic work: its entries run every everyMs on a timer, not as soon as due. */
+  handleEvery(agent: string, everyMs: number, handler: Handler): void {
+    requireInteger('everyMs', everyMs, 1, 365 * 24 * 3600 * 1000);
+    this.handle(agent, handler);
+    this.everyMs.set(agent, everyMs);
+  }
+
+  /** Runs the pool and periodic timers until `signal` aborts; resolves once every run has settled. */
+  async run(signal: AbortSignal): Promise<void> {
+    if (!(signal instanceof AbortSignal)) throw invalidArgument(`run needs an AbortSignal, got ${describe(signal)}`);
+    if (this.running) throw invalidArgument('this worker is running already');
+    if (this.handlers.size === 0) throw invalidArgument('register a handler (handle or handleEvery) before run');
+    this.running = true;
+    this.stopping = signal;
+    const pool = new Pool(this.ctx, this.poolAgents(), this.holder, this.waker, () => this.checkIdle());
+    this.pool = pool;
+    const unlisten = this.queue.onWork(() => this.waker.notifyOne());
+    const unstop = () => this.waker.notifyAll();
+    signal.addEventListener('abort', unstop, { once: true });
+    try {
+      await Promise.all([pool.run(signal), this.periodic.run(signal)]);
+    } finally {
+      unlisten();
+      signal.removeEventListener('abort', unstop);
+      this.pool = null;
+      this.running = false;
+      this.stopping = NEVER;
+      this.checkIdle();
+    }
+  }
+
+  /** Runs every due entry of `agent` now, one after another; answers how many runs it made. */
+  runDue(agent: string): Promise<number> {
+    this.requireHandler(agent);
+    return this.runDueWith(agent, this.stopping);
+  }
+
+  /** Runs the pending entry of `agent` on the thread now, or waits for its run elsewhere. See ensure-fresh.ts. */
+  ensureFresh(tenant: string, thread: string, agent: string, options: { signal?: AbortSignal } = {}): Promise<undefined> {
+    requireName('tenant', tenant);
+    requireName('thread', thread);
+    this.requireHandler(agent);
+    return this.track(() => ensureFresh(this.ctx, this.holder, tenant, thread, agent, options.signal));
+  }
+
+  /**
+   * Resolves once no entry of a pool agent is pending or leased and no run is in progress
+   * (parked entries and periodic entries waiting for their timer do not count). For tests;
+   * needs run() running when pool agents exist, as nothing else takes their entries.
+   */
+  waitIdle(signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = (): void => {
+        if (signal?.aborted) finish(signal.reason);
+        else if (this.isIdle()) finish();
+      };
+      const finish = (error?: unknown): void => {
+        this.idleWaiters.delete(check);
+        signal?.removeEventListener('abort', check);
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      if (!this.running && this.poolAgents().length > 0) return reject(invalidArgument('waitIdle needs run() running: nothing else takes pending entries'));
+      this.idleWaiters.add(check);
+      signal?.addEventListener('abort', check, { once: true });
+      check();
+    });
+  }
+
+  /** Idle runs ask the queue again now (tests call it after moving the fake store clock). */
+  wake(): void {
+    this.waker.notifyAll();
+  }
+
+  metrics(): WorkerMetricsSnapshot {
+    return this.counters.snapshot();
+  }
+
+  private async runDueWith(agent: string, signal: AbortSignal): Promise<number> {
+    return this.track(() => runDue(this.ctx, agent, this.holder, signal));
+  }
+
+  private async track<T>(action: () => Promise<T>): Promise<T> {
+    this.outsideRuns++;
+    try {
+      return await action();
+    } finally {
+      this.outsideRuns--;
+      this.checkIdle();
+    }
+  }
+
+  private async afterClose(entry: Entry): Promise<string | null> {
+    try {
+      return await this.periodic.next(entry);
+    } catch (error) {
+      this.options.onEvent({ type: 'error', error, context: `submitting the next periodic entry after ${entry.entryId}` });
+      return null;
+    }
+  }
+
+  private isIdle(): boolean {
+    if (this.outsideRuns > 0) return false;
+    const agents = this.poolAgents();
+    if (agents.length === 0) return true;
+    return this.pool !== null && this.pool.quiet() && this.queue.nextDueAt(agents) === null;
+  }
+
+  private checkIdle(): void {
+    for (const check of [...this.idleWaiters]) check();
+  }
+
+  private poolAgents(): string[] {
+    return [...this.handlers.keys()].filter((agent) => !this.everyMs.has(agent));
+  }
+
+  private requireHandler(agent: string): void {
+    requireName('agent', agent);
+    if (!this.handlers.has(agent)) throw new RunlogError('InvalidArgument', `agent ${JSON.stringify(agent)} has no handler`);
+  }
+}
