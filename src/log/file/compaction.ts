@@ -50,7 +50,7 @@ export async function compactSegments(host: CompactionHost): Promise<void> {
   await swap(host, inputs, output);
 }
 
-function readAll(inputs: readonly Segment[]): AsyncGenerator<LogRecord> {
+function readAll(inputs: readonly Segment[]): AsyncIterable<LogRecord> {
   const end = inputs[inputs.length - 1]!.nextOffset;
   return readSegments(() => inputs, { from: inputs[0]!.base, end, maxRecords: Number.POSITIVE_INFINITY });
 }

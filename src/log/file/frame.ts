@@ -79,6 +79,29 @@ export function checkFrame(buf: Buffer, pos: number, limit: number): FrameCheck 
 }
 
 /**
+ * Values are copied out of the (large) read buffer into 64 KiB slabs and handed out as
+ * views: one ArrayBuffer allocation per value costs more than the rest of decoding, and a
+ * view never keeps more than its slab alive. Large values get a buffer of their own.
+ */
+const SLAB_BYTES = 64 << 10;
+const OWN_BUFFER_BYTES = 4 << 10;
+let slab = new Uint8Array(SLAB_BYTES);
+let slabUsed = 0;
+
+function copyValue(buf: Buffer, start: number, end: number): Uint8Array {
+  const length = end - start;
+  if (length >= OWN_BUFFER_BYTES) return Uint8Array.prototype.slice.call(buf, start, end);
+  if (slabUsed + length > SLAB_BYTES) {
+    slab = new Uint8Array(SLAB_BYTES);
+    slabUsed = 0;
+  }
+  const value = new Uint8Array(slab.buffer, slabUsed, length);
+  value.set(new Uint8Array(buf.buffer, buf.byteOffset + start, length));
+  slabUsed += length;
+  return value;
+}
+
+/**
  * Decodes the records of a checked frame at `pos`, calling `each` for those with an offset
  * >= `from`. Values are copied out of `buf`. Returns false if the payload's structure is
  * inconsistent (only a bug or deliberate damage can do that: the CRC matched).
@@ -87,6 +110,7 @@ export function decodeFrame(buf: Buffer, pos: number, end: number, from: bigint,
   const base = buf.readBigUInt64LE(pos + 12);
   const count = buf.readUInt32LE(pos + 20);
   // Offsets as numbers relative to base keep the loop free of bigint arithmetic.
+  const smallBase = base <= BigInt(Number.MAX_SAFE_INTEGER) - BigInt(MAX_OFFSET_DELTA) ? Number(base) : -1;
   const skipBelow = from <= base ? -1 : from - base > BigInt(MAX_OFFSET_DELTA) ? Infinity : Number(from - base);
   let p = pos + FRAME_HEADER_BYTES + PAYLOAD_HEADER_BYTES;
   for (let i = 0; i < count; i++) {
@@ -100,8 +124,8 @@ export function decodeFrame(buf: Buffer, pos: number, end: number, from: bigint,
     if (p > end || valueLength < -1) return false;
     if (delta < skipBelow) continue;
     const key = buf.toString('utf8', keyStart, valueStart);
-    const value = valueLength < 0 ? null : Uint8Array.prototype.slice.call(buf, valueStart, p);
-    each({ offset: base + BigInt(delta), key, value });
+    const value = valueLength < 0 ? null : copyValue(buf, valueStart, p);
+    each({ offset: smallBase >= 0 ? BigInt(smallBase + delta) : base + BigInt(delta), key, value });
   }
   return p === end;
 }

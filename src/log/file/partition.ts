@@ -74,7 +74,7 @@ export class FilePartition implements WriterHost {
     return this.#segments;
   }
 
-  read(from: bigint, maxRecords: number): AsyncGenerator<LogRecord> {
+  read(from: bigint, maxRecords: number): AsyncIterable<LogRecord> {
     return readSegments(() => this.#segments, { from, end: this.#nextOffset, maxRecords });
   }
 

@@ -33,21 +33,27 @@ function baseAfter(segments: readonly Segment[], segment: Segment): bigint | nul
   return segments[segmentIndexFor(segments, segment.base) + 1]?.base ?? null;
 }
 
-export async function* readSegments(segments: () => readonly Segment[], range: ReadRange): AsyncGenerator<LogRecord> {
+/** The records of `range`, in offset order. */
+export function readSegments(segments: () => readonly Segment[], range: ReadRange): AsyncIterable<LogRecord> {
+  return { [Symbol.asyncIterator]: () => new FlatIterator(readBatches(segments, range)) };
+}
+
+async function* readBatches(segments: () => readonly Segment[], range: ReadRange): AsyncGenerator<LogRecord[]> {
   let next = range.from;
   let left = range.maxRecords;
   while (next < range.end && left > 0) {
     const segment = acquireSegmentFor(segments, next);
     if (segment === null) return;
-    const batch: LogRecord[] = [];
     try {
-      for await (const records of segmentBatches(segment, next, range, batch)) {
-        for (const record of records) {
-          if (record.offset >= range.end) return;
-          yield record;
-          next = record.offset + 1n;
-          if (--left === 0) return;
-        }
+      for await (let records of segmentBatches(segment, next, range)) {
+        const last = records[records.length - 1]!.offset;
+        if (last >= range.end) records = records.filter((r) => r.offset < range.end);
+        if (records.length > left) records = records.slice(0, left);
+        if (records.length === 0) return;
+        left -= records.length;
+        next = records[records.length - 1]!.offset + 1n;
+        yield records;
+        if (left === 0 || last >= range.end) return;
       }
     } finally {
       await segment.release();
@@ -58,15 +64,51 @@ export async function* readSegments(segments: () => readonly Segment[], range: R
   }
 }
 
-/** The records >= from of `segment`, a frame at a time (reusing `batch`). */
-async function* segmentBatches(segment: Segment, from: bigint, range: ReadRange, batch: LogRecord[]): AsyncGenerator<LogRecord[]> {
+/**
+ * Hands out the records of batches one by one. Reading is a frame at a time; going through
+ * an async generator per record as well would cost more than decoding it.
+ */
+class FlatIterator implements AsyncIterator<LogRecord> {
+  #batches: AsyncGenerator<LogRecord[]>;
+  #batch: LogRecord[] = [];
+  #index = 0;
+
+  constructor(batches: AsyncGenerator<LogRecord[]>) {
+    this.#batches = batches;
+  }
+
+  next(): Promise<IteratorResult<LogRecord>> {
+    const record = this.#batch[this.#index];
+    if (record === undefined) return this.#nextBatch();
+    this.#index++;
+    return Promise.resolve({ done: false, value: record });
+  }
+
+  async #nextBatch(): Promise<IteratorResult<LogRecord>> {
+    const step = await this.#batches.next();
+    if (step.done) return { done: true, value: undefined };
+    this.#batch = step.value;
+    this.#index = 1;
+    return { done: false, value: step.value[0]! };
+  }
+
+  async return(): Promise<IteratorResult<LogRecord>> {
+    this.#batch = [];
+    await this.#batches.return(undefined);
+    return { done: true, value: undefined };
+  }
+}
+
+/** The records >= from of `segment`, a frame at a time. */
+async function* segmentBatches(segment: Segment, from: bigint, range: ReadRange): AsyncGenerator<LogRecord[]> {
   const handle = await segment.readHandle();
+  let batch: LogRecord[] = [];
   const push = (record: LogRecord): void => void batch.push(record);
   const frames = readFrames(handle, segment.positionFor(from), segment.size, range.chunkBytes);
   let step = await frames.next();
   for (; !step.done; step = await frames.next()) {
     const { buf, pos, end, filePos } = step.value;
-    batch.length = 0;
+    batch = [];
     if (!decodeFrame(buf, pos, end, from, push)) throw corruptAt(segment, filePos, 'inconsistent record structure');
     if (batch.length > 0) yield batch;
   }
