@@ -3,16 +3,23 @@
  *
  * kafkajs wraps the protocol error it got in retry errors (KafkaJSNonRetriableError,
  * KafkaJSNumberOfRetriesExceeded) through `cause`, so the mapping walks that chain:
- *   INVALID_PRODUCER_EPOCH (47), PRODUCER_FENCED (90; kafkajs does not know it by name),
- *   TRANSACTIONAL_ID_... fencing             -> Fenced (never retriable: another writer owns the partition)
+ *   INVALID_PRODUCER_EPOCH (47), INVALID_TXN_STATE (48), INVALID_PRODUCER_ID_MAPPING (49),
+ *   PRODUCER_FENCED (90; kafkajs does not know it by name) -> Fenced (never retriable)
  *   MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE -> InvalidArgument
  *   connection, timeout, no broker, anything else -> LogUnavailable (retriable)
  */
 import { RunlogError, isRunlogError } from '../../errors.ts';
 import type { logCreator, LogEntry } from 'kafkajs';
 
-const FENCED_TYPES = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED', 'INVALID_PRODUCER_ID_MAPPING']);
-const FENCED_CODES = new Set([47, 49, 90]);
+/**
+ * INVALID_TXN_STATE counts as fencing too: with transaction verification (Kafka 3.6+), a
+ * Produce whose transaction the coordinator already aborted (because a new writer's
+ * InitProducerId bumped the epoch, or the transaction timed out) gets INVALID_TXN_STATE
+ * instead of INVALID_PRODUCER_EPOCH. Either way this producer's session is over, and
+ * re-initialising it automatically could fence the partition's new owner.
+ */
+const FENCED_TYPES = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED', 'INVALID_PRODUCER_ID_MAPPING', 'INVALID_TXN_STATE']);
+const FENCED_CODES = new Set([47, 48, 49, 90]);
 const TOO_LARGE_TYPES = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
 
 interface KafkaJsErrorShape {
@@ -48,7 +55,8 @@ export function toRunlogError(error: unknown, what: string): RunlogError {
   if (isRunlogError(error)) return error;
   const detail = innermostMessage(error);
   if (isFencingError(error)) {
-    return new RunlogError('Fenced', `${what}: another writer took over this partition (${detail})`, { cause: error });
+    const why = 'another writer took over this partition, or the broker aborted the transaction';
+    return new RunlogError('Fenced', `${what}: ${why} (${detail})`, { cause: error });
   }
   if (chain(error).some((e) => e.type !== undefined && TOO_LARGE_TYPES.has(e.type))) {
     return new RunlogError('InvalidArgument', `${what}: the batch is larger than the broker accepts (${detail})`, { cause: error });
@@ -58,7 +66,7 @@ export function toRunlogError(error: unknown, what: string): RunlogError {
 
 /** Messages kafkajs logs at ERROR for conditions runlog handles or reports itself. */
 const EXPECTED = [/CONCURRENT_TRANSACTIONS/i, /concurrent operation on the same transaction/i, /producer epoch/i, /fenced/i,
-  /There is an ongoing transaction/i, /old epoch/i, /The group is rebalancing/i, /Restarting the consumer/i];
+  /There is an ongoing transaction/i, /old epoch/i, /transactional operation in an invalid state/i, /The group is rebalancing/i, /Restarting the consumer/i];
 
 /**
  * kafkajs logs a lot, and at ERROR for things it retries (a back-to-back transaction's

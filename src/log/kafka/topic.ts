@@ -26,14 +26,42 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<void> 
       topics: [{ topic: spec.topic, numPartitions: spec.partitions, replicationFactor: spec.replicationFactor, configEntries }],
     });
   } catch (error) {
-    if (!isAlreadyExists(error)) throw toRunlogError(error, `creating topic ${spec.topic}`);
+    // On KRaft, kafkajs's waitForLeaders can see the new topic's metadata before the broker
+    // does (UNKNOWN_TOPIC_OR_PARTITION): the topic exists, only not everywhere yet.
+    if (!hasType(error, 'TOPIC_ALREADY_EXISTS') && !NOT_YET.some((type) => hasType(error, type))) {
+      throw toRunlogError(error, `creating topic ${spec.topic}`);
+    }
   }
+  await waitUntilServed(admin, spec.topic);
   await checkTopic(admin, spec);
 }
 
-function isAlreadyExists(error: unknown): boolean {
-  const e = error as { type?: string; errors?: { type?: string }[] };
-  return e.type === 'TOPIC_ALREADY_EXISTS' || (e.errors ?? []).some((x) => x.type === 'TOPIC_ALREADY_EXISTS');
+const NOT_YET = ['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'NOT_LEADER_FOR_PARTITION'];
+const SERVED_TIMEOUT_MS = 30_000;
+
+function hasType(error: unknown, type: string): boolean {
+  const e = error as { type?: string; errors?: { type?: string }[]; cause?: unknown };
+  if (e?.type === type || (e?.errors ?? []).some((x) => x.type === type)) return true;
+  return e?.cause !== undefined && e.cause !== error && hasType(e.cause, type);
+}
+
+/** Waits until every partition has a leader that answers ListOffsets for it. */
+async function waitUntilServed(admin: Admin, topic: string): Promise<void> {
+  const deadline = Date.now() + SERVED_TIMEOUT_MS;
+  for (;;) {
+    try {
+      const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+      const partitions = metadata.topics[0]?.partitions ?? [];
+      if (partitions.length > 0 && partitions.every((p) => p.leader >= 0)) {
+        await admin.fetchTopicOffsets(topic);
+        return;
+      }
+    } catch (error) {
+      if (!NOT_YET.some((type) => hasType(error, type)) || Date.now() > deadline) throw toRunlogError(error, `waiting for topic ${topic}`);
+    }
+    if (Date.now() > deadline) throw new RunlogError('LogUnavailable', `topic ${topic} has no leader for every partition after ${SERVED_TIMEOUT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 async function checkTopic(admin: Admin, spec: TopicSpec): Promise<void> {
