@@ -62,6 +62,7 @@ class AvroEventCodec implements EventCodec {
   /** Readers keyed by the low 32 bits of the fingerprint (read without BigInt per record). */
   readonly #readers = new Map<number, Reader[]>();
   readonly #scratch = Buffer.allocUnsafe(SCRATCH_LENGTH);
+  #wrapped: Buffer = Buffer.alloc(0);
 
   constructor(schemas: readonly SchemaVersion[]) {
     for (const version of newestPerType(schemas)) this.#writers.set(version.eventType, createWriter(version));
@@ -85,18 +86,33 @@ class AvroEventCodec implements EventCodec {
 
   decode(bytes: Uint8Array): RunlogEvent {
     const reader = this.#readerFor(bytes);
-    const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const [buf, start] = this.#asBuffer(bytes);
+    const end = start + bytes.length;
     let decoded: { value: Record<string, unknown>; offset: number };
     try {
-      decoded = reader.type.decode(buf, HEADER_LENGTH, reader.resolver);
+      decoded = reader.type.decode(buf, start + HEADER_LENGTH, reader.resolver);
     } catch (error) {
       throw corrupt(`invalid ${reader.file} body: ${(error as Error).message}`, error);
     }
-    if (decoded.offset < 0) throw corrupt(`truncated or malformed ${reader.file} body (${bytes.length} bytes in all)`);
-    if (decoded.offset !== buf.length) {
-      throw corrupt(`${buf.length - decoded.offset} trailing bytes after the ${reader.file} body`);
+    if (decoded.offset < 0 || decoded.offset > end) {
+      throw corrupt(`truncated or malformed ${reader.file} body (${bytes.length} bytes in all)`);
     }
+    if (decoded.offset < end) throw corrupt(`${end - decoded.offset} trailing bytes after the ${reader.file} body`);
     return reader.toEvent(decoded.value);
+  }
+
+  /**
+   * avsc reads Buffers. A Uint8Array is read through a Buffer over its whole ArrayBuffer,
+   * kept for the next call: log readers hand over many records of one chunk, and a Buffer
+   * view costs more than the decoding of a small record. Reads that run past the record's
+   * end are caught by the offset checks in decode.
+   */
+  #asBuffer(bytes: Uint8Array): [Buffer, number] {
+    if (Buffer.isBuffer(bytes)) return [bytes, 0];
+    if (this.#wrapped.buffer !== bytes.buffer || this.#wrapped.length !== bytes.buffer.byteLength) {
+      this.#wrapped = Buffer.from(bytes.buffer);
+    }
+    return [this.#wrapped, bytes.byteOffset];
   }
 
   schemaFor(eventType: EventType): AvroRecordSchema {

@@ -69,6 +69,22 @@ test('malformed records are Corrupt, with a message naming the fault', () => {
   }
 });
 
+test('records read as subarrays of one shared chunk decode alone, never into their neighbours', () => {
+  const encoded = samples.map(encodeEvent);
+  const chunk = new Uint8Array(encoded.reduce((n, b) => n + b.length, 0) + 3);
+  let at = 3;
+  const views = encoded.map((b) => {
+    chunk.set(b, at);
+    at += b.length;
+    return chunk.subarray(at - b.length, at);
+  });
+  views.forEach((view, i) => assert.deepEqual(decodeEvent(view), samples[i]));
+  for (const view of views.slice(0, -1)) {
+    const short = chunk.subarray(view.byteOffset, view.byteOffset + view.length - 1);
+    fails('Corrupt', () => decodeEvent(short), /truncated or malformed|invalid|trailing/);
+  }
+});
+
 test('invalid values inside a body are Corrupt', () => {
   const fp = writerSchemaFingerprint('Leased');
   fails('Corrupt', () => decodeEvent(singleObject(fp, leasedBody(avroLong(2 ** 53)))), /beyond Number.MAX_SAFE_INTEGER/);
