@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
+import type { LogRecord } from '../../src/log/event-log.ts';
 import { openFileLog, type FileLog, type FileLogOptions } from '../../src/log/file/file-log.ts';
 import { collect, eventLogContract, rec, text } from '../contract/event-log.contract.ts';
 
@@ -230,6 +231,29 @@ describe('file log', () => {
       assert.deepEqual(new Map(records.map((r) => [r.key, text(r)])), view);
       assert.ok(s.warnings.some((w) => /interrupted compaction/.test(w)));
       assert.ok(!(await readdir(s.part0)).some((name) => name.endsWith('.compacting')));
+    });
+  });
+
+  describe('compaction while others work', () => {
+    it('readers in flight and appends going on see a consistent log', async (t) => {
+      const s = await scratch(t);
+      const log = await s.open({ segmentBytes: 256 });
+      for (let i = 0; i < 200; i++) await log.append(0, [rec(`k${i % 7}`, `v${i}`), rec(`u${i}`, i % 2 ? null : 'x')]);
+      const reader = log.read(0, 0n)[Symbol.asyncIterator]();
+      const firstHalf: LogRecord[] = [];
+      for (let i = 0; i < 150; i++) firstHalf.push((await reader.next()).value as LogRecord);
+      const appending = Promise.all(Array.from({ length: 8 }, (_, c) => log.append(0, [rec(`late${c}`, 'l')])));
+      await log.compact(0);
+      await appending;
+      const rest: LogRecord[] = [];
+      for (let step = await reader.next(); !step.done; step = await reader.next()) rest.push(step.value);
+      const offsets = [...firstHalf, ...rest].map((r) => r.offset);
+      assert.deepEqual(offsets, [...new Set(offsets)].sort((a, b) => (a < b ? -1 : 1)));
+      assert.ok(offsets.at(-1)! < 400n, 'the read ends at the end offset of its call');
+      const latest = new Map((await collect(log.read(0, 0n))).map((r) => [r.key, text(r)]));
+      for (let k = 0; k < 7; k++) assert.equal(latest.get(`k${k}`), `v${199 - ((199 - k) % 7)}`);
+      for (let c = 0; c < 8; c++) assert.equal(latest.get(`late${c}`), 'l');
+      assert.ok(![...latest.values()].includes(null));
     });
   });
 

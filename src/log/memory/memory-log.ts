@@ -106,7 +106,7 @@ class MemoryLog implements EventLog {
     const self = this;
     return (async function* () {
       let next = fromOffset;
-      while (!signal.aborted) {
+      while (!signal.aborted && !self.#closed) {
         const end = part.nextOffset; // read() below stops here too
         for await (const record of self.read(partition, next)) {
           if (signal.aborted) return;
