@@ -57,6 +57,14 @@ export interface EventLog {
    */
   compact(partition: number): Promise<void>;
 
+  /**
+   * Makes this process the partition's single writer now, fencing any previous one
+   * (Kafka: initialises the partition's transactional producer). Backends whose open
+   * already excludes other writers (the file log's lock) leave it out. A RunQueue
+   * claims every partition before it replays, so no stale writer appends behind it.
+   */
+  claim?(partition: number): Promise<void>;
+
   /** Releases files, locks and connections. Idempotent. */
   close(): Promise<void>;
 }
