@@ -113,15 +113,22 @@ export async function openFileLog(options: FileLogOptions): Promise<FileLog> {
     if (scans.some((scan) => scan.repairs.length > 0)) await Promise.all(scans.map((_, p) => syncDirIfExists(partitionDir(dir, p))));
     if (meta === null) await writeMeta(dir, partitions);
     const stats: WriterStats = { appends: 0, records: 0, writes: 0, fsyncs: 0, bytes: 0 };
-    const parts = await Promise.all(
-      scans.map((scan, p) => FilePartition.open(partitionDir(dir, p), scan.segments, { fsync, segmentBytes, stats })),
-    );
+    const parts = await openAll(scans.map((scan, p) => FilePartition.open(partitionDir(dir, p), scan.segments, { fsync, segmentBytes, stats })));
     if (meta === null) await syncDir(dir);
     return new FileLogImpl(dir, parts, lock, stats);
   } catch (error) {
     await lock.release();
     throw error;
   }
+}
+
+/** All the partitions, or none: if one fails to open, those that did are closed again. */
+async function openAll(opening: Promise<FilePartition>[]): Promise<FilePartition[]> {
+  const results = await Promise.allSettled(opening);
+  const failed = results.find((r) => r.status === 'rejected');
+  if (failed === undefined) return results.map((r) => (r as PromiseFulfilledResult<FilePartition>).value);
+  await Promise.all(results.map((r) => (r.status === 'fulfilled' ? r.value.close() : undefined)));
+  throw failed.reason;
 }
 
 async function syncDirIfExists(dir: string): Promise<void> {
