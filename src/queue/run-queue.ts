@@ -39,6 +39,7 @@ import type {
   SubmitRequest,
   Taken,
   TakeRequest,
+  Retention,
   Ticket,
   YieldRequest,
 } from './types.ts';
@@ -56,7 +57,7 @@ interface PartitionSlot {
   unavailable: RunlogError | null;
 }
 
-const OPTION_KEYS = ['log', 'partitions', 'clock', 'capacity', 'maxInputBytes'];
+const OPTION_KEYS = ['log', 'partitions', 'clock', 'capacity', 'maxInputBytes', 'retention'];
 
 export async function openRunQueue(options: RunQueueOptions): Promise<RunQueue> {
   const body = requireObject('options', options);
@@ -77,18 +78,38 @@ export async function openRunQueue(options: RunQueueOptions): Promise<RunQueue> 
  * Replays every partition of the log into the view before serving.
  */
 export async function openRunQueueOnLog(log: EventLog, options: Omit<RunQueueOptions, 'log' | 'partitions'> = {}): Promise<RunQueue> {
-  const { clock, capacity, maxInputBytes } = checkQueueOptions(options);
+  const { clock, capacity, maxInputBytes, retention } = checkQueueOptions(options);
   const partitions = Array.from({ length: log.partitions }, (_, p) => p);
   if (log.claim !== undefined) await Promise.all(partitions.map((p) => log.claim!(p)));
   const views = await Promise.all(partitions.map((p) => replayPartition(log, p)));
-  return new RunQueue(log, views, clock, capacity, maxInputBytes);
+  const queue = new RunQueue(log, views, clock, capacity, maxInputBytes);
+  if (retention !== null) queue.startSweeping(retention);
+  return queue;
 }
 
-function checkQueueOptions(options: Omit<RunQueueOptions, 'log' | 'partitions'>): { clock: Clock; capacity: Capacity; maxInputBytes: number } {
+interface QueueSettings {
+  clock: Clock;
+  capacity: Capacity;
+  maxInputBytes: number;
+  retention: Required<Retention> | null;
+}
+
+function checkQueueOptions(options: Omit<RunQueueOptions, 'log' | 'partitions'>): QueueSettings {
   const maxInputBytes = requireInteger('maxInputBytes', options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES, 1, 64 * 1024 * 1024);
   const clock = options.clock ?? Date.now;
   if (typeof clock !== 'function') throw new RunlogError('InvalidArgument', `clock must be a function returning epoch ms, got ${typeof clock}`);
-  return { clock, capacity: capacityOption(options.capacity), maxInputBytes };
+  return { clock, capacity: capacityOption(options.capacity), maxInputBytes, retention: retentionOption(options.retention) };
+}
+
+function retentionOption(retention: Retention | undefined): Required<Retention> | null {
+  if (retention === undefined) return null;
+  const body = requireObject('retention', retention);
+  rejectUnknownKeys('retention', body, ['ticketLifetimeMs', 'everyMs', 'limit']);
+  return {
+    ticketLifetimeMs: requireInteger('retention.ticketLifetimeMs', retention.ticketLifetimeMs, 0),
+    everyMs: requireInteger('retention.everyMs', retention.everyMs ?? 60_000, 1),
+    limit: requireInteger('retention.limit', retention.limit ?? 10_000, 1),
+  };
 }
 
 function capacityOption(capacity: Capacity | undefined): Capacity {
@@ -106,6 +127,7 @@ export class RunQueue implements RunQueueApi {
   private readonly waiters = new ClosedWaiters();
   private readonly workListeners = new Set<() => void>();
   private stopped = false;
+  private sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly log: EventLog,
@@ -267,6 +289,22 @@ export class RunQueue implements RunQueueApi {
     return (await Promise.all(commits)).reduce((a, b) => a + b, 0);
   }
 
+  /** One retention sweep: expire overdue entries, then prune up to `limit` closed entries past their lifetime. */
+  async sweep(retention: Pick<Retention, 'ticketLifetimeMs' | 'limit'>): Promise<{ expired: number; pruned: number }> {
+    const expired = await this.expireOverdue();
+    const pruned = await this.prune(retention.ticketLifetimeMs, retention.limit ?? 10_000);
+    return { expired, pruned };
+  }
+
+  /** Runs `sweep` every `everyMs` until stop (the timer does not keep the process alive). */
+  startSweeping(retention: Required<Retention>): void {
+    clearInterval(this.sweepTimer);
+    this.sweepTimer = setInterval(() => {
+      this.sweep(retention).catch((error: unknown) => this.reportSweepFailure(error));
+    }, retention.everyMs);
+    this.sweepTimer.unref();
+  }
+
   async awaitClosed(tenant: string, entryId: string, options: AwaitOptions = {}): Promise<Entry | null> {
     const entry = await this.entry(tenant, entryId);
     if (entry.status === 'closed') return entry;
@@ -298,6 +336,7 @@ export class RunQueue implements RunQueueApi {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    clearInterval(this.sweepTimer);
     await Promise.all(this.slots.map((slot) => slot.writer.barrier()));
     this.waiters.failAll(new RunlogError('Stopped', 'the run queue was stopped'));
     await this.log.close();
@@ -306,6 +345,12 @@ export class RunQueue implements RunQueueApi {
   /** The views, for tests and tools comparing them with a replay. */
   views(): readonly PartitionView[] {
     return this.slots.map((slot) => slot.view);
+  }
+
+  /** A failed sweep is retried at the next tick; the failure goes to the process's warnings. */
+  private reportSweepFailure(error: unknown): void {
+    if (error instanceof RunlogError && error.code === 'Stopped') return;
+    process.emitWarning(`runlog retention sweep failed: ${String(error)}`, { code: 'RUNLOG_SWEEP' });
   }
 
   private async prunePartition(slot: PartitionSlot, closedBy: number, limit: number): Promise<void> {

@@ -129,6 +129,16 @@ export interface Capacity {
   total?: number;
 }
 
+/** The retention sweep: every `everyMs`, expire overdue entries and prune closed ones past their lifetime. */
+export interface Retention {
+  /** How long a closed entry stays readable (store clock). */
+  ticketLifetimeMs: number;
+  /** How often the sweep runs (real time; default 60 s). */
+  everyMs?: number;
+  /** Most entries one sweep prunes (default 10,000). */
+  limit?: number;
+}
+
 export interface RunQueueOptions {
   log: LogConfig;
   /** Partition count (default 8). Fixed for the life of a log. */
@@ -137,6 +147,8 @@ export interface RunQueueOptions {
   capacity?: Capacity;
   /** Largest input or result accepted, bytes (default 1 MiB). */
   maxInputBytes?: number;
+  /** Runs the retention sweep periodically when given; `RunQueue.sweep()` runs it on demand. */
+  retention?: Retention;
 }
 
 export interface AwaitOptions {

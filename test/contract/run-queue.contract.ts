@@ -194,6 +194,21 @@ export function runQueueSemantics(name: string, openLog: OpenLog): void {
       await assert.rejects(queue.entry('acme', old.entryId), { code: 'TicketExpired' });
     });
 
+    it('a retention sweep expires overdue entries and prunes closed ones past their lifetime', async (t) => {
+      const { queue, clock } = await queueOn(openLog, t);
+      const doomed = await queue.submit(submitOf('acme', 'a', { deadline: clock.nowMs + 5 }));
+      const done = await queue.submit(submitOf('acme', 'b'));
+      const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
+      assert.equal(taken.lease.entryId, done.entryId);
+      await queue.close(taken.lease, { status: 'succeeded' });
+      clock.advance(10);
+      assert.deepEqual(await queue.sweep({ ticketLifetimeMs: 1000 }), { expired: 1, pruned: 0 });
+      assert.equal((await queue.entry('acme', doomed.entryId)).outcome, 'expired');
+      clock.advance(1000);
+      assert.deepEqual(await queue.sweep({ ticketLifetimeMs: 1000, limit: 5 }), { expired: 0, pruned: 2 });
+      await assert.rejects(queue.entry('acme', done.entryId), { code: 'TicketExpired' });
+    });
+
     it('capacity refuses submissions with QueueFull, per tenant and in total', async (t) => {
       const { queue, log } = await queueOn(openLog, t, { capacity: { perTenant: 2, total: 3 } });
       await queue.submit(submitOf('acme', 'a'));
