@@ -196,7 +196,7 @@ export function runQueueSemantics(name: string, openLog: OpenLog): void {
 
     it('a retention sweep expires overdue entries and prunes closed ones past their lifetime', async (t) => {
       const { queue, clock } = await queueOn(openLog, t);
-      const doomed = await queue.submit(submitOf('acme', 'a', { deadline: clock.nowMs + 5 }));
+      const doomed = await queue.submit(submitOf('acme', 'a', { agent: 'report', deadline: clock.nowMs + 5 }));
       const done = await queue.submit(submitOf('acme', 'b'));
       const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
       assert.equal(taken.lease.entryId, done.entryId);
