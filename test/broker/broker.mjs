@@ -9,11 +9,14 @@
 //   await broker.stop();
 //
 // CLI for manual use: `node test/broker/broker.mjs start|stop` (start leaves the broker
-// running in the background and records its pid in run/broker.pid).
+// running in the background; stop stops every broker started from this checkout).
+// Ports: 9092 (+9093 for the controller), or RUNLOG_BROKER_PORT (0: any free ports). Each run
+// records itself in run/<run>/broker.json, so a second concurrent test run from the same
+// checkout takes free ports instead of colliding, and a leftover broker fails clearly.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, closeSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
@@ -21,7 +24,7 @@ import kafkajs from 'kafkajs';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const libDir = join(here, 'lib');
 const runRoot = join(here, 'run');
-const pidFile = join(runRoot, 'broker.pid');
+const RECORD = 'broker.json';
 const HOST = '127.0.0.1';
 const START_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 20_000;
@@ -94,31 +97,71 @@ function canConnect(port, timeoutMs = 1000) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Removes run directories of earlier runs; the one recorded in broker.pid is left alone. */
-function cleanOldRuns() {
-  if (!existsSync(runRoot)) return;
-  const live = readPidFile();
-  for (const name of readdirSync(runRoot)) {
-    if (name === 'broker.pid' || (live && name === live.runName && isAlive(live.pid))) continue;
-    rmSync(join(runRoot, name), { recursive: true, force: true });
-  }
+/** Brokers started from this checkout: { runName, pid, ownerPid, detached, port } of each run dir. */
+function records() {
+  if (!existsSync(runRoot)) return [];
+  return readdirSync(runRoot).flatMap((runName) => {
+    try {
+      return [{ runName, ...JSON.parse(readFileSync(join(runRoot, runName, RECORD), 'utf8')) }];
+    } catch {
+      return [{ runName, pid: -1 }];
+    }
+  });
 }
 
-function readPidFile() {
-  try {
-    return JSON.parse(readFileSync(pidFile, 'utf8'));
-  } catch {
-    return null;
+/** Removes the run directories of brokers no longer running (logs of live ones stay). */
+function cleanOldRuns() {
+  for (const record of records()) {
+    if (!isAlive(record.pid)) rmSync(join(runRoot, record.runName), { recursive: true, force: true });
   }
 }
 
 function isAlive(pid) {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;
   } catch {
     return false;
   }
+}
+
+/** Two free TCP ports on 127.0.0.1 (for a second test run beside one holding 9092). */
+async function freePorts() {
+  const one = () => new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, HOST, () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+  return [await one(), await one()];
+}
+
+/**
+ * The ports to use. A busy port is an error, clearly explained, unless it is held by the
+ * broker of another test run from this checkout that is still going (its owner process is
+ * alive): then two free ports are taken instead, so concurrent runs do not collide.
+ */
+async function choosePorts(port, controllerPort) {
+  const busy = [];
+  for (const p of [port, controllerPort]) if (await canConnect(p)) busy.push(p);
+  if (busy.length === 0) return [port, controllerPort];
+  const live = records().filter((r) => isAlive(r.pid) && (r.port === port || r.controllerPort === controllerPort));
+  const leftover = live.find((r) => r.detached || !isAlive(r.ownerPid));
+  if (leftover) {
+    throw new Error(`[broker] ${HOST}:${busy.join(', ')} is held by a broker test/broker started earlier (pid ${leftover.pid}, ` +
+      `${leftover.detached ? 'started with `broker.mjs start`' : 'its test run is gone'}): stop it with \`node test/broker/broker.mjs stop\`, ` +
+      `or use it: KAFKA_BROKERS=${HOST}:${leftover.port} npm test`);
+  }
+  if (live.length > 0) {
+    const ports = await freePorts();
+    console.error(`[broker] ${HOST}:${port} is in use by another test run's broker (pid ${live[0].pid}); using ports ${ports.join(' and ')}`);
+    return ports;
+  }
+  throw new Error(`[broker] ${HOST}:${busy.join(', ')} is already in use by a process test/broker did not start. ` +
+    'Stop it, point the tests at a running broker with KAFKA_BROKERS=host:port, or set RUNLOG_BROKER_PORT=0 for free ports.');
 }
 
 function logTail(logFiles, lines = 60) {
@@ -173,30 +216,25 @@ async function waitUntilReady(child, port, logFiles) {
  * broker dies with this process; true: it outlives it, for the CLI).
  * Resolves { brokers: '127.0.0.1:<port>', pid, runDir, stop() }.
  */
-export async function startBroker({ port = 9092, controllerPort = 9093, detached = false } = {}) {
-  for (const p of [port, controllerPort]) {
-    if (await canConnect(p)) {
-      const leftover = readPidFile();
-      const hint = leftover && isAlive(leftover.pid)
-        ? ` A broker started by test/broker (pid ${leftover.pid}) is still running: \`node test/broker/broker.mjs stop\`.`
-        : ' Stop whatever holds it, or point the tests at a running broker with KAFKA_BROKERS=host:port.';
-      throw new Error(`[broker] port ${HOST}:${p} is already in use.${hint}`);
-    }
-  }
+export async function startBroker({ port = defaultPort(), controllerPort = port === 0 ? 0 : port + 1, detached = false } = {}) {
+  [port, controllerPort] = port === 0 ? await freePorts() : await choosePorts(port, controllerPort);
   ensureJars();
   cleanOldRuns();
   const runName = `${Date.now()}-${process.pid}`;
   const runDir = join(runRoot, runName);
   mkdirSync(join(runDir, 'data'), { recursive: true });
+  // Recorded at once (with our pid until the broker's exists) so no concurrent run cleans it up.
+  const record = (pid) => writeFileSync(join(runDir, RECORD), JSON.stringify({ pid, ownerPid: process.pid, detached, port, controllerPort }));
+  record(process.pid);
   const propsFile = join(runDir, 'server.properties');
   const log4jFile = join(runDir, 'log4j.properties');
   const serverLog = join(runDir, 'server.log');
   const stdoutLog = join(runDir, 'stdout.log');
   writeFileSync(propsFile, serverProperties({ port, controllerPort, dataDir: join(runDir, 'data') }));
   writeFileSync(log4jFile, log4jProperties(serverLog));
+  const started = Date.now();
   formatStorage(propsFile, join(runDir, 'format.log'));
 
-  const started = Date.now();
   const out = openSync(stdoutLog, 'a');
   const child = spawn('java', ['-Xmx1g', '-Xms1g', '-XX:+UseG1GC', '-Djava.awt.headless=true',
     `-Dlog4j.configuration=file:${log4jFile}`, '-cp', join(libDir, '*'), 'kafka.Kafka', propsFile],
@@ -204,7 +242,7 @@ export async function startBroker({ port = 9092, controllerPort = 9093, detached
   closeSync(out);
   const killOnExit = () => child.kill('SIGKILL');
   if (!detached) process.once('exit', killOnExit);
-  writeFileSync(pidFile, JSON.stringify({ pid: child.pid, runName, port }));
+  record(child.pid);
   try {
     await waitUntilReady(child, port, [serverLog, stdoutLog]);
   } catch (error) {
@@ -224,7 +262,7 @@ export async function startBroker({ port = 9092, controllerPort = 9093, detached
       stopped = true;
       process.removeListener('exit', killOnExit);
       await stopProcess(child.pid);
-      rmSync(pidFile, { force: true });
+      rmSync(runDir, { recursive: true, force: true });
     },
   };
 }
@@ -246,16 +284,17 @@ async function stopProcess(pid) {
   }
 }
 
-/** Stops the broker recorded in run/broker.pid (one started with `broker.mjs start`). */
-export async function stopRecordedBroker() {
-  const recorded = readPidFile();
-  if (!recorded || !isAlive(recorded.pid)) {
-    rmSync(pidFile, { force: true });
-    return false;
-  }
-  await stopProcess(recorded.pid);
-  rmSync(pidFile, { force: true });
-  return true;
+/** Stops every broker test/broker started from this checkout that is still running. */
+export async function stopRecordedBrokers() {
+  const live = records().filter((r) => isAlive(r.pid));
+  await Promise.all(live.map((r) => stopProcess(r.pid)));
+  cleanOldRuns();
+  return live.map((r) => r.pid);
+}
+
+function defaultPort() {
+  const fromEnv = process.env.RUNLOG_BROKER_PORT;
+  return fromEnv === undefined || fromEnv === '' ? 9092 : Number(fromEnv);
 }
 
 async function cli(command) {
@@ -264,7 +303,8 @@ async function cli(command) {
     console.log(`broker ready on ${broker.brokers} (pid ${broker.pid}, ${broker.startMs} ms, logs in ${broker.runDir})`);
     console.log(`use it: KAFKA_BROKERS=${broker.brokers} npm test`);
   } else if (command === 'stop') {
-    console.log((await stopRecordedBroker()) ? 'broker stopped' : 'no broker of test/broker is running');
+    const stopped = await stopRecordedBrokers();
+    console.log(stopped.length > 0 ? `stopped broker pid ${stopped.join(', ')}` : 'no broker of test/broker is running');
   } else {
     console.error('usage: node test/broker/broker.mjs start|stop');
     process.exitCode = 2;
