@@ -35,8 +35,10 @@ export class Periodic {
     const request = { tenant: this.ctx.options.periodicTenant, thread: periodicThread(agent), agent, input: new Uint8Array(0), strategy: 'reject' as const };
     try {
       const ticket = await this.ctx.queue.submit(key === undefined ? request : { ...request, key });
-      if (ticket.created) this.ctx.metrics.add('enqueued', agent);
-      return ticket.created ? ticket.entryId : null;
+      if (!ticket.created) return null;
+      this.ctx.metrics.add('enqueued', agent);
+      this.ctx.options.onEvent({ type: 'enqueued', entryId: ticket.entryId, agent });
+      return ticket.entryId;
     } catch (error) {
       if (isRunlogError(error, 'ThreadBusy')) return null;
       throw error;
@@ -49,15 +51,16 @@ export class Periodic {
     return this.ensure(closed.agent, `after/${closed.entryId}`);
   }
 
-  /** Ensures every periodic entry, then ticks every agent's timer until `signal` aborts. */
+  /** Ensures every periodic entry and ticks every agent's timer (started at once) until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    await Promise.all(this.agents.map((agent) => this.tick(agent, 'ensuring the periodic entry', () => this.ensure(agent))));
     await Promise.all(this.agents.map((agent) => this.loop(agent, this.everyMs.get(agent)!, signal)));
   }
 
   private async loop(agent: string, everyMs: number, signal: AbortSignal): Promise<void> {
-    for (;;) {
+    const ensured = this.tick(agent, 'ensuring the periodic entry', () => this.ensure(agent));
+    for (let first = true; ; first = false) {
       await delay(this.ctx.options.timers, everyMs, signal);
+      if (first) await ensured;
       if (signal.aborted) return;
       await this.tick(agent, 'ensuring the periodic entry', () => this.ensure(agent));
       await this.tick(agent, 'running due periodic work', () => this.runDue(agent, signal));

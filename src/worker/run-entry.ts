@@ -64,6 +64,7 @@ async function runLeased(ctx: RunContext, { lease, entry }: Taken, stop: AbortSi
   const limit = attemptLimit(ctx.options, entry);
   const made = entry.attempts.length;
   if (made >= limit) return park(ctx, lease, entry, made, `parked: ${made} attempts made, at most ${limit} allowed`);
+  if (stop.aborted) return handBack(ctx, lease, entry, made);
   let attempt: Attempt;
   try {
     attempt = await ctx.queue.startAttempt(lease, randomUUID());

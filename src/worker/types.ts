@@ -19,7 +19,8 @@ export type HandlerResult = Uint8Array | string | undefined;
  * worker may die after the work but before recording it). Throwing or rejecting is a failed
  * attempt; the value returned is the entry's result.
  */
-export type Handler = (context: HandlerContext) => HandlerResult | Promise<HandlerResult>;
+// eslint-disable-next-line @typescript-eslint/no-invalid-void-type -- a handler with nothing to answer returns nothing
+export type Handler = (context: HandlerContext) => HandlerResult | void | Promise<HandlerResult | void>;
 
 /** How one run ended. */
 export type RunOutcome =
@@ -40,6 +41,7 @@ export type RunOutcome =
 export type WorkerEvent =
   | { type: RunOutcome; entryId: string; agent: string; attempt: number; error?: string }
   | { type: 'renewed'; entryId: string; expiresAt: number }
+  | { type: 'enqueued'; entryId: string; agent: string }
   | { type: 'error'; error: unknown; context: string };
 
 /** Fake time goes through this; the default is the global timers. */

@@ -93,13 +93,13 @@ export class Worker {
   }
 
   /** Runs every due entry of `agent` now, one after another; answers how many runs it made. */
-  runDue(agent: string): Promise<number> {
+  async runDue(agent: string): Promise<number> {
     this.requireHandler(agent);
     return this.runDueWith(agent, this.stopping);
   }
 
   /** Runs the pending entry of `agent` on the thread now, or waits for its run elsewhere. See ensure-fresh.ts. */
-  ensureFresh(tenant: string, thread: string, agent: string, options: { signal?: AbortSignal } = {}): Promise<undefined> {
+  async ensureFresh(tenant: string, thread: string, agent: string, options: { signal?: AbortSignal } = {}): Promise<undefined> {
     requireName('tenant', tenant);
     requireName('thread', thread);
     this.requireHandler(agent);
