@@ -3,6 +3,7 @@
  * ensureFresh, runDue and waitIdle. See run-entry.ts for one run's life, supervise.ts and
  * lease-keeper.ts for leases and stopping, run-loop.ts for the pool.
  */
+import { setMaxListeners } from 'node:events';
 import { RunlogError, invalidArgument } from '../errors.ts';
 import type { Entry, RunQueueApi } from '../queue/types.ts';
 import { describe, requireInteger, requireName } from '../queue/validate.ts';
@@ -69,10 +70,17 @@ export class Worker {
   }
 
   /** Runs the pool and periodic timers until `signal` aborts; resolves once every run has settled. */
-  async run(signal: AbortSignal): Promise<void> {
-    if (!(signal instanceof AbortSignal)) throw invalidArgument(`run needs an AbortSignal, got ${describe(signal)}`);
+  async run(outer: AbortSignal): Promise<void> {
+    if (!(outer instanceof AbortSignal)) throw invalidArgument(`run needs an AbortSignal, got ${describe(outer)}`);
     if (this.running) throw invalidArgument('this worker is running already');
     if (this.handlers.size === 0) throw invalidArgument('register a handler (handle or handleEvery) before run');
+    // Every slot and run listens on the stop signal: an internal one, so the caller's keeps its listener limit.
+    const stopping = new AbortController();
+    setMaxListeners(0, stopping.signal);
+    const forward = (): void => stopping.abort(outer.reason);
+    if (outer.aborted) forward();
+    else outer.addEventListener('abort', forward, { once: true });
+    const signal = stopping.signal;
     this.running = true;
     this.stopping = signal;
     const pool = new Pool(this.ctx, this.poolAgents(), this.holder, this.waker, () => this.checkIdle());
@@ -84,6 +92,7 @@ export class Worker {
       await Promise.all([pool.run(signal), this.periodic.run(signal)]);
     } finally {
       unlisten();
+      outer.removeEventListener('abort', forward);
       signal.removeEventListener('abort', unstop);
       this.pool = null;
       this.running = false;
