@@ -29,6 +29,8 @@ export function takesBefore(x: EntryState, y: EntryState): boolean {
   return x.seq < y.seq;
 }
 
+const MIN_SWEEP_AT = 1024;
+
 function readyBefore(a: Item, b: Item): boolean {
   return takesBefore(a.entry, b.entry);
 }
@@ -36,6 +38,7 @@ function readyBefore(a: Item, b: Item): boolean {
 export class HeadIndex {
   private readonly ready = new Heap<Item>(readyBefore);
   private readonly waiting = new Heap<Item>((a, b) => a.at < b.at);
+  private sweepAt = MIN_SWEEP_AT;
 
   /** Indexes `entry` as a head in its current state (call after bumping its version). */
   offer(entry: EntryState): void {
@@ -43,6 +46,7 @@ export class HeadIndex {
     const item = { entry, version: entry.version, at: availableAt ?? 0 };
     if (availableAt === null) this.ready.push(item);
     else this.waiting.push(item);
+    if (this.ready.size + this.waiting.size >= this.sweepAt) this.sweep();
   }
 
   /** The best takeable head at `now`, or undefined. Does not remove it. */
@@ -66,12 +70,29 @@ export class HeadIndex {
     }
   }
 
+  /**
+   * Drops items no query would return again (outdated version, closed entry). Without it,
+   * items of entries closed before anyone queried stay until they reach the top: every
+   * lease leaves one waiting for its expiry, and a replay, which never queries, keeps them
+   * all. Sweeping when the heaps have doubled since the last sweep costs O(1) amortised.
+   */
+  private sweep(): void {
+    this.ready.retain(isCurrent);
+    this.waiting.retain(isCurrent);
+    this.sweepAt = Math.max(MIN_SWEEP_AT, 2 * (this.ready.size + this.waiting.size));
+  }
+
   private promote(now: number, isHead: (entry: EntryState) => boolean): void {
     for (let top = this.waiting.peek(); top !== undefined && top.at <= now; top = this.waiting.peek()) {
       this.waiting.pop();
       if (isValid(top, isHead)) this.ready.push(top);
     }
   }
+}
+
+/** Versions only grow and a closed entry stays closed: an item that is not current never will be again. */
+function isCurrent(item: Item): boolean {
+  return item.version === item.entry.version && !item.entry.closed;
 }
 
 function isValid(item: Item, isHead: (entry: EntryState) => boolean): boolean {

@@ -27,6 +27,15 @@ export class Heap<T> {
     return top;
   }
 
+  /** Keeps only the items `keep` accepts, in heap order again (O(n)). */
+  retain(keep: (item: T) => boolean): void {
+    const items = this.items;
+    let kept = 0;
+    for (const item of items) if (keep(item)) items[kept++] = item;
+    items.length = kept;
+    for (let i = (kept >> 1) - 1; i >= 0; i--) this.siftDown(i);
+  }
+
   private siftUp(index: number): void {
     const items = this.items;
     const item = items[index] as T;
