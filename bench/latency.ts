@@ -6,6 +6,7 @@
  */
 import { openRunQueue, type RunQueue } from '../src/queue/run-queue.ts';
 import type { LogSite } from './logs.ts';
+import { profiled } from './profile.ts';
 import { AGENT, PARTITIONS, TENANT } from './throughput.ts';
 
 export interface Latency {
@@ -67,7 +68,7 @@ export async function submitToTakeLatency(site: LogSite, perSecond: number, take
     }),
   );
   try {
-    const { submitted, seconds } = await generate(queue, perSecond, warmupMs + durationMs, submittedAt);
+    const { submitted, seconds } = await profiled('latency', () => generate(queue, perSecond, warmupMs + durationMs, submittedAt));
     stop.abort();
     wakeups.wakeAll();
     await Promise.all(workers);

@@ -10,6 +10,7 @@ import { openLog } from '../src/log/open-log.ts';
 import { partitionOf } from '../src/log/partitioner.ts';
 import { openRunQueue, openRunQueueOnLog } from '../src/queue/run-queue.ts';
 import type { LogSite } from './logs.ts';
+import { profiled } from './profile.ts';
 import { PARTITIONS, TENANT, lifecycleEvents, recordsOf } from './throughput.ts';
 
 const THREADS = 1000;
@@ -72,7 +73,7 @@ export async function replaySpeed(site: LogSite, lifecycles: number): Promise<Re
   values.length = 0;
 
   const started = performance.now();
-  const queue = persistent ? await openRunQueue({ log: site.config, partitions: PARTITIONS }) : await openRunQueueOnLog(log);
+  const queue = await profiled('replay', () => (persistent ? openRunQueue({ log: site.config, partitions: PARTITIONS }) : openRunQueueOnLog(log)));
   const coldStartSeconds = (performance.now() - started) / 1000;
   const entries = queue.views().reduce((sum, view) => sum + view.entries.size, 0);
   await queue.stop();

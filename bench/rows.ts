@@ -26,6 +26,11 @@ function perSecond(n: number): string {
   return `${Math.round(n).toLocaleString('en-US')}/s`;
 }
 
+function commits(rate: Rate): string {
+  if (rate.fsyncs === undefined || rate.records === undefined || rate.fsyncs === 0) return '';
+  return `; ${perSecond(rate.fsyncs / rate.seconds)} fsyncs, ${(rate.records / rate.fsyncs).toFixed(1)} records per fsync`;
+}
+
 function verdict(ok: boolean): string {
   return ok ? 'ok' : 'MISS';
 }
@@ -38,11 +43,11 @@ export function lifecycleRows(lifecycle: Rate | undefined, raw: Rate | undefined
       value: perSecond(lifecycle.perSecond),
       target: `>= ${perSecond(TARGETS.lifecyclesPerSecond)}`,
       verdict: verdict(lifecycle.perSecond >= TARGETS.lifecyclesPerSecond),
-      note: `${lifecycle.count} lifecycles in ${lifecycle.seconds.toFixed(1)} s = ${perSecond(lifecycle.perSecond * 4)} events`,
+      note: `${lifecycle.count} lifecycles in ${lifecycle.seconds.toFixed(1)} s = ${perSecond(lifecycle.perSecond * 4)} events${commits(lifecycle)}`,
     });
   }
   if (raw !== undefined) {
-    rows.push({ name: 'raw appends (same bytes, 64 callers)', value: perSecond(raw.perSecond), target: '', verdict: '', note: 'events/s, one record per append, straight to the log' });
+    rows.push({ name: 'raw appends (same bytes, 64 callers)', value: perSecond(raw.perSecond), target: '', verdict: '', note: `events/s, one record per append, straight to the log${commits(raw)}` });
     if (lifecycle !== undefined) {
       const ratio = (lifecycle.perSecond * 4) / raw.perSecond;
       rows.push({ name: 'lifecycle events / raw events', value: ratio.toFixed(2), target: `>= ${TARGETS.lifecycleToRaw}`, verdict: verdict(ratio >= TARGETS.lifecycleToRaw) });

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,lifecycle,raw,latency,replay]`
+ * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,lifecycle,raw,latency,replay] [--profile dir]`
  *
  * Runs the benchmarks on one log backend (default: the embedded file log, fsync on, in a
  * temporary directory) and prints each figure beside its target. Memory runs first, while
@@ -13,6 +13,7 @@ import { lifecycleRate, rawAppendRate, type Rate } from './throughput.ts';
 import { submitToTakeLatency } from './latency.ts';
 import { replaySpeed } from './replay.ts';
 import { memoryPerEntry } from './memory.ts';
+import { profileInto } from './profile.ts';
 
 const BENCHES = ['memory', 'lifecycle', 'raw', 'latency', 'replay'] as const;
 const CALLERS = 64;
@@ -22,10 +23,12 @@ const { values } = parseArgs({
     log: { type: 'string', default: 'file' },
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
+    profile: { type: 'string' },
   },
 });
 const kind = values.log as LogKind;
 if (!['file', 'memory', 'kafka'].includes(kind)) throw new Error(`--log must be file, memory or kafka, got ${kind}`);
+profileInto(values.profile);
 const only = new Set(values.only === undefined ? BENCHES : values.only.split(','));
 const quick = values.quick;
 const durationMs = quick ? 1_500 : 5_000;

@@ -16,6 +16,7 @@ import { openLog } from '../src/log/open-log.ts';
 import { partitionOf } from '../src/log/partitioner.ts';
 import { openRunQueue, type RunQueue } from '../src/queue/run-queue.ts';
 import type { LogSite } from './logs.ts';
+import { profiled } from './profile.ts';
 
 export const PARTITIONS = 8;
 export const TENANT = 'bench';
@@ -26,6 +27,22 @@ export interface Rate {
   count: number;
   seconds: number;
   perSecond: number;
+  /** The file log's fsyncs (group commits) and records in the timed window. */
+  fsyncs?: number;
+  records?: number;
+}
+
+interface StatsLog {
+  stats?: () => { fsyncs: number; records: number };
+}
+
+/** `body`'s rate, with the fsyncs and records the log counted meanwhile (file log only). */
+async function withLogStats(log: StatsLog, body: () => Promise<Rate>): Promise<Rate> {
+  const before = log.stats?.();
+  const rate = await body();
+  const after = log.stats?.();
+  if (before === undefined || after === undefined) return rate;
+  return { ...rate, fsyncs: after.fsyncs - before.fsyncs, records: after.records - before.records };
 }
 
 /** Runs `loop` on `callers` concurrent callers until `durationMs` has passed; answers loops/s. */
@@ -59,8 +76,8 @@ export async function lifecycleRate(site: LogSite, callers: number, durationMs: 
   const queue = await openRunQueue({ log: site.config, partitions: PARTITIONS });
   try {
     await concurrently(callers, warmupMs, (caller, n) => lifecycle(queue, caller, n));
-    const rate = await concurrently(callers, durationMs, (caller, n) => lifecycle(queue, caller, n + 1_000_000_000));
-    return rate;
+    const timed = (): Promise<Rate> => concurrently(callers, durationMs, (caller, n) => lifecycle(queue, caller, n + 1_000_000_000));
+    return await withLogStats(queue.log as StatsLog, () => profiled('lifecycle', timed));
   } finally {
     await queue.stop();
   }
@@ -99,9 +116,9 @@ export async function rawAppendRate(site: LogSite, callers: number, durationMs: 
       for (const record of records) await log.append(partition, [record]);
     };
     await concurrently(callers, warmupMs, loop);
-    const rate = await concurrently(callers, durationMs, loop);
+    const rate = await withLogStats(log as StatsLog, () => profiled('raw', () => concurrently(callers, durationMs, loop)));
     const records = rate.count * 4;
-    return { count: records, seconds: rate.seconds, perSecond: records / rate.seconds };
+    return { ...rate, count: records, perSecond: records / rate.seconds };
   } finally {
     await log.close();
   }
