@@ -2,11 +2,20 @@
  * The Kafka EventLog: one compacted topic, a partition of it per log partition.
  *
  *   append   a transactional producer per partition (transactionalId runlog-<topic>-<p>),
- *            group-committed; resolves once committed (acks=-1) and visible (partition-writer.ts)
- *   read     a read_committed consumer from the offset to the LSO at the call (partition-reader.ts)
+ *            group-committed; resolves once committed (acks=-1) (partition-writer.ts)
+ *   read     a read_committed consumer from the offset to the end at the call (partition-reader.ts)
  *   tail     the same consumer, unbounded, until the signal aborts
- *   endOffset the LSO (end-offsets.ts): what read_committed readers can reach
+ *   endOffset max(LSO, end of this log's own last append) -- see below
  *   compact  nothing: the broker's log cleaner compacts the topic on its own schedule
+ *
+ * Read-your-writes. A committed append becomes visible to read_committed readers only when
+ * its commit marker lands, just after append resolved (partition-writer.ts). So this log
+ * remembers, per partition, the end of its own last committed append including the marker
+ * (one offset after the last record; the LSO reaches exactly that once the marker is
+ * written, since only this writer writes the partition), and endOffset and the end of
+ * read() are at least that: a read right after an append waits (a fetch long-poll) for the
+ * marker instead of ending before the records it was promised, and endOffset does not
+ * move when the marker lands. Other processes' appends are seen once the LSO passes them.
  *
  * Opening the log writes nothing and fences nobody: a partition's producer connects on its
  * first append, or on claim(partition), which a new owner calls to fence the previous writer
@@ -56,6 +65,8 @@ class KafkaLog implements KafkaEventLog {
   readonly #writers: PartitionWriter[];
   readonly #tailWaitMs: number;
   readonly #readers = new Set<AbortController>();
+  /** Per partition: past this log's last committed append and its commit marker (0 before any). */
+  readonly #appendedEnd: bigint[];
   #closing: Promise<void> | null = null;
 
   constructor(kafka: Kafka, admin: Admin, options: KafkaLogOptions) {
@@ -65,9 +76,10 @@ class KafkaLog implements KafkaEventLog {
     this.partitions = options.partitions;
     this.#tailWaitMs = options.tailWaitMs ?? 200;
     this.#ends = new EndOffsets(admin, options.topic);
+    this.#appendedEnd = Array.from({ length: options.partitions }, () => 0n);
     this.#writers = Array.from({ length: options.partitions }, (_, partition) => {
       const transactionTimeoutMs = options.transactionTimeoutMs;
-      return new PartitionWriter({ kafka, topic: options.topic, partition, ends: this.#ends, ...(transactionTimeoutMs ? { transactionTimeoutMs } : {}) });
+      return new PartitionWriter({ kafka, topic: options.topic, partition, ...(transactionTimeoutMs ? { transactionTimeoutMs } : {}) });
     });
   }
 
@@ -78,7 +90,18 @@ class KafkaLog implements KafkaEventLog {
 
   async append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]> {
     const p = this.#open(partition);
-    return this.#writers[p]!.append(checkRecords(records));
+    const offsets = await this.#writers[p]!.append(checkRecords(records));
+    // +2: the transaction's commit marker takes the offset right after its last record.
+    const end = offsets.length === 0 ? 0n : offsets.at(-1)! + 2n;
+    if (end > this.#appendedEnd[p]!) this.#appendedEnd[p] = end;
+    return offsets;
+  }
+
+  /** The end a read of `partition` starting now must reach: the LSO, or past our own appends. */
+  async #endNow(partition: number): Promise<bigint> {
+    const appended = this.#appendedEnd[partition]!;
+    const stable = await this.#ends.of(partition);
+    return stable > appended ? stable : appended;
   }
 
   async claim(partition: number): Promise<void> {
@@ -90,7 +113,7 @@ class KafkaLog implements KafkaEventLog {
     const from = checkOffset(fromOffset);
     const maxRecords = checkReadOptions(options);
     // The end is taken at the call, not when iteration starts.
-    const end = maxRecords === 0 ? Promise.resolve(0n) : this.#ends.of(p);
+    const end = maxRecords === 0 ? Promise.resolve(0n) : this.#endNow(p);
     end.catch(() => undefined);
     return this.#reading(p, from, end, maxRecords);
   }
@@ -115,14 +138,15 @@ class KafkaLog implements KafkaEventLog {
     const signal = range.signal ? AbortSignal.any([range.signal, stop.signal]) : stop.signal;
     this.#readers.add(stop);
     try {
-      yield* readPartition(this.#kafka, { ...range, topic: this.topic, signal });
+      const stableEnd = (): Promise<bigint> => this.#ends.of(range.partition);
+      yield* readPartition(this.#kafka, { ...range, topic: this.topic, signal, stableEnd });
     } finally {
       this.#readers.delete(stop);
     }
   }
 
   async endOffset(partition: number): Promise<bigint> {
-    return this.#ends.of(this.#open(partition));
+    return this.#endNow(this.#open(partition));
   }
 
   /** The broker's log cleaner compacts the topic by itself (cleanup.policy=compact); nothing to do. */

@@ -15,8 +15,9 @@
  * lastOffset() includes its control records, and a batch that is nothing but hidden
  * records is announced by END_BATCH_PROCESS without reaching eachBatch. If compaction
  * emptied everything between the position and `end`, fetches come back with nothing at
- * all; after IDLE_FETCHES_AT_END of those in a row (data below the LSO is stable, so an
- * empty fetch below it means there is nothing left) the read ends.
+ * all. After IDLE_FETCHES_AT_END of those in a row the reader asks for the LSO: once it is
+ * at or past `end`, everything below `end` is stable, so an empty fetch means nothing is
+ * left and the read ends. (Below the LSO it may just be waiting for commit markers.)
  */
 import { randomUUID } from 'node:crypto';
 import kafkajs from 'kafkajs';
@@ -39,6 +40,8 @@ export interface PartitionRange {
   signal?: AbortSignal;
   /** How long a fetch waits on the broker for new records (tail latency vs. idle requests). */
   maxWaitMs: number;
+  /** The partition's LSO now. */
+  stableEnd: () => Promise<bigint>;
 }
 
 /** An assigner that gives the (single) member of a reader's own group just `partition`. */
@@ -140,7 +143,7 @@ class ReadSession {
       if (payload.partition === this.#range.partition) this.#advance(BigInt(payload.lastOffset) + 1n);
     });
     this.#consumer.on(events.FETCH, () => {
-      if (this.#range.end !== null && ++this.#idleFetches >= IDLE_FETCHES_AT_END) this.#handoff.close();
+      if (this.#range.end !== null && ++this.#idleFetches === IDLE_FETCHES_AT_END) void this.#endIfStable(this.#range.end);
     });
     this.#consumer.on(events.CRASH, ({ payload }) => {
       if (!payload.restart) this.#handoff.close(this.#failure(payload.error));
@@ -149,6 +152,17 @@ class ReadSession {
 
   #failure(error: unknown): RunlogError {
     return toRunlogError(error, `reading partition ${this.#range.partition} of ${this.#range.topic}`);
+  }
+
+  /** Ends an idle bounded read once everything below its end is stable (see the top). */
+  async #endIfStable(end: bigint): Promise<void> {
+    try {
+      const stable = await this.#range.stableEnd();
+      if (stable >= end && this.#idleFetches >= IDLE_FETCHES_AT_END) this.#handoff.close();
+      else this.#idleFetches = 0;
+    } catch (error) {
+      this.#handoff.close(this.#failure(error));
+    }
   }
 
   /** Moves the position forward; a bounded read is done once it reaches the end. */

@@ -4,10 +4,18 @@
  *
  * Group commit. Appends queue up; one loop drains the queue, taking every queued append
  * (up to a size bound) into ONE transaction with ONE produce request (so one record batch
- * with consecutive offsets), commits, waits until the records are visible to read_committed
- * readers (see end-offsets.ts), then resolves each append with its slice of the offsets
- * (base offset of the batch from the produce response, + i). Never two transactions at
- * once on the producer (kafkajs does not support it; maxInFlightRequests is 1).
+ * with consecutive offsets), commits, then resolves each append with its slice of the
+ * offsets (base offset of the batch from the produce response, + i). Never two transactions
+ * at once on the producer (kafkajs does not support it; maxInFlightRequests is 1).
+ *
+ * Durable, not yet visible. EndTxn returns once the coordinator has logged the commit
+ * decision (replicated, acks=all): from then on the transaction will complete even if
+ * everything crashes, so the append is durable and answered. The commit markers reach the
+ * partition a moment later; only then do read_committed readers see the records (the LSO
+ * moves past them). kafka-log.ts covers that gap for its own reads (see there). The next
+ * transaction may meanwhile get CONCURRENT_TRANSACTIONS from the coordinator; kafkajs
+ * retries it, soon (retry.initialRetryTime below). Waiting for the LSO instead, before
+ * answering, halved the throughput in bench/kafka-raw.ts.
  *
  * Fencing. Connecting the producer sends InitProducerId for the transactionalId: the
  * coordinator bumps the epoch, aborts that id's open transaction and from then on refuses
@@ -27,7 +35,6 @@ import kafkajs from 'kafkajs';
 import type { Kafka, Message, Producer } from 'kafkajs';
 import { RunlogError } from '../../errors.ts';
 import type { AppendRecord } from '../event-log.ts';
-import type { EndOffsets } from './end-offsets.ts';
 import { isFencingError, toRunlogError } from './errors.ts';
 
 /** Stay well below the broker's default message.max.bytes (1 MiB) when coalescing appends. */
@@ -45,7 +52,6 @@ export interface PartitionWriterOptions {
   kafka: Kafka;
   topic: string;
   partition: number;
-  ends: EndOffsets;
   transactionTimeoutMs?: number;
 }
 
@@ -111,10 +117,7 @@ export class PartitionWriter {
   async #commitBatch(batch: Pending[]): Promise<void> {
     try {
       const records = batch.flatMap((p) => p.records);
-      const base = await this.#transaction(records);
-      const end = base + BigInt(records.length);
-      await this.#options.ends.waitFor(this.#options.partition, end);
-      let next = base;
+      let next = await this.#transaction(records);
       for (const pending of batch) pending.resolve(pending.records.map(() => next++));
     } catch (error) {
       const failure = await this.#failed(error);
