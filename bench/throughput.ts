@@ -91,7 +91,7 @@ export function lifecycleEvents(tenant: string, thread: string, entryId: string,
       type: 'Submitted', ...ids, at, seq, agent: AGENT, input: INPUT, key: null, strategy: 'enqueue',
       priority: 0, notBefore: null, deadline: null, maxAttempts: 10, metadata: {},
     },
-    { type: 'Leased', ...ids, at, holder: 'caller', epoch: 1, expiresAt: at + 60_000 },
+    { type: 'Leased', ...ids, at, holder: 'caller', epoch: 1, expiresAt: at + 60_000, deferredAttempts: 0 },
     { type: 'AttemptStarted', ...ids, at, runId, attempt: 1, epoch: 1 },
     { type: 'Closed', ...ids, at, outcome: 'succeeded', result: null, error: null },
   ];

@@ -31,6 +31,8 @@ export interface EntryState {
   /** Highest lease epoch ever granted; the next lease gets lastEpoch + 1. */
   lastEpoch: number;
   attempts: Attempt[];
+  /** Attempts handed back unfinished (defer after startAttempt); they do not count toward maxAttempts. */
+  deferredAttempts: number;
   closed: boolean;
   outcome: Outcome | null;
   result: Uint8Array | null;
@@ -57,6 +59,7 @@ export function entryFromSubmitted(event: Submitted): EntryState {
     lease: null,
     lastEpoch: 0,
     attempts: [],
+    deferredAttempts: 0,
     closed: false,
     outcome: null,
     result: null,
@@ -103,6 +106,7 @@ export function toPublicEntry(entry: EntryState): Entry {
     status: entry.closed ? 'closed' : 'open',
     lease: leaseOf(entry),
     attempts: entry.attempts.map((attempt) => ({ ...attempt })),
+    deferredAttempts: entry.deferredAttempts,
     outcome: entry.outcome,
     result: entry.result,
     error: entry.error,

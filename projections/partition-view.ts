@@ -126,6 +126,7 @@ export class PartitionView {
       case 'LeaseExtended':
         entry.lease = { holder: event.holder, epoch: event.epoch, expiresAt: event.expiresAt };
         entry.lastEpoch = Math.max(entry.lastEpoch, event.epoch);
+        entry.deferredAttempts = event.deferredAttempts;
         entry.notBefore = null;
         return this.reindex(entry);
       case 'Yielded':
@@ -133,6 +134,7 @@ export class PartitionView {
         entry.lease = null;
         entry.lastEpoch = Math.max(entry.lastEpoch, event.epoch);
         entry.notBefore = event.notBefore;
+        entry.deferredAttempts = event.deferredAttempts;
         return this.reindex(entry);
       case 'AttemptStarted':
         return this.attemptStarted(entry, event);

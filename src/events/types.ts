@@ -37,6 +37,8 @@ export interface Leased extends EventBase {
   holder: string;
   epoch: number;
   expiresAt: number;
+  /** Attempts handed back unfinished so far (the entry's whole mutable state rides on each state record). */
+  deferredAttempts: number;
 }
 
 export interface LeaseExtended extends EventBase {
@@ -44,6 +46,8 @@ export interface LeaseExtended extends EventBase {
   holder: string;
   epoch: number;
   expiresAt: number;
+  /** Attempts handed back unfinished so far (the entry's whole mutable state rides on each state record). */
+  deferredAttempts: number;
 }
 
 export interface AttemptStarted extends EventBase {
@@ -65,6 +69,8 @@ export interface Yielded extends EventBase {
   error: string | null;
   /** Not takeable before this store-clock time (retry backoff); null: at once. */
   notBefore: number | null;
+  /** Attempts handed back unfinished so far, this one included when a defer cuts short an attempt of this lease. */
+  deferredAttempts: number;
 }
 
 /** Cancels an open entry: it closes `cancelled` at once; a running attempt's lease stops being current. */

@@ -79,7 +79,8 @@ function requireCapacity(tenant: string, capacity: Capacity, counts: OpenCounts)
 }
 
 export function decideLease(entry: EntryState, holder: string, ttlMs: number, now: number): Leased {
-  return { type: 'Leased', ...ids(entry), at: now, holder, epoch: entry.lastEpoch + 1, expiresAt: now + ttlMs };
+  const deferredAttempts = entry.deferredAttempts;
+  return { type: 'Leased', ...ids(entry), at: now, holder, epoch: entry.lastEpoch + 1, expiresAt: now + ttlMs, deferredAttempts };
 }
 
 /** A head whose start deadline passed before any attempt: closed expired, never run. */
@@ -94,7 +95,8 @@ export function decideExpire(entry: EntryState, now: number): Closed {
 
 export function decideExtend(view: PartitionView, lease: Lease, ttlMs: number, now: number): LeaseExtended {
   const entry = currentEntry(view, lease, now);
-  return { type: 'LeaseExtended', ...ids(entry), at: now, holder: lease.holder, epoch: lease.epoch, expiresAt: now + ttlMs };
+  const { deferredAttempts } = entry;
+  return { type: 'LeaseExtended', ...ids(entry), at: now, holder: lease.holder, epoch: lease.epoch, expiresAt: now + ttlMs, deferredAttempts };
 }
 
 export function decideStartAttempt(view: PartitionView, lease: Lease, runId: string, now: number): AttemptStarted {
@@ -114,7 +116,9 @@ export function decideYield(view: PartitionView, lease: Lease, request: YieldFie
   const entry = entryOfLease(view, lease);
   if (!isCurrentLease(entry, lease.holder, lease.epoch, now)) return null;
   const notBefore = request.delayMs === null || request.delayMs === 0 ? null : now + request.delayMs;
-  return { type: 'Yielded', ...ids(entry), at: now, epoch: lease.epoch, kind: request.kind, error: request.error, notBefore };
+  const cutShort = request.kind === 'defer' && entry.attempts[entry.attempts.length - 1]?.epoch === lease.epoch;
+  const deferredAttempts = entry.deferredAttempts + (cutShort ? 1 : 0);
+  return { type: 'Yielded', ...ids(entry), at: now, epoch: lease.epoch, kind: request.kind, error: request.error, notBefore, deferredAttempts };
 }
 
 export function decideClose(view: PartitionView, lease: Lease, fields: Pick<Closed, 'outcome' | 'result' | 'error'>, now: number): Closed {

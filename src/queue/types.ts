@@ -98,6 +98,8 @@ export interface Entry {
   /** The latest lease (it may have expired by the store clock); null when none is held. */
   lease: Lease | null;
   attempts: Attempt[];
+  /** Attempts handed back unfinished (a defer after the attempt started): they do not count toward maxAttempts. */
+  deferredAttempts: number;
   outcome: Outcome | null;
   result: Uint8Array | null;
   error: string | null;

@@ -56,13 +56,18 @@ export async function runEntry(ctx: RunContext, taken: Taken, stop: AbortSignal)
   }
 }
 
+/** Attempts that count toward the limit: those handed back unfinished (a worker stopping) do not. */
+export function countedAttempts(entry: Entry): number {
+  return entry.attempts.length - entry.deferredAttempts;
+}
+
 export function attemptLimit(options: ResolvedOptions, entry: Entry): number {
   return options.maxAttempts === null ? entry.maxAttempts : Math.min(options.maxAttempts, entry.maxAttempts);
 }
 
 async function runLeased(ctx: RunContext, { lease, entry }: Taken, stop: AbortSignal): Promise<RunReport> {
   const limit = attemptLimit(ctx.options, entry);
-  const made = entry.attempts.length;
+  const made = countedAttempts(entry);
   if (made >= limit) return park(ctx, lease, entry, made, `parked: ${made} attempts made, at most ${limit} allowed`);
   if (stop.aborted) return handBack(ctx, lease, entry, made);
   let attempt: Attempt;
@@ -75,7 +80,7 @@ async function runLeased(ctx: RunContext, { lease, entry }: Taken, stop: AbortSi
   ctx.metrics.wait(entry.agent, Math.max(0, attempt.startedAt - entry.submittedAt));
   const supervised = await supervise(ctx.queue, ctx.options, ctx.handlerOf(entry.agent), { lease, entry, attempt }, stop);
   ctx.metrics.exec(entry.agent, Math.max(0, ctx.queue.now() - attempt.startedAt));
-  return record(ctx, supervised, entry, attempt.attempt);
+  return record(ctx, supervised, entry, made + 1);
 }
 
 async function record(ctx: RunContext, supervised: Supervised, entry: Entry, attempt: number): Promise<RunReport> {

@@ -130,6 +130,25 @@ export function runQueueSemantics(name: string, openLog: OpenLog): void {
       assert.ok(await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }));
     });
 
+    it('an attempt handed back unfinished (defer after startAttempt) is counted as deferred, a retry is not', async (t) => {
+      const { queue } = await queueOn(openLog, t);
+      const ticket = await queue.submit(submitOf('acme', 't1'));
+      const take = async () => (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!.lease;
+      let lease = await take();
+      await queue.yield(lease, { kind: 'defer' });
+      assert.equal((await queue.entry('acme', ticket.entryId)).deferredAttempts, 0, 'nothing had started');
+      lease = await take();
+      await queue.startAttempt(lease, 'r1');
+      await queue.yield(lease, { kind: 'defer' });
+      lease = await take();
+      await queue.startAttempt(lease, 'r2');
+      await queue.yield(lease, { kind: 'retry', error: 'boom' });
+      const entry = await queue.entry('acme', ticket.entryId);
+      assert.equal(entry.attempts.length, 2);
+      assert.equal(entry.deferredAttempts, 1);
+      await assertReplayEqualsLive(queue);
+    });
+
     it('anything on a closed entry is EntryClosed', async (t) => {
       const { queue, log } = await queueOn(openLog, t);
       const ticket = await queue.submit(submitOf('acme', 't1'));

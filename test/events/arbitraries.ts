@@ -28,12 +28,12 @@ export const anyEvent: fc.Arbitrary<RunlogEvent> = fc.oneof(
     strategy: fc.constantFrom('enqueue' as const, 'reject' as const), priority: int, notBefore: orNull(long),
     deadline: orNull(long), maxAttempts: int, metadata,
   }),
-  record({ ...base, type: fc.constant('Leased' as const), holder: text, epoch: long, expiresAt: long }),
-  record({ ...base, type: fc.constant('LeaseExtended' as const), holder: text, epoch: long, expiresAt: long }),
+  record({ ...base, type: fc.constant('Leased' as const), holder: text, epoch: long, expiresAt: long, deferredAttempts: int }),
+  record({ ...base, type: fc.constant('LeaseExtended' as const), holder: text, epoch: long, expiresAt: long, deferredAttempts: int }),
   record({ ...base, type: fc.constant('AttemptStarted' as const), runId: text, attempt: int, epoch: long }),
   record({
     ...base, type: fc.constant('Yielded' as const), epoch: long, kind: fc.constantFrom('defer' as const, 'retry' as const),
-    error: orNull(text), notBefore: orNull(long),
+    error: orNull(text), notBefore: orNull(long), deferredAttempts: int,
   }),
   record({ ...base, type: fc.constant('CancelRequested' as const), reason: orNull(text) }),
   record({

@@ -20,6 +20,7 @@ function fails(code: ErrorCode, fn: () => unknown, message: RegExp): void {
 const leasedBody = (epoch: number[]): number[] => [
   ...avroString(leased.tenant), ...avroString(leased.thread), ...avroString(leased.entryId),
   ...avroLong(leased.at), ...avroString(leased.holder), ...epoch, ...avroLong(leased.expiresAt),
+  ...avroLong(leased.deferredAttempts), // an Avro int: the same zig-zag varint as a long
 ];
 
 test('every event type round-trips', () => {

@@ -190,6 +190,7 @@ export function workerSemantics(name: string, openLog: OpenWorkerLog): void {
         assert.equal(entry.status, 'open');
         assert.equal(entry.lease, null);
         assert.equal(entry.notBefore, null);
+        assert.equal(entry.attempts.length - entry.deferredAttempts, 0, 'the cut-short attempt does not count toward maxAttempts');
       }
       const yields = (await allEvents(fx.queue.log)).filter((e) => e.type === 'Yielded');
       assert.deepEqual(yields.map((e) => e.type === 'Yielded' && [e.kind, e.error]), [['defer', null], ['defer', null]]);
@@ -200,6 +201,30 @@ export function workerSemantics(name: string, openLog: OpenWorkerLog): void {
       await second.worker.waitIdle();
       for (const ticket of tickets) assert.equal((await fx.queue.entry('acme', ticket.entryId)).outcome, 'succeeded');
       assert.deepEqual([fx.queue.metrics().failed, fx.queue.metrics().retried], [0, 0]);
+    });
+
+    it('attempts cut short by stops never park an entry, even with maxAttempts 1', async (t) => {
+      const fx = await workerOn(openLog, t);
+      const ticket = await fx.queue.submit(submitOf('acme', 't1', { maxAttempts: 1 }));
+      for (let stop = 0; stop < 3; stop++) {
+        const cut = fx.worker();
+        const started = deferred();
+        cut.worker.handle('build', async ({ signal }) => {
+          started.resolve();
+          await new Promise((resolve) => signal.addEventListener('abort', resolve));
+          throw signal.reason;
+        });
+        const running = cut.start();
+        await started.promise;
+        await running.stop();
+      }
+      const entry = await fx.queue.entry('acme', ticket.entryId);
+      assert.deepEqual([entry.status, entry.attempts.length, entry.deferredAttempts], ['open', 3, 3]);
+      const last = fx.worker();
+      last.worker.handle('build', () => 'done');
+      last.start();
+      await last.worker.waitIdle();
+      assert.equal((await fx.queue.entry('acme', ticket.entryId)).outcome, 'succeeded');
     });
 
     it('ensureFresh: nothing owed answers undefined; a pending entry runs now in the caller; a failure rejects with its error, then Parked', async (t) => {
