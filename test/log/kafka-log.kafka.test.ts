@@ -4,7 +4,8 @@ import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import { openKafkaLog } from '../../src/log/kafka/kafka-log.ts';
 import { eventLogContract } from '../contract/event-log.contract.ts';
-import { kafkaBrokers, openTestKafkaLog, uniqueTopic } from './kafka-test-support.ts';
+import kafkajs from 'kafkajs';
+import { deleteTopic, kafkaBrokers, openTestKafkaLog, uniqueTopic } from './kafka-test-support.ts';
 
 eventLogContract('kafka', (partitions, t) => openTestKafkaLog(t, partitions), { compactionIsSynchronous: false });
 
@@ -26,6 +27,21 @@ describe('Kafka log: the topic', () => {
     await assert.rejects(
       openKafkaLog({ brokers: kafkaBrokers(), topic, partitions: 4 }),
       (e: unknown) => isRunlogError(e, 'InvalidArgument') && e.message.includes(topic) && /2/.test(e.message) && /4/.test(e.message),
+    );
+  });
+
+  it('refuses an existing topic that is not compacted, naming the policy', async (t) => {
+    const topic = uniqueTopic();
+    const admin = new kafkajs.Kafka({ brokers: kafkaBrokers(), logLevel: kafkajs.logLevel.NOTHING }).admin();
+    await admin.connect();
+    t.after(async () => {
+      await admin.disconnect();
+      await deleteTopic(topic);
+    });
+    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'cleanup.policy', value: 'delete' }] }] });
+    await assert.rejects(
+      openKafkaLog({ brokers: kafkaBrokers(), topic, partitions: 1 }),
+      (e: unknown) => isRunlogError(e, 'InvalidArgument') && e.message.includes(topic) && /delete/.test(e.message) && /compact/.test(e.message),
     );
   });
 

@@ -38,6 +38,7 @@ export interface KafkaLogOptions {
   topic: string;
   partitions: number;
   clientId?: string;
+  /** For a topic this call creates; default: the cluster's default.replication.factor. */
   replicationFactor?: number;
   /** Extra configs for a topic this call creates (cleanup.policy is always compact). */
   topicConfig?: Record<string, string>;
@@ -190,7 +191,8 @@ export async function openKafkaLog(options: KafkaLogOptions): Promise<KafkaEvent
   try {
     await admin.connect();
     const topicConfig = options.topicConfig ?? {};
-    await ensureTopic(admin, { topic: options.topic, partitions: options.partitions, replicationFactor: options.replicationFactor ?? 1, topicConfig });
+    const { topic, partitions, replicationFactor } = options;
+    await ensureTopic(admin, { topic, partitions, topicConfig, ...(replicationFactor ? { replicationFactor } : {}) });
   } catch (error) {
     await admin.disconnect().catch(() => undefined);
     throw toRunlogError(error, `opening Kafka topic ${options.topic} on ${options.brokers.join(',')}`);

@@ -12,7 +12,8 @@ import { toRunlogError } from './errors.ts';
 export interface TopicSpec {
   topic: string;
   partitions: number;
-  replicationFactor: number;
+  /** Omitted: the cluster's default.replication.factor (kafkajs sends -1). */
+  replicationFactor?: number;
   /** Extra topic configs (e.g. segment.ms, min.cleanable.dirty.ratio); cleanup.policy is always compact. */
   topicConfig: Record<string, string>;
 }
@@ -23,7 +24,7 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<void> 
     await admin.createTopics({
       // KRaft: producing or fetching before the leaders are known fails, so wait for them.
       waitForLeaders: true,
-      topics: [{ topic: spec.topic, numPartitions: spec.partitions, replicationFactor: spec.replicationFactor, configEntries }],
+      topics: [{ topic: spec.topic, numPartitions: spec.partitions, configEntries, ...(spec.replicationFactor ? { replicationFactor: spec.replicationFactor } : {}) }],
     });
   } catch (error) {
     // On KRaft, kafkajs's waitForLeaders can see the new topic's metadata before the broker
