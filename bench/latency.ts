@@ -4,6 +4,7 @@
  * take (waiting via queue.onWork when there is nothing), start an attempt and close.
  * Latency: from the submit call to the take that leases the entry answering.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { openRunQueue, type RunQueue } from '../src/queue/run-queue.ts';
 import type { LogSite } from './logs.ts';
 import { profiled } from './profile.ts';
@@ -16,6 +17,9 @@ export interface Latency {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** Event-loop delay over the run (GC pauses and long tasks show here). */
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
 }
 
 /** Wakes one idle taker per onWork call; a wake with nobody idle is kept for the next one. */
@@ -67,11 +71,14 @@ export async function submitToTakeLatency(site: LogSite, perSecond: number, take
       if (at >= measureFrom) latencies.push(performance.now() - at);
     }),
   );
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
   try {
     const { submitted, seconds } = await profiled('latency', () => generate(queue, perSecond, warmupMs + durationMs, submittedAt));
     stop.abort();
     wakeups.wakeAll();
     await Promise.all(workers);
+    loopDelay.disable();
     latencies.sort((a, b) => a - b);
     const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
     return {
@@ -81,6 +88,8 @@ export async function submitToTakeLatency(site: LogSite, perSecond: number, take
       p50Ms: at(0.5),
       p99Ms: at(0.99),
       maxMs: latencies[latencies.length - 1] ?? NaN,
+      loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
+      loopDelayMaxMs: loopDelay.max / 1e6,
     };
   } finally {
     unsubscribe();

@@ -62,7 +62,7 @@ export function latencyRow(latency: Latency): Row {
     value: `${latency.p50Ms.toFixed(2)} / ${latency.p99Ms.toFixed(2)} ms`,
     target: `p99 < ${TARGETS.p99Ms} ms`,
     verdict: verdict(latency.p99Ms < TARGETS.p99Ms),
-    note: `offered ${perSecond(latency.offeredPerSecond)}, submitted ${perSecond(latency.achievedPerSecond)}, ${latency.samples} samples, max ${latency.maxMs.toFixed(1)} ms`,
+    note: `offered ${perSecond(latency.offeredPerSecond)}, submitted ${perSecond(latency.achievedPerSecond)}, ${latency.samples} samples, max ${latency.maxMs.toFixed(1)} ms; event-loop delay p99 ${latency.loopDelayP99Ms.toFixed(1)} ms, max ${latency.loopDelayMaxMs.toFixed(1)} ms`,
   };
 }
 
