@@ -20,6 +20,8 @@ export interface Replay {
   events: number;
   buildSeconds: number;
   coldStartSeconds: number;
+  /** Opening the log alone (the file log scans and checks every segment). */
+  openSeconds: number;
   replayPerSecond: number;
   readPerSecond: number;
   decodePerSecond: number;
@@ -62,7 +64,9 @@ export async function replaySpeed(site: LogSite, lifecycles: number): Promise<Re
   if (persistent) await log.close();
 
   const values: Uint8Array[] = [];
+  const openStarted = performance.now();
   const raw = persistent ? await openLog(site.config, PARTITIONS) : log;
+  const openSeconds = (performance.now() - openStarted) / 1000;
   const readStarted = performance.now();
   for (let p = 0; p < PARTITIONS; p++) for await (const record of raw.read(p, 0n)) if (record.value !== null) values.push(record.value);
   const readSeconds = (performance.now() - readStarted) / 1000;
@@ -82,6 +86,7 @@ export async function replaySpeed(site: LogSite, lifecycles: number): Promise<Re
     events,
     buildSeconds,
     coldStartSeconds,
+    openSeconds,
     replayPerSecond: events / coldStartSeconds,
     readPerSecond: events / readSeconds,
     decodePerSecond: events / decodeSeconds,
