@@ -44,11 +44,17 @@ export function describeEvent(event: RunlogEvent): string {
       return fields({ agent: event.agent, input: text(event.input), key: event.key, priority: event.priority || null });
     case 'Leased':
     case 'LeaseExtended':
-      return fields({ holder: event.holder, epoch: event.epoch, expiresAt: clock(event.expiresAt) });
+      return fields({ holder: event.holder, epoch: event.epoch, expiresAt: clock(event.expiresAt), deferred: event.deferredAttempts || null });
     case 'AttemptStarted':
       return fields({ runId: event.runId, attempt: event.attempt, epoch: event.epoch });
     case 'Yielded':
-      return fields({ kind: event.kind, epoch: event.epoch, error: quoted(event.error), notBefore: event.notBefore === null ? null : clock(event.notBefore) });
+      return fields({
+        kind: event.kind,
+        epoch: event.epoch,
+        error: quoted(event.error),
+        notBefore: event.notBefore === null ? null : clock(event.notBefore),
+        deferred: event.deferredAttempts || null,
+      });
     case 'CancelRequested':
       return fields({ reason: quoted(event.reason) });
     case 'Closed':
