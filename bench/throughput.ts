@@ -62,14 +62,34 @@ export async function concurrently(callers: number, durationMs: number, loop: (c
   return { count, seconds, perSecond: count / seconds };
 }
 
-/** One caller's lifecycle: submit on its own thread, take, startAttempt, close. */
+/**
+ * One caller's lifecycle: submit on its own thread, take, startAttempt, close. The take may
+ * find nothing: another caller may have taken this caller's previous entry and not closed it
+ * yet, so the new one is not its thread's head. It then waits for work (onWork) and tries again.
+ */
 async function lifecycle(queue: RunQueue, caller: number, n: number): Promise<void> {
   const holder = `caller-${caller}`;
   await queue.submit({ tenant: TENANT, thread: `thread-${caller}`, agent: AGENT, input: INPUT });
-  const taken = await queue.take({ agents: [AGENT], holder, ttlMs: 60_000 });
-  if (taken === null) throw new Error('take found nothing although this caller just submitted');
+  let taken = await queue.take({ agents: [AGENT], holder, ttlMs: 60_000 });
+  while (taken === null) {
+    await nextWork(queue);
+    taken = await queue.take({ agents: [AGENT], holder, ttlMs: 60_000 });
+  }
   await queue.startAttempt(taken.lease, `${holder}-${n}`);
   await queue.close(taken.lease, { status: 'succeeded' });
+}
+
+/** Resolves at the next onWork call (or after 10 ms, a safety net). */
+function nextWork(queue: RunQueue): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, 10);
+    const unsubscribe = queue.onWork(done);
+    function done(): void {
+      clearTimeout(timer);
+      unsubscribe();
+      resolve();
+    }
+  });
 }
 
 export async function lifecycleRate(site: LogSite, callers: number, durationMs: number, warmupMs: number): Promise<Rate> {
