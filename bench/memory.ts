@@ -12,6 +12,10 @@ export interface MemoryPerEntry {
   inputBytes: number;
   heapPerEntry: number;
   rssPerEntry: number;
+  /** Off-heap ArrayBuffer memory per entry (input bytes live there). */
+  arrayBuffersPerEntry: number;
+  /** The V8 heap's size (used and free) per entry. */
+  heapTotalPerEntry: number;
   gcForced: boolean;
 }
 
@@ -48,6 +52,8 @@ export async function memoryPerEntry(site: LogSite, count: number): Promise<Memo
       inputBytes: input.length,
       heapPerEntry: (after.heapUsed - before.heapUsed) / count - input.length,
       rssPerEntry: (after.rss - before.rss) / count - input.length,
+      arrayBuffersPerEntry: (after.arrayBuffers - before.arrayBuffers) / count,
+      heapTotalPerEntry: (after.heapTotal - before.heapTotal) / count,
       gcForced: typeof (globalThis as { gc?: unknown }).gc === 'function',
     };
   } finally {

@@ -91,6 +91,12 @@ export function memoryRows(memory: MemoryPerEntry): Row[] {
       verdict: verdict(memory.heapPerEntry <= TARGETS.bytesPerEntry),
       note: `input ${memory.inputBytes} B subtracted${memory.gcForced ? '' : '; GC NOT forced (run with node --expose-gc): figure unreliable'}`,
     },
-    { name: 'RSS per open entry', value: bytes(memory.rssPerEntry), target: `<= ${bytes(TARGETS.bytesPerEntry)}`, verdict: verdict(memory.rssPerEntry <= TARGETS.bytesPerEntry) },
+    {
+      name: 'RSS per open entry',
+      value: bytes(memory.rssPerEntry),
+      target: `<= ${bytes(TARGETS.bytesPerEntry)}`,
+      verdict: verdict(memory.rssPerEntry <= TARGETS.bytesPerEntry),
+      note: `per entry: heapTotal (used and free) ${bytes(memory.heapTotalPerEntry)}, off-heap ArrayBuffers ${bytes(memory.arrayBuffersPerEntry)}`,
+    },
   ];
 }
