@@ -79,7 +79,7 @@ async function reportPreviousRuns(queue: RunQueue, replayMs: number): Promise<nu
   }
   const lastRound = Math.max(...entries.map((entry) => Number(entry.metadata.round ?? 0)));
   const open = entries.filter((entry) => !entry.closed).length;
-  console.log(`== Rebuilt the queue from the log in ${DIR}: replayed ${events} events in ${replayMs.toFixed(0)} ms`);
+  console.log(`== Rebuilt the queue from the log in ${DIR}: replayed ${events} events (opening and replay took ${replayMs.toFixed(0)} ms)`);
   console.log(`   ${entries.length} entries from ${lastRound} earlier round(s), ${open} open; round ${lastRound} left:`);
   for (const entry of entries.filter((e) => e.metadata.round === String(lastRound)).sort(bySeq)) {
     const runs = entry.attempts.length === 1 ? '1 attempt' : `${entry.attempts.length} attempts`;
