@@ -68,14 +68,17 @@ export function requireOneOf<T extends string>(name: string, value: unknown, all
 
 const encoder = new TextEncoder();
 
-/** Bytes or a UTF-8 string, at most maxBytes. */
+/**
+ * Bytes or a UTF-8 string, at most maxBytes. Bytes are copied: the view keeps them, and a
+ * caller reusing its buffer after the call must not change what the log says.
+ */
 export function requireBytes(name: string, value: unknown, maxBytes: number): Uint8Array {
   const bytes = typeof value === 'string' ? encoder.encode(value) : value;
   if (!(bytes instanceof Uint8Array)) throw invalidArgument(`${name} must be a Uint8Array or a string, got ${describe(value)}`);
   if (bytes.byteLength > maxBytes) {
     throw invalidArgument(`${name} is ${bytes.byteLength} bytes, more than the limit of ${maxBytes} (maxInputBytes)`);
   }
-  return bytes;
+  return typeof value === 'string' ? bytes : Uint8Array.from(bytes);
 }
 
 export function requireStringMap(name: string, value: unknown): Record<string, string> {

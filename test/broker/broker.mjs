@@ -171,9 +171,19 @@ function logTail(logFiles, lines = 60) {
     .join('\n');
 }
 
+/**
+ * A Kafka cluster id: 16 random bytes, base64url without padding. One starting with '-'
+ * would be read by StorageTool as an option (Kafka's own Uuid.randomUuid skips those too).
+ */
+function newClusterId() {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
+
 function formatStorage(propsFile, outFile) {
-  // A Kafka cluster id is 16 random bytes, base64url without padding.
-  const clusterId = randomBytes(16).toString('base64url');
+  const clusterId = newClusterId();
   const result = spawnSync('java', ['-cp', join(libDir, '*'), 'kafka.tools.StorageTool', 'format',
     '-t', clusterId, '-c', propsFile, '--ignore-formatted'], { encoding: 'utf8' });
   writeFileSync(outFile, `${result.stdout ?? ''}${result.stderr ?? ''}`);

@@ -25,6 +25,15 @@ export function runQueueSemantics(name: string, openLog: OpenLog): void {
       assert.equal(new TextDecoder().decode(entry.input), 'work of t1');
     });
 
+    it('the input is copied: a caller reusing its buffer does not change the entry', async (t) => {
+      const { queue } = await queueOn(openLog, t);
+      const buffer = new TextEncoder().encode('original');
+      const ticket = await queue.submit(submitOf('acme', 't1', { input: buffer }));
+      buffer.fill(0);
+      assert.equal(new TextDecoder().decode((await queue.entry('acme', ticket.entryId)).input), 'original');
+      await assertReplayEqualsLive(queue);
+    });
+
     it('reject strategy on a busy thread is ThreadBusy; enqueue queues behind', async (t) => {
       const { queue, log } = await queueOn(openLog, t);
       await queue.submit(submitOf('acme', 't1'));
