@@ -5,6 +5,11 @@
  */
 import type { Outcome, Submitted } from '../src/events/types.ts';
 import type { Attempt, Entry, Lease } from '../src/queue/types.ts';
+import type { ThreadState } from './thread-state.ts';
+
+/** Shared by every entry without metadata or attempts (frozen: a stray write throws). */
+const NO_METADATA: Record<string, string> = Object.freeze({});
+const NO_ATTEMPTS: Attempt[] = Object.freeze([]) as unknown as Attempt[];
 
 export interface LeaseState {
   holder: string;
@@ -17,6 +22,8 @@ export interface EntryState {
   readonly seq: number;
   readonly tenant: string;
   readonly thread: string;
+  /** The entry's thread in the view (saves building its id to look it up). */
+  readonly threadState: ThreadState;
   readonly agent: string;
   readonly input: Uint8Array;
   readonly key: string | null;
@@ -30,7 +37,8 @@ export interface EntryState {
   lease: LeaseState | null;
   /** Highest lease epoch ever granted; the next lease gets lastEpoch + 1. */
   lastEpoch: number;
-  attempts: Attempt[];
+  /** Grown by addAttempt only: entries without attempts share one frozen array. */
+  attempts: readonly Attempt[];
   /** Attempts handed back unfinished (defer after startAttempt); they do not count toward maxAttempts. */
   deferredAttempts: number;
   closed: boolean;
@@ -41,24 +49,26 @@ export interface EntryState {
   version: number;
 }
 
-export function entryFromSubmitted(event: Submitted): EntryState {
+/** A new entry of `thread`; it takes the thread's tenant and thread strings (one copy per thread). */
+export function entryFromSubmitted(event: Submitted, thread: ThreadState): EntryState {
   return {
     entryId: event.entryId,
     seq: event.seq,
-    tenant: event.tenant,
-    thread: event.thread,
+    tenant: thread.tenant,
+    thread: thread.thread,
+    threadState: thread,
     agent: event.agent,
     input: event.input,
     key: event.key,
     priority: event.priority,
     deadline: event.deadline,
     maxAttempts: event.maxAttempts,
-    metadata: event.metadata,
+    metadata: isEmpty(event.metadata) ? NO_METADATA : event.metadata,
     submittedAt: event.at,
     notBefore: event.notBefore,
     lease: null,
     lastEpoch: 0,
-    attempts: [],
+    attempts: NO_ATTEMPTS,
     deferredAttempts: 0,
     closed: false,
     outcome: null,
@@ -67,6 +77,16 @@ export function entryFromSubmitted(event: Submitted): EntryState {
     closedAt: null,
     version: 0,
   };
+}
+
+function isEmpty(record: Record<string, string>): boolean {
+  for (const _ in record) return false;
+  return true;
+}
+
+export function addAttempt(entry: EntryState, attempt: Attempt): void {
+  if (entry.attempts === NO_ATTEMPTS) entry.attempts = [attempt];
+  else (entry.attempts as Attempt[]).push(attempt);
 }
 
 export function leaseOf(entry: EntryState): Lease | null {

@@ -15,7 +15,8 @@ import type { AttemptStarted, EntriesPruned, RunlogEvent, Submitted } from '../s
 import { entryIdOfKey } from '../src/events/keys.ts';
 import { Heap } from './heap.ts';
 import { HeadIndex, takesBefore } from './head-index.ts';
-import { entryFromSubmitted, type EntryState } from './entry-state.ts';
+import { addAttempt, entryFromSubmitted, type EntryState } from './entry-state.ts';
+import { TenantCounts } from './tenant-counts.ts';
 import { ThreadState } from './thread-state.ts';
 import { emptyMetrics, recordExec, recordWait, type MetricCounters } from './metrics.ts';
 
@@ -40,7 +41,7 @@ export class PartitionView {
   readonly entries = new Map<string, EntryState>();
   readonly threads = new Map<string, ThreadState>();
   readonly submissionKeys = new Map<string, string>();
-  readonly openByTenant = new Map<string, number>();
+  readonly openByTenant = new TenantCounts();
   readonly metrics: MetricCounters = emptyMetrics();
   private readonly heads = new Map<string, HeadIndex>();
   private readonly closedOrder: EntryState[] = [];
@@ -72,7 +73,7 @@ export class PartitionView {
     return this.threads.get(threadId(tenant, thread));
   }
 
-  readonly isHead = (entry: EntryState): boolean => this.thread(entry.tenant, entry.thread)?.head() === entry;
+  readonly isHead = (entry: EntryState): boolean => entry.threadState.head() === entry;
 
   /** The best takeable head among `agents` at `now`, by priority then age. */
   bestHead(agents: readonly string[], now: number): EntryState | undefined {
@@ -147,10 +148,10 @@ export class PartitionView {
 
   private submit(event: Submitted): void {
     if (this.entries.has(event.entryId)) return;
-    const entry = entryFromSubmitted(event);
+    const thread = this.threadOf(event.tenant, event.thread);
+    const entry = entryFromSubmitted(event, thread);
     this.entries.set(entry.entryId, entry);
     if (event.seq > this.issuedThrough) this.issuedThrough = event.seq;
-    const thread = this.threadOf(entry);
     const wasIdle = thread.openCount === 0;
     thread.append(entry);
     if (entry.key !== null) this.submissionKeys.set(submissionKeyId(entry.tenant, entry.thread, entry.key), entry.entryId);
@@ -161,8 +162,8 @@ export class PartitionView {
   }
 
   private attemptStarted(entry: EntryState, event: AttemptStarted): void {
-    entry.attempts.push({ runId: event.runId, attempt: event.attempt, epoch: event.epoch, startedAt: event.at });
-    this.threadOf(entry).runIds.set(event.runId, entry.entryId);
+    addAttempt(entry, { runId: event.runId, attempt: event.attempt, epoch: event.epoch, startedAt: event.at });
+    entry.threadState.addRunId(event.runId, entry.entryId);
     if (event.attempt === 1) recordWait(this.metrics, event.at - entry.submittedAt);
   }
 
@@ -174,7 +175,7 @@ export class PartitionView {
 
   private close(entry: EntryState, event: Closing): void {
     if (entry.closed) return;
-    const thread = this.threadOf(entry);
+    const thread = entry.threadState;
     const wasHead = thread.head() === entry;
     entry.closed = true;
     entry.closedAt = event.at;
@@ -226,8 +227,8 @@ export class PartitionView {
     if (entry === undefined || !entry.closed) return;
     this.entries.delete(entryId);
     this.metrics.dropped++;
-    const thread = this.threadOf(entry);
-    for (const attempt of entry.attempts) thread.runIds.delete(attempt.runId);
+    const thread = entry.threadState;
+    for (const attempt of entry.attempts) thread.deleteRunId(attempt.runId);
     if (entry.key !== null) {
       const keyId = submissionKeyId(entry.tenant, entry.thread, entry.key);
       if (this.submissionKeys.get(keyId) === entryId) this.submissionKeys.delete(keyId);
@@ -242,11 +243,11 @@ export class PartitionView {
     if (!entry.closed && this.isHead(entry)) this.headIndex(entry.agent).offer(entry);
   }
 
-  private threadOf(entry: EntryState): ThreadState {
-    const id = threadId(entry.tenant, entry.thread);
+  private threadOf(tenant: string, threadName: string): ThreadState {
+    const id = threadId(tenant, threadName);
     let thread = this.threads.get(id);
     if (thread === undefined) {
-      thread = new ThreadState(entry.tenant, entry.thread);
+      thread = new ThreadState(tenant, threadName);
       this.threads.set(id, thread);
     }
     return thread;
@@ -263,9 +264,7 @@ export class PartitionView {
 
   private countOpen(tenant: string, delta: number): void {
     this.openCount += delta;
-    const count = (this.openByTenant.get(tenant) ?? 0) + delta;
-    if (count === 0) this.openByTenant.delete(tenant);
-    else this.openByTenant.set(tenant, count);
+    this.openByTenant.add(tenant, delta);
   }
 
   /** Closes arrive in store-clock order, except when a clock stepped back: keep the order by closedAt. */

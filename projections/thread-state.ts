@@ -5,19 +5,34 @@
  */
 import type { EntryState } from './entry-state.ts';
 
+const NO_RUN_IDS: ReadonlyMap<string, string> = new Map();
+
 export class ThreadState {
   private queue: EntryState[] = [];
   private start = 0;
   openCount = 0;
   /** Every entry of the thread still in the view (open or closed, not pruned). */
   entryCount = 0;
-  /** Run ids of every attempt on the thread, to their entry: a run id names one run. */
-  readonly runIds = new Map<string, string>();
+  /** Allocated on the first attempt: most threads of a large backlog never ran. */
+  #runIds: Map<string, string> | null = null;
 
   constructor(
     readonly tenant: string,
     readonly thread: string,
   ) {}
+
+  /** Run ids of every attempt on the thread, to their entry: a run id names one run. */
+  get runIds(): ReadonlyMap<string, string> {
+    return this.#runIds ?? NO_RUN_IDS;
+  }
+
+  addRunId(runId: string, entryId: string): void {
+    (this.#runIds ??= new Map()).set(runId, entryId);
+  }
+
+  deleteRunId(runId: string): void {
+    this.#runIds?.delete(runId);
+  }
 
   append(entry: EntryState): void {
     this.queue.push(entry);
