@@ -12,7 +12,9 @@
  */
 import type { Admin } from 'kafkajs';
 import { RunlogError } from '../../errors.ts';
-import { toRunlogError } from './errors.ts';
+import { isStaleLeaderError, toRunlogError } from './errors.ts';
+
+const STALE_LEADER_RETRIES = 5;
 
 export class EndOffsets {
   readonly #admin: Admin;
@@ -23,15 +25,25 @@ export class EndOffsets {
     this.#topic = topic;
   }
 
-  /** The LSO of every partition, indexed by partition. */
+  /**
+   * The LSO of every partition, indexed by partition. kafkajs answers from cached metadata;
+   * right after a topic is created (or a leader moved) that can name the wrong leader, which
+   * answers NOT_LEADER_OR_FOLLOWER: refresh the topic's metadata and ask again, a few times.
+   */
   async all(): Promise<bigint[]> {
-    try {
-      const offsets = await this.#admin.fetchTopicOffsets(this.#topic);
-      const ends: bigint[] = [];
-      for (const { partition, high } of offsets) ends[partition] = BigInt(high);
-      return ends;
-    } catch (error) {
-      throw toRunlogError(error, `reading the end offsets of topic ${this.#topic}`);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const offsets = await this.#admin.fetchTopicOffsets(this.#topic);
+        const ends: bigint[] = [];
+        for (const { partition, high } of offsets) ends[partition] = BigInt(high);
+        return ends;
+      } catch (error) {
+        if (attempt >= STALE_LEADER_RETRIES || !isStaleLeaderError(error)) {
+          throw toRunlogError(error, `reading the end offsets of topic ${this.#topic}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+        await this.#admin.fetchTopicMetadata({ topics: [this.#topic] }).catch(() => undefined);
+      }
     }
   }
 

@@ -41,6 +41,13 @@ function chain(error: unknown): KafkaJsErrorShape[] {
   return out;
 }
 
+const STALE_LEADER_TYPES = new Set(['NOT_LEADER_FOR_PARTITION', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION']);
+
+/** The client's metadata named the wrong (or no) leader: refreshing it and asking again helps. */
+export function isStaleLeaderError(error: unknown): boolean {
+  return chain(error).some((e) => e.type !== undefined && STALE_LEADER_TYPES.has(e.type));
+}
+
 export function isFencingError(error: unknown): boolean {
   return chain(error).some((e) => (e.type !== undefined && FENCED_TYPES.has(e.type)) || (typeof e.code === 'number' && FENCED_CODES.has(e.code)));
 }

@@ -176,7 +176,7 @@ export class PartitionWriter {
       transactionTimeout: transactionTimeoutMs ?? 60_000,
       createPartitioner: kafkajs.Partitioners.DefaultPartitioner, // unused: every message names its partition
       // CONCURRENT_TRANSACTIONS right after a commit clears within milliseconds: retry soon.
-      retry: { initialRetryTime: 25, maxRetryTime: 2_000, retries: 10 },
+      retry: { initialRetryTime: 2, maxRetryTime: 2_000, retries: 20 },
     });
     try {
       await producer.connect();
