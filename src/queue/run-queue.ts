@@ -243,15 +243,13 @@ export class RunQueue implements RunQueueApi {
   async entry(tenant: string, entryId: string): Promise<Entry> {
     this.requireRunning();
     const slot = this.slotOfEntry(requireName('tenant', tenant), entryId);
-    await slot.writer.barrier();
-    return toPublicEntry(decide.findEntry(slot.view, tenant, entryId));
+    return this.durableRead(slot, () => toPublicEntry(decide.findEntry(slot.view, tenant, entryId)));
   }
 
   async openEntries(tenant: string, thread: string): Promise<Entry[]> {
     this.requireRunning();
     const slot = this.slotOf(requireName('tenant', tenant), requireName('thread', thread));
-    await slot.writer.barrier();
-    return (slot.view.thread(tenant, thread)?.openEntries() ?? []).map(toPublicEntry);
+    return this.durableRead(slot, () => (slot.view.thread(tenant, thread)?.openEntries() ?? []).map(toPublicEntry));
   }
 
   async deleteThread(tenant: string, thread: string): Promise<number> {
@@ -305,11 +303,15 @@ export class RunQueue implements RunQueueApi {
     this.sweepTimer.unref();
   }
 
+  /** The closed entry, once its close is durable; null when timeoutMs passes first; rejects when signal aborts. */
   async awaitClosed(tenant: string, entryId: string, options: AwaitOptions = {}): Promise<Entry | null> {
-    const entry = await this.entry(tenant, entryId);
-    if (entry.status === 'closed') return entry;
+    this.requireRunning();
     const timeoutMs = options.timeoutMs === undefined ? undefined : requireInteger('timeoutMs', options.timeoutMs, 0);
-    return this.waiters.wait(entryId, options.signal, timeoutMs);
+    const slot = this.slotOfEntry(requireName('tenant', tenant), entryId);
+    const entry = slot.view.entries.get(entryId);
+    // Open now: wait in this same turn, so its close (folded later) wakes the waiter once durable.
+    if (entry !== undefined && entry.tenant === tenant && !entry.closed) return this.waiters.wait(entryId, options.signal, timeoutMs);
+    return this.entry(tenant, entryId);
   }
 
   nextDueAt(agents: readonly string[]): number | null {
@@ -345,6 +347,25 @@ export class RunQueue implements RunQueueApi {
   /** The views, for tests and tools comparing them with a replay. */
   views(): readonly PartitionView[] {
     return this.slots.map((slot) => slot.view);
+  }
+
+  /**
+   * Answers what `read` sees of the view now, once everything folded so far is durable:
+   * the view runs ahead of the log by the appends in flight, and nothing is answered
+   * before it is durable. A refusal (TicketExpired, ...) waits for durability too.
+   */
+  private async durableRead<T>(slot: PartitionSlot, read: () => T): Promise<T> {
+    let value: T | undefined;
+    let refusal: unknown;
+    try {
+      value = read();
+    } catch (error) {
+      refusal = error;
+    }
+    await slot.writer.barrier();
+    if (slot.unavailable !== null) throw slot.unavailable;
+    if (refusal !== undefined) throw refusal;
+    return value as T;
   }
 
   /** A failed sweep is retried at the next tick; the failure goes to the process's warnings. */

@@ -1,0 +1,109 @@
+/**
+ * Durable before answered, checked by wrapping a real log: appends held at a gate, or
+ * failing once. Commands and reads answer only after what they saw is durable; a failed
+ * append loses only unanswered commands, and the partition is rebuilt from the log.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { RunlogError } from '../../src/errors.ts';
+import type { AppendRecord, EventLog } from '../../src/log/event-log.ts';
+import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
+import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
+import { assertReplayEqualsLive, FakeClock, submitOf } from '../contract/fixtures.ts';
+
+/** A real log whose appends wait for `open()` and can be made to fail. */
+class GatedLog {
+  private gate: Promise<void> = Promise.resolve();
+  private release: () => void = () => {};
+  failNext = false;
+
+  constructor(readonly log: EventLog) {}
+
+  close(): void {
+    this.gate = new Promise((resolve) => (this.release = resolve));
+  }
+
+  open(): void {
+    this.release();
+  }
+
+  wrap(): EventLog {
+    const append = async (partition: number, records: readonly AppendRecord[]): Promise<bigint[]> => {
+      await this.gate;
+      if (this.failNext) {
+        this.failNext = false;
+        throw new RunlogError('LogUnavailable', 'injected append failure');
+      }
+      return this.log.append(partition, records);
+    };
+    const log = this.log;
+    return {
+      kind: log.kind,
+      partitions: log.partitions,
+      append,
+      read: (partition, from, options) => log.read(partition, from, options),
+      tail: (partition, from, options) => log.tail(partition, from, options),
+      endOffset: (partition) => log.endOffset(partition),
+      compact: (partition) => log.compact(partition),
+      close: () => log.close(),
+    };
+  }
+}
+
+async function settledWithin(promise: Promise<unknown>, turns: number): Promise<boolean> {
+  let settled = false;
+  promise.then(() => (settled = true), () => (settled = true));
+  for (let i = 0; i < turns && !settled; i++) await new Promise((resolve) => setImmediate(resolve));
+  return settled;
+}
+
+describe('durable before answered', () => {
+  it('commands and reads wait for the append holding what they saw', async (t) => {
+    const gated = new GatedLog(await openMemoryLog({ partitions: 1 }));
+    const queue = await openRunQueueOnLog(gated.wrap(), { clock: new FakeClock().read });
+    t.after(() => queue.stop());
+    const first = await queue.submit(submitOf('acme', 't1'));
+    gated.close();
+    const closing = queue.take({ agents: ['build'], holder: 'w', ttlMs: 1000 }).then((taken) => queue.close(taken!.lease, { status: 'succeeded' }));
+    const read = queue.entry('acme', first.entryId);
+    const awaited = queue.awaitClosed('acme', first.entryId);
+    assert.equal(await settledWithin(read, 20), false, 'a read answered before the lease it saw was durable');
+    assert.equal(await settledWithin(awaited, 20), false);
+    gated.open();
+    await closing;
+    assert.equal((await read).status, 'open');
+    assert.equal((await awaited)!.outcome, 'succeeded');
+  });
+
+  it('a read never shows what is not yet durable: it answers the view as it was when asked', async (t) => {
+    const gated = new GatedLog(await openMemoryLog({ partitions: 1 }));
+    const queue = await openRunQueueOnLog(gated.wrap(), { clock: new FakeClock().read });
+    t.after(() => queue.stop());
+    const ticket = await queue.submit(submitOf('acme', 't1'));
+    gated.close();
+    const read = queue.entry('acme', ticket.entryId);
+    const taking = queue.take({ agents: ['build'], holder: 'w', ttlMs: 1000 });
+    assert.equal((await read).lease, null, 'the read showed a lease whose append had not completed');
+    gated.open();
+    assert.ok(await taking);
+  });
+
+  it('a failed append refuses its commands, and the partition is rebuilt from the log and serves again', async (t) => {
+    const gated = new GatedLog(await openMemoryLog({ partitions: 1 }));
+    const queue = await openRunQueueOnLog(gated.wrap(), { clock: new FakeClock().read });
+    t.after(() => queue.stop());
+    const kept = await queue.submit(submitOf('acme', 't1'));
+    gated.failNext = true;
+    await assert.rejects(queue.submit(submitOf('acme', 't2')), { code: 'LogUnavailable' });
+    let ticket;
+    for (let i = 0; i < 100 && ticket === undefined; i++) {
+      ticket = await queue.submit(submitOf('acme', 't3')).catch(() => undefined);
+      if (ticket === undefined) await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.ok(ticket, 'the partition never served again');
+    assert.equal(ticket.entryId, '0-2', 'the failed submission left no trace: its sequence number is issued again');
+    assert.equal((await queue.openEntries('acme', 't2')).length, 0);
+    assert.equal((await queue.entry('acme', kept.entryId)).status, 'open');
+    await assertReplayEqualsLive(queue);
+  });
+});
