@@ -14,6 +14,7 @@ import { loadSchemaDir, type AvroRecordSchema, type SchemaVersion } from './sche
 import { fingerprintBytesLE } from './rabin.ts';
 import { isExactLong, readExactLong, writeExactLong } from './exact-long.ts';
 import { checkText, isOf, textFields, type TextField } from './well-formed.ts';
+import { BodyError, compileBodyReader, type BodyReader, type Cursor } from './body-reader.ts';
 
 export const SINGLE_OBJECT_MARKER: readonly [number, number] = [0xc3, 0x01];
 const HEADER_LENGTH = 10;
@@ -50,11 +51,18 @@ interface Reader {
   /** Absent when the writer schema is the reader schema. */
   readonly resolver: avsc.Resolver | undefined;
   readonly toEvent: ToEvent;
+  /** Reads the body straight into the event; null: decode with avsc (and resolve). */
+  readonly body: BodyReader | null;
+}
+
+export interface CodecOptions {
+  /** Read records of the newest schemas with compiled body readers (body-reader.ts). Default true; false: avsc only (for tests). */
+  bodyReaders?: boolean;
 }
 
 /** A codec over the given schema versions (all versions of every event type it must read). */
-export function createCodec(schemas: readonly SchemaVersion[]): EventCodec {
-  return new AvroEventCodec(schemas);
+export function createCodec(schemas: readonly SchemaVersion[], options: CodecOptions = {}): EventCodec {
+  return new AvroEventCodec(schemas, options.bodyReaders ?? true);
 }
 
 class AvroEventCodec implements EventCodec {
@@ -63,10 +71,11 @@ class AvroEventCodec implements EventCodec {
   readonly #readers = new Map<number, Reader[]>();
   readonly #scratch = Buffer.allocUnsafe(SCRATCH_LENGTH);
   #wrapped: Buffer = Buffer.alloc(0);
+  readonly #cursor: Cursor = { buf: this.#wrapped, pos: 0, end: 0 };
 
-  constructor(schemas: readonly SchemaVersion[]) {
+  constructor(schemas: readonly SchemaVersion[], bodyReaders: boolean) {
     for (const version of newestPerType(schemas)) this.#writers.set(version.eventType, createWriter(version));
-    for (const version of schemas) this.#addReader(version);
+    for (const version of schemas) this.#addReader(version, bodyReaders);
   }
 
   encode(event: RunlogEvent): Uint8Array {
@@ -88,6 +97,7 @@ class AvroEventCodec implements EventCodec {
     const reader = this.#readerFor(bytes);
     const [buf, start] = this.#asBuffer(bytes);
     const end = start + bytes.length;
+    if (reader.body !== null) return this.#readBody(reader, reader.body, buf, start + HEADER_LENGTH, end);
     let decoded: { value: Record<string, unknown>; offset: number };
     try {
       decoded = reader.type.decode(buf, start + HEADER_LENGTH, reader.resolver);
@@ -99,6 +109,24 @@ class AvroEventCodec implements EventCodec {
     }
     if (decoded.offset < end) throw corrupt(`${end - decoded.offset} trailing bytes after the ${reader.file} body`);
     return reader.toEvent(decoded.value);
+  }
+
+  #readBody(reader: Reader, body: BodyReader, buf: Buffer, start: number, end: number): RunlogEvent {
+    const cursor = this.#cursor;
+    cursor.buf = buf;
+    cursor.pos = start;
+    cursor.end = end;
+    let event: Record<string, unknown>;
+    try {
+      event = body(cursor);
+    } catch (error) {
+      if (!(error instanceof BodyError)) throw error;
+      if (error.truncated) throw corrupt(`truncated or malformed ${reader.file} body (${end - start + HEADER_LENGTH} bytes in all): ${error.message}`);
+      throw corrupt(`invalid ${reader.file} body: ${error.message}`, error);
+    }
+    if (cursor.pos > end) throw corrupt(`truncated or malformed ${reader.file} body (${end - start + HEADER_LENGTH} bytes in all)`);
+    if (cursor.pos < end) throw corrupt(`${end - cursor.pos} trailing bytes after the ${reader.file} body`);
+    return event as unknown as RunlogEvent;
   }
 
   /**
@@ -147,7 +175,7 @@ class AvroEventCodec implements EventCodec {
     throw corrupt(`unknown writer schema fingerprint 0x${fingerprint.toString(16).padStart(16, '0')}`);
   }
 
-  #addReader(version: SchemaVersion): void {
+  #addReader(version: SchemaVersion, bodyReaders: boolean): void {
     const newest = this.#writer(version.eventType);
     const low = Number(version.fingerprint & 0xffff_ffffn);
     const list = this.#readers.get(low) ?? [];
@@ -155,7 +183,8 @@ class AvroEventCodec implements EventCodec {
     if (list.some((r) => r.fingerprintHigh === high)) throw new Error(`schema ${version.file} has the fingerprint of another schema`);
     const resolver = version === newest.version ? undefined : newest.type.createResolver(avroType(version.schema));
     const toEvent = compileToEvent(version.eventType, fieldPlans(newest.version.schema));
-    list.push({ file: version.file, fingerprintHigh: high, type: newest.type, resolver, toEvent });
+    const body = bodyReaders && resolver === undefined ? compileBodyReader(version.eventType, version.schema) : null;
+    list.push({ file: version.file, fingerprintHigh: high, type: newest.type, resolver, toEvent, body });
     this.#readers.set(low, list);
   }
 
