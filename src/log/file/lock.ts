@@ -1,13 +1,15 @@
 /**
- * The writer lock of a log directory: a file `LOCK` holding the owner's pid, created
- * exclusively ('wx'). A lock whose pid is not alive (kill(pid, 0) fails with ESRCH) is
- * stale — its owner crashed — and is taken over. A lock file that is empty or unreadable is
- * treated as held (a process may be between creating and writing it): delete it by hand.
+ * The writer lock of a log directory: a file `LOCK` holding the owner's pid. It is made
+ * whole before it exists: the pid is written to a private file, which is then hard-linked
+ * as `LOCK` (link fails if `LOCK` exists), so a crash can never leave an empty lock. A lock
+ * whose pid is not alive (kill(pid, 0) fails with ESRCH) is stale — its owner crashed —
+ * and is taken over. A lock file that is unreadable is treated as held: delete it by hand.
  *
  * Limits: this is an advisory pid lock for processes on one host; two processes taking
  * over the same stale lock at the very same moment are not told apart.
  */
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { link, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RunlogError } from '../../errors.ts';
 
@@ -35,12 +37,16 @@ async function ownerOf(path: string): Promise<number | null> {
 }
 
 async function tryCreate(path: string): Promise<boolean> {
+  const draft = `${path}.${process.pid}.${randomUUID()}`;
+  await writeFile(draft, String(process.pid), { flag: 'wx' });
   try {
-    await writeFile(path, String(process.pid), { flag: 'wx' });
+    await link(draft, path);
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw error;
+  } finally {
+    await rm(draft, { force: true });
   }
 }
 
