@@ -31,8 +31,8 @@ export function submissionKeyId(tenant: string, thread: string, key: string): st
 }
 
 export class PartitionView {
-  /** Records below this offset are folded already. */
-  nextOffset = 0n;
+  /** The offset of the last record folded (kept rather than nextOffset: no bigint per record). */
+  #lastOffset = -1n;
   /** The latest store-clock time on any event folded. */
   lastAt = 0;
   /** The highest entry sequence ever issued here (survives pruning and compaction). */
@@ -56,8 +56,8 @@ export class PartitionView {
    */
   apply(offset: bigint | null, key: string, event: RunlogEvent | null): void {
     if (offset !== null) {
-      if (offset < this.nextOffset) return;
-      this.nextOffset = offset + 1n;
+      if (offset <= this.#lastOffset) return;
+      this.#lastOffset = offset;
     }
     if (event === null) return this.applyTombstone(key);
     if (event.at > this.lastAt) this.lastAt = event.at;
@@ -66,7 +66,12 @@ export class PartitionView {
 
   /** The writer's own records, folded already, are durable up to `lastOffset`. */
   appended(lastOffset: bigint): void {
-    if (lastOffset >= this.nextOffset) this.nextOffset = lastOffset + 1n;
+    if (lastOffset > this.#lastOffset) this.#lastOffset = lastOffset;
+  }
+
+  /** Records below this offset are folded already. */
+  get nextOffset(): bigint {
+    return this.#lastOffset + 1n;
   }
 
   thread(tenant: string, thread: string): ThreadState | undefined {

@@ -95,10 +95,20 @@ function copyValue(buf: Buffer, start: number, end: number): Uint8Array {
     slab = new Uint8Array(SLAB_BYTES);
     slabUsed = 0;
   }
-  const value = new Uint8Array(slab.buffer, slabUsed, length);
-  value.set(new Uint8Array(buf.buffer, buf.byteOffset + start, length));
+  // subarray, not `new Uint8Array(buffer, offset, length)`: V8 makes it about twice as fast.
+  const value = slab.subarray(slabUsed, slabUsed + length);
+  value.set(buf.subarray(start, end));
   slabUsed += length;
   return value;
+}
+
+interface Utf8Slicing {
+  utf8Slice(start: number, end: number): string;
+}
+
+/** The UTF-8 text of bytes [start, end): Buffer's own slice, without toString's argument handling. */
+function utf8(buf: Buffer, start: number, end: number): string {
+  return (buf as unknown as Utf8Slicing).utf8Slice(start, end);
 }
 
 /**
@@ -123,7 +133,7 @@ export function decodeFrame(buf: Buffer, pos: number, end: number, from: bigint,
     p = valueStart + Math.max(valueLength, 0);
     if (p > end || valueLength < -1) return false;
     if (delta < skipBelow) continue;
-    const key = buf.toString('utf8', keyStart, valueStart);
+    const key = utf8(buf, keyStart, valueStart);
     const value = valueLength < 0 ? null : copyValue(buf, valueStart, p);
     each({ offset: smallBase >= 0 ? BigInt(smallBase + delta) : base + BigInt(delta), key, value });
   }
