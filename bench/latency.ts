@@ -8,7 +8,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { openRunQueue, type RunQueue } from '../src/queue/run-queue.ts';
 import type { LogSite } from './logs.ts';
 import { profiled } from './profile.ts';
-import { AGENT, PARTITIONS, TENANT } from './throughput.ts';
+import { AGENT, TENANT } from './throughput.ts';
 
 export interface Latency {
   offeredPerSecond: number;
@@ -57,7 +57,7 @@ class Wakeups {
 }
 
 export async function submitToTakeLatency(site: LogSite, perSecond: number, takers: number, durationMs: number, warmupMs: number): Promise<Latency> {
-  const queue = await openRunQueue({ log: site.config, partitions: PARTITIONS });
+  const queue = await openRunQueue({ log: site.config });
   const submittedAt = new Map<number, number>();
   const latencies: number[] = [];
   const stop = new AbortController();

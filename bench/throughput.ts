@@ -18,6 +18,7 @@ import { openRunQueue, type RunQueue } from '../src/queue/run-queue.ts';
 import type { LogSite } from './logs.ts';
 import { profiled } from './profile.ts';
 
+/** The partition count of the replay and memory benchmarks' logs. Lifecycle, raw and latency use the log's default. */
 export const PARTITIONS = 8;
 export const TENANT = 'bench';
 export const AGENT = 'work';
@@ -93,7 +94,7 @@ function nextWork(queue: RunQueue): Promise<void> {
 }
 
 export async function lifecycleRate(site: LogSite, callers: number, durationMs: number, warmupMs: number): Promise<Rate> {
-  const queue = await openRunQueue({ log: site.config, partitions: PARTITIONS });
+  const queue = await openRunQueue({ log: site.config });
   try {
     await concurrently(callers, warmupMs, (caller, n) => lifecycle(queue, caller, n));
     const timed = (): Promise<Rate> => concurrently(callers, durationMs, (caller, n) => lifecycle(queue, caller, n + 1_000_000_000));
@@ -123,11 +124,11 @@ export function recordsOf(events: readonly RunlogEvent[]): AppendRecord[] {
 
 /** Raw appends: each caller appends its lifecycle's 4 records one by one; answers records/s. */
 export async function rawAppendRate(site: LogSite, callers: number, durationMs: number, warmupMs: number): Promise<Rate> {
-  const log = await openLog(site.config, PARTITIONS);
+  const log = await openLog(site.config); // the partition count a queue would get
   try {
     const plans = Array.from({ length: callers }, (_, caller) => {
       const thread = `thread-${caller}`;
-      const partition = partitionOf(TENANT, thread, PARTITIONS);
+      const partition = partitionOf(TENANT, thread, log.partitions);
       const records = recordsOf(lifecycleEvents(TENANT, thread, `${partition}-${caller + 1}`, caller + 1, Date.now(), randomUUID()));
       return { partition, records };
     });

@@ -14,6 +14,7 @@ import { attemptKey, recordKeyOf, stateKey, submissionKey } from '../events/keys
 import type { RunlogEvent } from '../events/types.ts';
 import type { AppendRecord, EventLog } from '../log/event-log.ts';
 import { openLog } from '../log/open-log.ts';
+export { DEFAULT_PARTITIONS } from '../log/open-log.ts';
 import { partitionOf } from '../log/partitioner.ts';
 import { replayPartition } from '../projector/replay.ts';
 import { toPublicEntry, type EntryState } from '../../projections/entry-state.ts';
@@ -45,7 +46,6 @@ import type {
 } from './types.ts';
 import { PartitionWriter } from './partition-writer.ts';
 
-export const DEFAULT_PARTITIONS = 8;
 export const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024;
 
 /** One partition this queue writes: its view and its writer. */
@@ -62,7 +62,8 @@ const OPTION_KEYS = ['log', 'partitions', 'clock', 'capacity', 'maxInputBytes', 
 export async function openRunQueue(options: RunQueueOptions): Promise<RunQueue> {
   const body = requireObject('options', options);
   rejectUnknownKeys('options', body, OPTION_KEYS);
-  const partitions = requireInteger('partitions', options.partitions ?? DEFAULT_PARTITIONS, 1, 10_000);
+  // Omitted: the log's own default (a file log keeps the count it was created with).
+  const partitions = options.partitions === undefined ? undefined : requireInteger('partitions', options.partitions, 1, 10_000);
   checkQueueOptions(options);
   const log = await openLog(options.log, partitions);
   try {

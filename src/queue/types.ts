@@ -143,7 +143,10 @@ export interface Retention {
 
 export interface RunQueueOptions {
   log: LogConfig;
-  /** Partition count (default 8). Fixed for the life of a log. */
+  /**
+   * Partition count, fixed for the life of a log. Default: 8 on Kafka and memory; on a file
+   * log the count it was created with, or 1 for a new one (see DEFAULT_FILE_PARTITIONS).
+   */
   partitions?: number;
   clock?: Clock;
   capacity?: Capacity;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import type { LogRecord } from '../../src/log/event-log.ts';
-import { openFileLog, type FileLog, type FileLogOptions } from '../../src/log/file/file-log.ts';
+import { DEFAULT_FILE_PARTITIONS, openFileLog, type FileLog, type FileLogOptions } from '../../src/log/file/file-log.ts';
 import { collect, eventLogContract, rec, text } from '../contract/event-log.contract.ts';
 
 /** A fresh directory; every log opened through it is closed, then the directory removed. */
@@ -82,6 +82,13 @@ describe('file log', () => {
     const s = await scratch(t);
     await (await s.open({ partitions: 2 })).close();
     await assert.rejects(s.open({ partitions: 3 }), (e) => isRunlogError(e, 'InvalidArgument'));
+  });
+
+  it('without a partition count: a new log gets DEFAULT_FILE_PARTITIONS, an existing one keeps its count', async (t) => {
+    assert.equal((await (await scratch(t)).open({ partitions: undefined })).partitions, DEFAULT_FILE_PARTITIONS);
+    const s = await scratch(t);
+    await (await s.open({ partitions: 3 })).close();
+    assert.equal((await s.open({ partitions: undefined })).partitions, 3);
   });
 
   describe('torn tail', () => {

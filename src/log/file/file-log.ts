@@ -28,9 +28,20 @@ import type { WriterStats } from './writer.ts';
 
 export const DEFAULT_SEGMENT_BYTES = 64 << 20;
 
+/**
+ * A new file log's partition count when none is asked for. One process writes every
+ * partition of a file log, so partitions buy it nothing but concurrent datasyncs, and they
+ * split concurrent appends into more, smaller groups, each its own write and datasync. With
+ * one partition one datasync covers every append in flight: on the 2-core bench VM, 64
+ * callers' lifecycles went from 4.4 to 64 records per datasync at about a third of the CPU
+ * per lifecycle, and ran about twice as fast as over 8 partitions.
+ */
+export const DEFAULT_FILE_PARTITIONS = 1;
+
 export interface FileLogOptions {
   dir: string;
-  partitions: number;
+  /** Default: the count the log was created with, or DEFAULT_FILE_PARTITIONS for a new log. */
+  partitions?: number;
   /** datasync every group commit (default true). Off, a machine crash may lose acknowledged appends. */
   fsync?: boolean;
   /** A segment rolls before a write would take it past this size (default 64 MiB). */
@@ -86,21 +97,23 @@ async function applyRepair(repair: Repair, onWarning: (message: string) => void)
   }
 }
 
-function checkOptions(options: FileLogOptions): Required<Omit<FileLogOptions, 'onWarning'>> {
+function checkOptions(options: FileLogOptions): Required<Omit<FileLogOptions, 'onWarning' | 'partitions'>> & { partitions: number | undefined } {
   const { dir, fsync = true, segmentBytes = DEFAULT_SEGMENT_BYTES } = options;
   if (typeof dir !== 'string' || dir.length === 0) throw invalidArgument(`dir must be a non-empty path, got ${String(dir)}`);
   if (typeof fsync !== 'boolean') throw invalidArgument(`fsync must be a boolean, got ${String(fsync)}`);
   if (!Number.isInteger(segmentBytes) || segmentBytes < 1) {
     throw invalidArgument(`segmentBytes must be a positive integer, got ${String(segmentBytes)}`);
   }
-  return { dir, fsync, segmentBytes, partitions: checkPartitionCount(options.partitions) };
+  const partitions = options.partitions === undefined ? undefined : checkPartitionCount(options.partitions);
+  return { dir, fsync, segmentBytes, partitions };
 }
 
 export async function openFileLog(options: FileLogOptions): Promise<FileLog> {
-  const { dir, fsync, segmentBytes, partitions } = checkOptions(options);
+  const { dir, fsync, segmentBytes, partitions: requested } = checkOptions(options);
   const onWarning = options.onWarning ?? (() => {});
   await mkdir(dir, { recursive: true });
   const meta = await readMeta(dir);
+  const partitions = requested ?? meta?.partitions ?? DEFAULT_FILE_PARTITIONS;
   if (meta !== null && meta.partitions !== partitions) {
     throw invalidArgument(`${dir} holds a log of ${meta.partitions} partitions, not ${partitions}`);
   }
