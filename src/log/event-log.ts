@@ -29,6 +29,22 @@ export interface TailOptions {
   signal: AbortSignal;
 }
 
+/**
+ * What `read` returns may also offer its records a batch at a time (the file log reads a
+ * frame at a time): one await per batch rather than per record, which costs more than
+ * folding a small record. `batchesOf` uses that when offered, else batches of one.
+ */
+export interface BatchedRecords extends AsyncIterable<LogRecord> {
+  batches(): AsyncIterable<readonly LogRecord[]>;
+}
+
+export function batchesOf(records: AsyncIterable<LogRecord>): AsyncIterable<readonly LogRecord[]> {
+  if (typeof (records as Partial<BatchedRecords>).batches === 'function') return (records as BatchedRecords).batches();
+  return (async function* () {
+    for await (const record of records) yield [record];
+  })();
+}
+
 export interface EventLog {
   /** Which backend this is: 'memory' | 'file' | 'kafka'. */
   readonly kind: string;

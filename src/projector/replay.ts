@@ -1,14 +1,14 @@
 /** Replay: read a partition from an offset, decode, and fold into a view. */
 import { decodeEvent } from '../events/codec.ts';
-import type { EventLog } from '../log/event-log.ts';
+import { batchesOf, type EventLog } from '../log/event-log.ts';
 import { PartitionView } from '../../projections/partition-view.ts';
 
 /** Folds every record of `partition` from `view.nextOffset` to the log's end into `view`. */
 export async function catchUp(log: EventLog, partition: number, view: PartitionView): Promise<number> {
   let folded = 0;
-  for await (const record of log.read(partition, view.nextOffset)) {
-    view.apply(record.offset, record.key, record.value === null ? null : decodeEvent(record.value));
-    folded++;
+  for await (const batch of batchesOf(log.read(partition, view.nextOffset))) {
+    for (const record of batch) view.apply(record.offset, record.key, record.value === null ? null : decodeEvent(record.value));
+    folded += batch.length;
   }
   return folded;
 }

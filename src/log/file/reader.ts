@@ -5,7 +5,7 @@
  * segments meanwhile is harmless: offsets never change, a reader only skips what was removed.
  */
 import { RunlogError } from '../../errors.ts';
-import type { LogRecord } from '../event-log.ts';
+import type { BatchedRecords, LogRecord } from '../event-log.ts';
 import { decodeFrame } from './frame.ts';
 import { readFrames } from './frame-reader.ts';
 import { segmentIndexFor, type Segment } from './segment.ts';
@@ -33,9 +33,12 @@ function baseAfter(segments: readonly Segment[], segment: Segment): bigint | nul
   return segments[segmentIndexFor(segments, segment.base) + 1]?.base ?? null;
 }
 
-/** The records of `range`, in offset order. */
-export function readSegments(segments: () => readonly Segment[], range: ReadRange): AsyncIterable<LogRecord> {
-  return { [Symbol.asyncIterator]: () => new FlatIterator(readBatches(segments, range)) };
+/** The records of `range`, in offset order; also a frame's records at a time (`batches`). */
+export function readSegments(segments: () => readonly Segment[], range: ReadRange): BatchedRecords {
+  return {
+    [Symbol.asyncIterator]: () => new FlatIterator(readBatches(segments, range)),
+    batches: () => readBatches(segments, range),
+  };
 }
 
 async function* readBatches(segments: () => readonly Segment[], range: ReadRange): AsyncGenerator<LogRecord[]> {
