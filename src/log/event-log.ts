@@ -32,9 +32,14 @@ export interface TailOptions {
 /**
  * What `read` returns may also offer its records a batch at a time (the file log reads a
  * frame at a time): one await per batch rather than per record, which costs more than
- * folding a small record. `batchesOf` uses that when offered, else batches of one.
+ * folding a small record. `batchesOf` uses that when offered, else batches of one; its
+ * caller must treat values as BatchedRecords.batches says.
  */
 export interface BatchedRecords extends AsyncIterable<LogRecord> {
+  /**
+   * The records, a batch at a time. Their values may be views of the log's read buffers:
+   * decode (or copy) them at once, never keep them (a view keeps a whole buffer alive).
+   */
   batches(): AsyncIterable<readonly LogRecord[]>;
 }
 

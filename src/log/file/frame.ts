@@ -113,10 +113,12 @@ function utf8(buf: Buffer, start: number, end: number): string {
 
 /**
  * Decodes the records of a checked frame at `pos`, calling `each` for those with an offset
- * >= `from`. Values are copied out of `buf`. Returns false if the payload's structure is
- * inconsistent (only a bug or deliberate damage can do that: the CRC matched).
+ * >= `from`. Values are copied out of `buf`, or with `views` are views of it (for callers
+ * that decode them at once: a view keeps all of `buf` alive). Returns false if the
+ * payload's structure is inconsistent (only a bug or deliberate damage can do that: the
+ * CRC matched).
  */
-export function decodeFrame(buf: Buffer, pos: number, end: number, from: bigint, each: (record: LogRecord) => void): boolean {
+export function decodeFrame(buf: Buffer, pos: number, end: number, from: bigint, each: (record: LogRecord) => void, views = false): boolean {
   const base = buf.readBigUInt64LE(pos + 12);
   const count = buf.readUInt32LE(pos + 20);
   // Offsets as numbers relative to base keep the loop free of bigint arithmetic.
@@ -134,7 +136,7 @@ export function decodeFrame(buf: Buffer, pos: number, end: number, from: bigint,
     if (p > end || valueLength < -1) return false;
     if (delta < skipBelow) continue;
     const key = utf8(buf, keyStart, valueStart);
-    const value = valueLength < 0 ? null : copyValue(buf, valueStart, p);
+    const value = valueLength < 0 ? null : views ? buf.subarray(valueStart, p) : copyValue(buf, valueStart, p);
     each({ offset: smallBase >= 0 ? BigInt(smallBase + delta) : base + BigInt(delta), key, value });
   }
   return p === end;

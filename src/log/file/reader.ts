@@ -36,19 +36,20 @@ function baseAfter(segments: readonly Segment[], segment: Segment): bigint | nul
 /** The records of `range`, in offset order; also a frame's records at a time (`batches`). */
 export function readSegments(segments: () => readonly Segment[], range: ReadRange): BatchedRecords {
   return {
-    [Symbol.asyncIterator]: () => new FlatIterator(readBatches(segments, range)),
-    batches: () => readBatches(segments, range),
+    [Symbol.asyncIterator]: () => new FlatIterator(readBatches(segments, range, false)),
+    batches: () => readBatches(segments, range, true),
   };
 }
 
-async function* readBatches(segments: () => readonly Segment[], range: ReadRange): AsyncGenerator<LogRecord[]> {
+/** With `views`, values are views of the read buffers (see BatchedRecords.batches); else copies. */
+async function* readBatches(segments: () => readonly Segment[], range: ReadRange, views: boolean): AsyncGenerator<LogRecord[]> {
   let next = range.from;
   let left = range.maxRecords;
   while (next < range.end && left > 0) {
     const segment = acquireSegmentFor(segments, next);
     if (segment === null) return;
     try {
-      for await (let records of segmentBatches(segment, next, range)) {
+      for await (let records of segmentBatches(segment, next, range, views)) {
         const last = records[records.length - 1]!.offset;
         if (last >= range.end) records = records.filter((r) => r.offset < range.end);
         if (records.length > left) records = records.slice(0, left);
@@ -103,7 +104,7 @@ class FlatIterator implements AsyncIterator<LogRecord> {
 }
 
 /** The records >= from of `segment`, a frame at a time. */
-async function* segmentBatches(segment: Segment, from: bigint, range: ReadRange): AsyncGenerator<LogRecord[]> {
+async function* segmentBatches(segment: Segment, from: bigint, range: ReadRange, views: boolean): AsyncGenerator<LogRecord[]> {
   const handle = await segment.readHandle();
   let batch: LogRecord[] = [];
   const push = (record: LogRecord): void => void batch.push(record);
@@ -112,7 +113,7 @@ async function* segmentBatches(segment: Segment, from: bigint, range: ReadRange)
   for (; !step.done; step = await frames.next()) {
     const { buf, pos, end, filePos } = step.value;
     batch = [];
-    if (!decodeFrame(buf, pos, end, from, push)) throw corruptAt(segment, filePos, 'inconsistent record structure');
+    if (!decodeFrame(buf, pos, end, from, push, views)) throw corruptAt(segment, filePos, 'inconsistent record structure');
     if (batch.length > 0) yield batch;
   }
   if (step.value.kind !== 'end') throw corruptAt(segment, step.value.filePos, step.value.kind === 'bad' ? step.value.reason : 'incomplete frame');
