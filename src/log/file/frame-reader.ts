@@ -36,14 +36,16 @@ async function readFully(handle: FileHandle, buf: Buffer, at: number, length: nu
 
 /**
  * Yields the frames of `handle` from byte `start` up to byte `limit`, and returns how the
- * range ended. The caller must not keep `buf` beyond the next iteration's needs: records
- * it decodes are copied out.
+ * range ended. Each chunk is read into a new buffer, so views of a frame's bytes stay
+ * valid; with `reuse`, into one buffer reused for the whole range (no allocation and page
+ * faults per chunk), for callers done with a frame's bytes before asking for the next.
  */
 export async function* readFrames(
   handle: FileHandle,
   start: number,
   limit: number,
   chunkBytes = DEFAULT_CHUNK_BYTES,
+  reuse = false,
 ): AsyncGenerator<FrameView, ScanEnd> {
   let buf = Buffer.alloc(0);
   let bufPos = 0; // next unparsed byte of buf
@@ -61,8 +63,8 @@ export async function* readFrames(
     const have = bufLimit - bufPos;
     const wanted = Math.min(Math.max(chunkBytes, check.need), limit - fileAt);
     if (wanted <= have) return have === 0 ? { kind: 'end', filePos: fileAt } : { kind: 'incomplete', filePos: fileAt };
-    const next = Buffer.allocUnsafe(wanted);
-    buf.copy(next, 0, bufPos, bufLimit);
+    const next = reuse && buf.length >= wanted ? buf : Buffer.allocUnsafe(wanted);
+    buf.copy(next, 0, bufPos, bufLimit); // Buffer#copy handles overlap (memmove)
     const got = await readFully(handle, next, have, wanted - have, fileAt + have);
     buf = next;
     bufPos = 0;

@@ -72,7 +72,7 @@ async function scanSegment(segment: Segment, isLast: boolean): Promise<Repair | 
   const handle = await open(segment.path, 'r');
   try {
     const { size } = await handle.stat();
-    const frames = readFrames(handle, 0, size);
+    const frames = readFrames(handle, 0, size, undefined, true); // frames are checked, never kept
     let step = await frames.next();
     for (; !step.done; step = await frames.next()) {
       const { buf, pos, end, filePos, base } = step.value;
