@@ -160,7 +160,7 @@ export class PartitionView {
     const wasIdle = thread.openCount === 0;
     thread.append(entry);
     if (entry.key !== null) this.submissionKeys.set(submissionKeyId(entry.tenant, entry.thread, entry.key), entry.entryId);
-    this.countOpen(entry.tenant, 1);
+    this.countOpen(thread, 1);
     if (entry.deadline !== null) this.deadlines.push(entry);
     this.metrics.enqueued++;
     if (wasIdle) this.headIndex(entry.agent).offer(entry);
@@ -189,7 +189,7 @@ export class PartitionView {
     entry.version++;
     this.recordOutcome(entry, event);
     thread.openCount--;
-    this.countOpen(entry.tenant, -1);
+    this.countOpen(thread, -1);
     this.pushClosed(entry);
     const next = wasHead ? thread.head() : undefined;
     if (next !== undefined) this.reindex(next);
@@ -252,7 +252,7 @@ export class PartitionView {
     const id = threadId(tenant, threadName);
     let thread = this.threads.get(id);
     if (thread === undefined) {
-      thread = new ThreadState(tenant, threadName);
+      thread = new ThreadState(tenant, threadName, this.openByTenant.counterOf(tenant));
       this.threads.set(id, thread);
     }
     return thread;
@@ -267,9 +267,9 @@ export class PartitionView {
     return index;
   }
 
-  private countOpen(tenant: string, delta: number): void {
+  private countOpen(thread: ThreadState, delta: number): void {
     this.openCount += delta;
-    this.openByTenant.add(tenant, delta);
+    thread.tenantOpen.open += delta;
   }
 
   /** Closes arrive in store-clock order, except when a clock stepped back: keep the order by closedAt. */

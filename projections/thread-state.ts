@@ -4,6 +4,7 @@
  * array is trimmed once enough closed entries have piled up in front of the head.
  */
 import type { EntryState } from './entry-state.ts';
+import type { TenantCounter } from './tenant-counts.ts';
 
 const NO_RUN_IDS: ReadonlyMap<string, string> = new Map();
 
@@ -19,6 +20,8 @@ export class ThreadState {
   constructor(
     readonly tenant: string,
     readonly thread: string,
+    /** The open entries of the thread's tenant, across the partition's threads. */
+    readonly tenantOpen: TenantCounter,
   ) {}
 
   /** Run ids of every attempt on the thread, to their entry: a run id names one run. */
