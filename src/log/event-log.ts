@@ -37,8 +37,8 @@ export interface TailOptions {
  */
 export interface BatchedRecords extends AsyncIterable<LogRecord> {
   /**
-   * The records, a batch at a time. Their values may be views of the log's read buffers:
-   * decode (or copy) them at once, never keep them (a view keeps a whole buffer alive).
+   * The records, a batch at a time. Their values may be views of the log's read buffers,
+   * valid only until the next batch is asked for: decode (or copy) them at once.
    */
   batches(): AsyncIterable<readonly LogRecord[]>;
 }

@@ -108,7 +108,8 @@ async function* segmentBatches(segment: Segment, from: bigint, range: ReadRange,
   const handle = await segment.readHandle();
   let batch: LogRecord[] = [];
   const push = (record: LogRecord): void => void batch.push(record);
-  const frames = readFrames(handle, segment.positionFor(from), segment.size, range.chunkBytes);
+  // Views are decoded before the next batch is asked for (BatchedRecords.batches): one buffer serves.
+  const frames = readFrames(handle, segment.positionFor(from), segment.size, range.chunkBytes, views);
   let step = await frames.next();
   for (; !step.done; step = await frames.next()) {
     const { buf, pos, end, filePos } = step.value;
