@@ -5,6 +5,7 @@
  */
 import type { Outcome, Submitted } from '../src/events/types.ts';
 import type { Attempt, Entry, Lease } from '../src/queue/types.ts';
+import type { HeadIndex } from './head-index.ts';
 import type { ThreadState } from './thread-state.ts';
 
 /** Shared by every entry without metadata or attempts (frozen: a stray write throws). */
@@ -25,6 +26,8 @@ export interface EntryState {
   /** The entry's thread in the view (saves building its id to look it up). */
   readonly threadState: ThreadState;
   readonly agent: string;
+  /** The head index of the entry's agent (saves a lookup by agent per lease and yield). */
+  readonly heads: HeadIndex;
   readonly input: Uint8Array;
   readonly key: string | null;
   readonly priority: number;
@@ -49,15 +52,19 @@ export interface EntryState {
   version: number;
 }
 
-/** A new entry of `thread`; it takes the thread's tenant and thread strings (one copy per thread). */
-export function entryFromSubmitted(event: Submitted, thread: ThreadState): EntryState {
+/**
+ * A new entry of `thread`, indexed in `heads` when it is a head. It takes the thread's
+ * tenant and thread strings and the index's agent string (one copy each, not per entry).
+ */
+export function entryFromSubmitted(event: Submitted, thread: ThreadState, heads: HeadIndex): EntryState {
   return {
     entryId: event.entryId,
     seq: event.seq,
     tenant: thread.tenant,
     thread: thread.thread,
     threadState: thread,
-    agent: event.agent,
+    agent: heads.agent,
+    heads,
     input: compactBytes(event.input),
     key: event.key,
     priority: event.priority,

@@ -36,6 +36,9 @@ function readyBefore(a: Item, b: Item): boolean {
 }
 
 export class HeadIndex {
+  /** The agent whose heads this indexes (entries share this string). */
+  constructor(readonly agent: string) {}
+
   private readonly ready = new Heap<Item>(readyBefore);
   private readonly waiting = new Heap<Item>((a, b) => a.at < b.at);
   private sweepAt = MIN_SWEEP_AT;

@@ -154,7 +154,7 @@ export class PartitionView {
   private submit(event: Submitted): void {
     if (this.entries.has(event.entryId)) return;
     const thread = this.threadOf(event.tenant, event.thread);
-    const entry = entryFromSubmitted(event, thread);
+    const entry = entryFromSubmitted(event, thread, this.headIndex(event.agent));
     this.entries.set(entry.entryId, entry);
     if (event.seq > this.issuedThrough) this.issuedThrough = event.seq;
     const wasIdle = thread.openCount === 0;
@@ -163,7 +163,7 @@ export class PartitionView {
     this.countOpen(thread, 1);
     if (entry.deadline !== null) this.deadlines.push(entry);
     this.metrics.enqueued++;
-    if (wasIdle) this.headIndex(entry.agent).offer(entry);
+    if (wasIdle) entry.heads.offer(entry);
   }
 
   private attemptStarted(entry: EntryState, event: AttemptStarted): void {
@@ -245,7 +245,7 @@ export class PartitionView {
 
   private reindex(entry: EntryState): void {
     entry.version++;
-    if (!entry.closed && this.isHead(entry)) this.headIndex(entry.agent).offer(entry);
+    if (!entry.closed && this.isHead(entry)) entry.heads.offer(entry);
   }
 
   private threadOf(tenant: string, threadName: string): ThreadState {
@@ -261,7 +261,7 @@ export class PartitionView {
   private headIndex(agent: string): HeadIndex {
     let index = this.heads.get(agent);
     if (index === undefined) {
-      index = new HeadIndex();
+      index = new HeadIndex(agent);
       this.heads.set(agent, index);
     }
     return index;
