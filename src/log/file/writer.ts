@@ -91,7 +91,8 @@ export class PartitionWriter {
   append(records: readonly AppendRecord[]): Promise<bigint[]> {
     const bytes = records.reduce((sum, r) => sum + recordBytes(r.key, r.value), 0);
     // Copy the values now: the caller may reuse its buffers before the group is written.
-    const owned = records.map((r) => ({ key: r.key, value: r.value === null ? null : r.value.slice() }));
+    // (new Uint8Array(value) copies; a Buffer's slice() would only be a view.)
+    const owned = records.map((r) => ({ key: r.key, value: r.value === null ? null : new Uint8Array(r.value) }));
     return new Promise((resolve, reject) => this.#enqueue({ kind: 'append', records: owned, bytes, resolve, reject }));
   }
 
