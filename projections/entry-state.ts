@@ -65,7 +65,7 @@ export function entryFromSubmitted(event: Submitted, thread: ThreadState, heads:
     threadState: thread,
     agent: heads.agent,
     heads,
-    input: compactBytes(event.input),
+    input: event.input,
     key: event.key,
     priority: event.priority,
     deadline: event.deadline,
@@ -84,21 +84,6 @@ export function entryFromSubmitted(event: Submitted, thread: ThreadState, heads:
     closedAt: null,
     version: 0,
   };
-}
-
-/** V8 keeps the bytes of a Uint8Array this small in its own heap when made with `new Uint8Array(n)`. */
-const ON_HEAP_BYTES = 64;
-
-/**
- * Small inputs and results are kept as an on-heap copy (the same bytes): a Uint8Array
- * over an ArrayBuffer of its own (TextEncoder's, a caller's copy) also holds a native
- * backing store, which costs more memory than a small value itself.
- */
-export function compactBytes(bytes: Uint8Array): Uint8Array {
-  if (bytes.length > ON_HEAP_BYTES) return bytes;
-  const copy = new Uint8Array(bytes.length);
-  copy.set(bytes);
-  return copy;
 }
 
 function isEmpty(record: Record<string, string>): boolean {

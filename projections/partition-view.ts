@@ -15,7 +15,7 @@ import type { AttemptStarted, EntriesPruned, RunlogEvent, Submitted } from '../s
 import { entryIdOfKey } from '../src/events/keys.ts';
 import { Heap } from './heap.ts';
 import { HeadIndex, takesBefore } from './head-index.ts';
-import { addAttempt, compactBytes, entryFromSubmitted, type EntryState } from './entry-state.ts';
+import { addAttempt, entryFromSubmitted, type EntryState } from './entry-state.ts';
 import { TenantCounts } from './tenant-counts.ts';
 import { ThreadState } from './thread-state.ts';
 import { emptyMetrics, recordExec, recordWait, type MetricCounters } from './metrics.ts';
@@ -203,7 +203,7 @@ export class PartitionView {
       entry.outcome = 'threadDeleted';
     } else {
       entry.outcome = event.outcome;
-      entry.result = event.result === null ? null : compactBytes(event.result);
+      entry.result = event.result;
       entry.error = event.error;
     }
     const outcome = entry.outcome;

@@ -243,16 +243,27 @@ function fieldPlans(schema: AvroRecordSchema): FieldPlan[] {
   return schema.fields.map((f) => ({ name: f.name, bytes: isOf(f.type, 'bytes') }));
 }
 
-/** avsc wants Buffers for bytes; the event's Uint8Arrays are wrapped, not copied. */
+/** Up to this size V8 keeps a Uint8Array's bytes in its own heap, until its `buffer` is asked for. */
+const ON_HEAP_BYTES = 64;
+
+/**
+ * avsc wants Buffers for bytes. The event's Uint8Arrays are wrapped, not copied, except
+ * small ones: reading `.buffer` would move their bytes off V8's heap into a native backing
+ * store, which costs the view that keeps the event's bytes more than they weigh.
+ */
 function toAvroValue(event: RunlogEvent, writer: Writer): unknown {
   checkText(event.type, event as unknown as Record<string, unknown>, writer.textFields);
   if (writer.bytesFields.length === 0) return event;
   const value: Record<string, unknown> = { ...event };
   for (const name of writer.bytesFields) {
     const bytes = value[name];
-    if (bytes instanceof Uint8Array && !Buffer.isBuffer(bytes)) value[name] = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (bytes instanceof Uint8Array && !Buffer.isBuffer(bytes)) value[name] = asBuffer(bytes);
   }
   return value;
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return bytes.length <= ON_HEAP_BYTES ? Buffer.from(bytes) : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /**
