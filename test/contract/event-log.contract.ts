@@ -170,6 +170,19 @@ export function eventLogContract(name: string, open: OpenLog, options: ContractO
       });
     });
 
+    describe('ownership of the bytes', () => {
+      it('keeps what was appended when the caller reuses its buffers right after the call', async (t) => {
+        // The later appends may wait for the first one's group, holding their records meanwhile.
+        const log = await fresh(t);
+        const values = ['one', 'two', 'six'];
+        const buffers = [Buffer.from(values[0]!), new TextEncoder().encode(values[1]), Buffer.from(values[2]!)];
+        const appends = buffers.map((value, i) => log.append(0, [{ key: `k${i}`, value }]));
+        for (const buffer of buffers) buffer.fill(0x78);
+        await Promise.all(appends);
+        assert.deepEqual((await collect(log.read(0, 0n))).map(text), values);
+      });
+    });
+
     describe('concurrency', () => {
       it('concurrent appends from many callers get distinct increasing offsets, all readable', async (t) => {
         const log = await fresh(t);

@@ -78,17 +78,6 @@ describe('file log', () => {
     assert.deepEqual(s.warnings, []);
   });
 
-  it('keeps what was appended when the caller reuses its buffers right after the call', async (t) => {
-    // The later appends wait for the first one's group, holding their records meanwhile.
-    const log = await (await scratch(t)).open();
-    const values = ['one', 'two', 'six'];
-    const buffers = [Buffer.from(values[0]!), new TextEncoder().encode(values[1]), Buffer.from(values[2]!)];
-    const appends = buffers.map((value, i) => log.append(0, [{ key: `k${i}`, value }]));
-    for (const buffer of buffers) buffer.fill(0x78);
-    await Promise.all(appends);
-    assert.deepEqual((await collect(log.read(0, 0n))).map(text), values);
-  });
-
   it('refuses to reopen with another partition count', async (t) => {
     const s = await scratch(t);
     await (await s.open({ partitions: 2 })).close();

@@ -72,7 +72,8 @@ export class PartitionWriter {
     if (this.#stopped) return Promise.reject(this.#stopped);
     if (records.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
-      this.#queue.push({ records, resolve, reject });
+      // Copied now: the caller may reuse its buffers before this append's turn comes.
+      this.#queue.push({ records: records.map(copyRecord), resolve, reject });
       void this.#drain();
     });
   }
@@ -144,7 +145,7 @@ export class PartitionWriter {
 
   #message(record: AppendRecord): Message {
     const value = record.value === null ? null : Buffer.from(record.value.buffer, record.value.byteOffset, record.value.byteLength);
-    return { partition: this.#options.partition, key: record.key, value };
+    return { partition: this.#options.partition, key: record.key, value }; // a view of the copy made by append
   }
 
   async #failed(error: unknown): Promise<RunlogError> {
@@ -198,4 +199,8 @@ export class PartitionWriter {
     this.#producer = null;
     if (producer) await producer.then((p) => p.disconnect()).catch(() => undefined);
   }
+}
+
+function copyRecord(record: AppendRecord): AppendRecord {
+  return { key: record.key, value: record.value === null ? null : new Uint8Array(record.value) };
 }

@@ -28,7 +28,8 @@ interface Partition {
 }
 
 function copyRecord(record: LogRecord): LogRecord {
-  return { offset: record.offset, key: record.key, value: record.value === null ? null : record.value.slice() };
+  // new Uint8Array(view) copies; `slice()` would not, for a Node Buffer.
+  return { offset: record.offset, key: record.key, value: record.value === null ? null : new Uint8Array(record.value) };
 }
 
 /** Index of the first record with offset >= `offset` (binary search; offsets are increasing). */
