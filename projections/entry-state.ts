@@ -18,14 +18,16 @@ export interface LeaseState {
   expiresAt: number;
 }
 
-export interface EntryState {
+/**
+ * Fields are what the events say; the tenant, thread and agent strings are read through
+ * the entry's thread and head index (shared, not a copy per entry), and `closed` from the
+ * outcome: a replay holds every entry of the log, so each field saved counts.
+ */
+export class EntryState {
   readonly entryId: string;
   readonly seq: number;
-  readonly tenant: string;
-  readonly thread: string;
   /** The entry's thread in the view (saves building its id to look it up). */
   readonly threadState: ThreadState;
-  readonly agent: string;
   /** The head index of the entry's agent (saves a lookup by agent per lease and yield). */
   readonly heads: HeadIndex;
   readonly input: Uint8Array;
@@ -37,53 +39,51 @@ export interface EntryState {
   readonly submittedAt: number;
   /** Not takeable before this time (submission's notBefore or a retry's backoff). */
   notBefore: number | null;
-  lease: LeaseState | null;
+  lease: LeaseState | null = null;
   /** Highest lease epoch ever granted; the next lease gets lastEpoch + 1. */
-  lastEpoch: number;
+  lastEpoch = 0;
   /** Grown by addAttempt only: entries without attempts share one frozen array. */
-  attempts: readonly Attempt[];
+  attempts: readonly Attempt[] = NO_ATTEMPTS;
   /** Attempts handed back unfinished (defer after startAttempt); they do not count toward maxAttempts. */
-  deferredAttempts: number;
-  closed: boolean;
-  outcome: Outcome | null;
-  result: Uint8Array | null;
-  error: string | null;
-  closedAt: number | null;
-  version: number;
-}
+  deferredAttempts = 0;
+  /** Set when the entry closes, never cleared: an entry is closed once it has an outcome. */
+  outcome: Outcome | null = null;
+  result: Uint8Array | null = null;
+  error: string | null = null;
+  closedAt: number | null = null;
+  version = 0;
 
-/**
- * A new entry of `thread`, indexed in `heads` when it is a head. It takes the thread's
- * tenant and thread strings and the index's agent string (one copy each, not per entry).
- */
-export function entryFromSubmitted(event: Submitted, thread: ThreadState, heads: HeadIndex): EntryState {
-  return {
-    entryId: event.entryId,
-    seq: event.seq,
-    tenant: thread.tenant,
-    thread: thread.thread,
-    threadState: thread,
-    agent: heads.agent,
-    heads,
-    input: event.input,
-    key: event.key,
-    priority: event.priority,
-    deadline: event.deadline,
-    maxAttempts: event.maxAttempts,
-    metadata: isEmpty(event.metadata) ? NO_METADATA : event.metadata,
-    submittedAt: event.at,
-    notBefore: event.notBefore,
-    lease: null,
-    lastEpoch: 0,
-    attempts: NO_ATTEMPTS,
-    deferredAttempts: 0,
-    closed: false,
-    outcome: null,
-    result: null,
-    error: null,
-    closedAt: null,
-    version: 0,
-  };
+  /** A new entry of `thread`, indexed in `heads` when it is a head. */
+  constructor(event: Submitted, thread: ThreadState, heads: HeadIndex) {
+    this.entryId = event.entryId;
+    this.seq = event.seq;
+    this.threadState = thread;
+    this.heads = heads;
+    this.input = event.input;
+    this.key = event.key;
+    this.priority = event.priority;
+    this.deadline = event.deadline;
+    this.maxAttempts = event.maxAttempts;
+    this.metadata = isEmpty(event.metadata) ? NO_METADATA : event.metadata;
+    this.submittedAt = event.at;
+    this.notBefore = event.notBefore;
+  }
+
+  get tenant(): string {
+    return this.threadState.tenant;
+  }
+
+  get thread(): string {
+    return this.threadState.thread;
+  }
+
+  get agent(): string {
+    return this.heads.agent;
+  }
+
+  get closed(): boolean {
+    return this.outcome !== null;
+  }
 }
 
 function isEmpty(record: Record<string, string>): boolean {

@@ -15,7 +15,7 @@ import type { AttemptStarted, EntriesPruned, RunlogEvent, Submitted } from '../s
 import { entryIdOfKey } from '../src/events/keys.ts';
 import { Heap } from './heap.ts';
 import { HeadIndex, takesBefore } from './head-index.ts';
-import { addAttempt, entryFromSubmitted, type EntryState } from './entry-state.ts';
+import { EntryState, addAttempt } from './entry-state.ts';
 import { TenantCounts } from './tenant-counts.ts';
 import { ThreadState } from './thread-state.ts';
 import { emptyMetrics, recordExec, recordWait, type MetricCounters } from './metrics.ts';
@@ -154,7 +154,7 @@ export class PartitionView {
   private submit(event: Submitted): void {
     if (this.entries.has(event.entryId)) return;
     const thread = this.threadOf(event.tenant, event.thread);
-    const entry = entryFromSubmitted(event, thread, this.headIndex(event.agent));
+    const entry = new EntryState(event, thread, this.headIndex(event.agent));
     this.entries.set(entry.entryId, entry);
     if (event.seq > this.issuedThrough) this.issuedThrough = event.seq;
     const wasIdle = thread.openCount === 0;
@@ -182,12 +182,11 @@ export class PartitionView {
     if (entry.closed) return;
     const thread = entry.threadState;
     const wasHead = thread.head() === entry;
-    entry.closed = true;
     entry.closedAt = event.at;
     entry.lease = null;
     entry.notBefore = null;
     entry.version++;
-    this.recordOutcome(entry, event);
+    this.recordOutcome(entry, event); // an entry with an outcome is closed
     thread.openCount--;
     this.countOpen(thread, -1);
     this.pushClosed(entry);
