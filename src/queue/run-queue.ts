@@ -45,8 +45,8 @@ import type {
   YieldRequest,
 } from './types.ts';
 import { PartitionWriter } from './partition-writer.ts';
-
-export const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024;
+import { checkQueueOptions, QUEUE_OPTION_KEYS } from './queue-options.ts';
+export { DEFAULT_MAX_INPUT_BYTES } from './queue-options.ts';
 
 /** One partition this queue writes: its view and its writer. */
 interface PartitionSlot {
@@ -57,11 +57,9 @@ interface PartitionSlot {
   unavailable: RunlogError | null;
 }
 
-const OPTION_KEYS = ['log', 'partitions', 'clock', 'capacity', 'maxInputBytes', 'retention'];
-
 export async function openRunQueue(options: RunQueueOptions): Promise<RunQueue> {
   const body = requireObject('options', options);
-  rejectUnknownKeys('options', body, OPTION_KEYS);
+  rejectUnknownKeys('options', body, QUEUE_OPTION_KEYS);
   // Omitted: the log's own default (a file log keeps the count it was created with).
   const partitions = options.partitions === undefined ? undefined : requireInteger('partitions', options.partitions, 1, 10_000);
   checkQueueOptions(options);
@@ -86,41 +84,6 @@ export async function openRunQueueOnLog(log: EventLog, options: Omit<RunQueueOpt
   const queue = new RunQueue(log, views, clock, capacity, maxInputBytes);
   if (retention !== null) queue.startSweeping(retention);
   return queue;
-}
-
-interface QueueSettings {
-  clock: Clock;
-  capacity: Capacity;
-  maxInputBytes: number;
-  retention: Required<Retention> | null;
-}
-
-function checkQueueOptions(options: Omit<RunQueueOptions, 'log' | 'partitions'>): QueueSettings {
-  const maxInputBytes = requireInteger('maxInputBytes', options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES, 1, 64 * 1024 * 1024);
-  const clock = options.clock ?? Date.now;
-  if (typeof clock !== 'function') throw new RunlogError('InvalidArgument', `clock must be a function returning epoch ms, got ${typeof clock}`);
-  return { clock, capacity: capacityOption(options.capacity), maxInputBytes, retention: retentionOption(options.retention) };
-}
-
-function retentionOption(retention: Retention | undefined): Required<Retention> | null {
-  if (retention === undefined) return null;
-  const body = requireObject('retention', retention);
-  rejectUnknownKeys('retention', body, ['ticketLifetimeMs', 'everyMs', 'limit']);
-  return {
-    ticketLifetimeMs: requireInteger('retention.ticketLifetimeMs', retention.ticketLifetimeMs, 0),
-    everyMs: requireInteger('retention.everyMs', retention.everyMs ?? 60_000, 1),
-    limit: requireInteger('retention.limit', retention.limit ?? 10_000, 1),
-  };
-}
-
-function capacityOption(capacity: Capacity | undefined): Capacity {
-  if (capacity === undefined) return {};
-  const body = requireObject('capacity', capacity);
-  rejectUnknownKeys('capacity', body, ['perTenant', 'total']);
-  const result: Capacity = {};
-  if (capacity.perTenant !== undefined) result.perTenant = requireInteger('capacity.perTenant', capacity.perTenant, 1);
-  if (capacity.total !== undefined) result.total = requireInteger('capacity.total', capacity.total, 1);
-  return result;
 }
 
 export class RunQueue implements RunQueueApi {
@@ -192,7 +155,7 @@ export class RunQueue implements RunQueueApi {
     rejectUnknownKeys('take request', body, ['holder', 'ttlMs']);
     const holder = requireName('holder', body.holder);
     const ttlMs = ttl(body.ttlMs);
-    const slot = this.slotOfEntry(requireName('tenant', tenant), entryId);
+    const slot = this.slotOfEntry(tenant, entryId);
     const entry = decide.findEntry(slot.view, tenant, entryId);
     const now = this.now();
     if (entry.closed || !slot.view.isHead(entry) || (entry.lease !== null && entry.lease.expiresAt > now)) return null;
@@ -235,7 +198,7 @@ export class RunQueue implements RunQueueApi {
 
   async cancel(tenant: string, entryId: string, reason?: string): Promise<Entry> {
     this.requireRunning();
-    const slot = this.slotOfEntry(requireName('tenant', tenant), entryId);
+    const slot = this.slotOfEntry(tenant, entryId);
     const event = decide.decideCancel(slot.view, tenant, entryId, optionalText('reason', reason, 64 * 1024), this.now());
     await this.commit(slot, [event]);
     return toPublicEntry(this.entryOf(slot, entryId));
@@ -243,7 +206,7 @@ export class RunQueue implements RunQueueApi {
 
   async entry(tenant: string, entryId: string): Promise<Entry> {
     this.requireRunning();
-    const slot = this.slotOfEntry(requireName('tenant', tenant), entryId);
+    const slot = this.slotOfEntry(tenant, entryId);
     return this.durableRead(slot, () => toPublicEntry(decide.findEntry(slot.view, tenant, entryId)));
   }
 
@@ -308,7 +271,7 @@ export class RunQueue implements RunQueueApi {
   async awaitClosed(tenant: string, entryId: string, options: AwaitOptions = {}): Promise<Entry | null> {
     this.requireRunning();
     const timeoutMs = options.timeoutMs === undefined ? undefined : requireInteger('timeoutMs', options.timeoutMs, 0);
-    const slot = this.slotOfEntry(requireName('tenant', tenant), entryId);
+    const slot = this.slotOfEntry(tenant, entryId);
     const entry = slot.view.entries.get(entryId);
     // Open now: wait in this same turn, so its close (folded later) wakes the waiter once durable.
     if (entry !== undefined && entry.tenant === tenant && !entry.closed) return this.waiters.wait(entryId, options.signal, timeoutMs);
@@ -458,7 +421,9 @@ export class RunQueue implements RunQueueApi {
     return this.slots[partitionOf(tenant, thread, this.slots.length)]!;
   }
 
+  /** The partition of `tenant`'s entry `entryId` (the tenant is checked here; isolation is the decider's). */
   private slotOfEntry(tenant: string, entryId: string): PartitionSlot {
+    requireName('tenant', tenant);
     const parsed = parseEntryId(entryId, this.slots.length);
     if (parsed === null) throw new RunlogError('TicketNotFound', `ticket ${JSON.stringify(entryId)} was never issued`);
     return this.slots[parsed.partition]!;

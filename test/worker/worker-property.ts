@@ -94,7 +94,7 @@ async function check(fx: WorkerFixture, observed: Observed, submitted: Map<strin
   }
 }
 
-export async function perThreadProperty(openLog: OpenWorkerLog, t: TestContext, numRuns = 15): Promise<void> {
+export async function perThreadProperty(openLog: OpenWorkerLog, numRuns = 15): Promise<void> {
   await fc.assert(
     fc.asyncProperty(fc.array(actionArb, { minLength: 1, maxLength: 30 }), async (actions) => {
       const hooks: (() => Promise<void> | void)[] = [];
