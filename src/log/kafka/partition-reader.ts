@@ -22,12 +22,14 @@
 import { randomUUID } from 'node:crypto';
 import kafkajs from 'kafkajs';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, PartitionAssigner } from 'kafkajs';
-import type { RunlogError } from '../../errors.ts';
+import { isRunlogError, type RunlogError } from '../../errors.ts';
 import type { LogRecord } from '../event-log.ts';
 import { toRunlogError } from './errors.ts';
 import { Handoff } from './handoff.ts';
 
 const IDLE_FETCHES_AT_END = 3;
+const SESSION_ATTEMPTS = 5;
+const SESSION_RETRY_MS = 250;
 const HEARTBEAT_EVERY_MS = 2_000;
 
 export interface PartitionRange {
@@ -72,21 +74,34 @@ function toLogRecord(message: KafkaMessage): LogRecord {
   return { offset: BigInt(message.offset), key: message.key?.toString('utf8') ?? '', value };
 }
 
-/** The records of one read, from a consumer started for it and stopped when it ends. */
+/**
+ * The records of one read, from a consumer started for it and stopped when it ends. A
+ * session that fails retriably (a broker just started: "the coordinator is loading", a
+ * consumer crash before its group formed) is replaced by a fresh one from the next offset
+ * not yet yielded, a few times, before the read fails with the error.
+ */
 export async function* readPartition(kafka: Kafka, range: PartitionRange): AsyncGenerator<LogRecord> {
   if (range.signal?.aborted || range.maxRecords <= 0 || (range.end !== null && range.from >= range.end)) return;
-  const session = new ReadSession(kafka, range);
-  try {
-    await session.start();
-    let remaining = range.maxRecords;
-    for (let chunk = await session.next(); chunk !== null; chunk = await session.next()) {
-      for (const record of chunk) {
-        yield record;
-        if (--remaining <= 0 || range.signal?.aborted) return;
+  let from = range.from;
+  let remaining = range.maxRecords;
+  for (let attempt = 1; ; attempt++) {
+    const session = new ReadSession(kafka, { ...range, from });
+    try {
+      await session.start();
+      for (let chunk = await session.next(); chunk !== null; chunk = await session.next()) {
+        for (const record of chunk) {
+          yield record;
+          from = record.offset + 1n;
+          if (--remaining <= 0 || range.signal?.aborted) return;
+        }
       }
+      return;
+    } catch (error) {
+      if (attempt >= SESSION_ATTEMPTS || !isRunlogError(error) || !error.retriable || range.signal?.aborted) throw error;
+    } finally {
+      await session.stop();
     }
-  } finally {
-    await session.stop();
+    await new Promise((resolve) => setTimeout(resolve, SESSION_RETRY_MS * attempt));
   }
 }
 
