@@ -57,7 +57,7 @@ class Wakeups {
 }
 
 export async function submitToTakeLatency(site: LogSite, perSecond: number, takers: number, durationMs: number, warmupMs: number): Promise<Latency> {
-  const queue = await openRunQueue({ log: site.config });
+  const queue = await openRunQueue({ log: site.config, partitions: site.partitions });
   const submittedAt = new Map<number, number>();
   const latencies: number[] = [];
   const stop = new AbortController();

@@ -13,11 +13,18 @@ export type LogKind = 'file' | 'memory' | 'kafka';
 
 export interface LogSite {
   readonly config: LogConfig;
+  /** `--partitions N`; undefined: the log's own default (file 1, memory and Kafka 8). */
+  readonly partitions?: number;
   /** Deletes what the log left behind (the directory; a Kafka topic is left to the broker's retention). */
   remove(): Promise<void>;
 }
 
-export async function createLogSite(kind: LogKind, name: string): Promise<LogSite> {
+export async function createLogSite(kind: LogKind, name: string, partitions?: number): Promise<LogSite> {
+  const site = await createSite(kind, name);
+  return partitions === undefined ? site : { ...site, partitions };
+}
+
+async function createSite(kind: LogKind, name: string): Promise<LogSite> {
   if (kind === 'memory') return { config: { kind: 'memory' }, remove: async () => {} };
   if (kind === 'kafka') {
     const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');

@@ -1,5 +1,7 @@
 /**
- * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,lifecycle,raw,latency,replay] [--profile dir]`
+ * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,lifecycle,raw,latency,replay] [--profile dir] [--partitions N]`
+ *
+ * `--partitions` applies to the lifecycle, raw and latency runs (default: the log's own default).
  *
  * Runs the benchmarks on one log backend (default: the embedded file log, fsync on, in a
  * temporary directory) and prints each figure beside its target. Memory runs first, while
@@ -24,18 +26,21 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
     profile: { type: 'string' },
+    partitions: { type: 'string' },
   },
 });
 const kind = values.log as LogKind;
 if (!['file', 'memory', 'kafka'].includes(kind)) throw new Error(`--log must be file, memory or kafka, got ${kind}`);
 profileInto(values.profile);
+const partitions = values.partitions === undefined ? undefined : Number(values.partitions);
+if (partitions !== undefined && !(Number.isInteger(partitions) && partitions >= 1)) throw new Error(`--partitions must be a positive integer, got ${values.partitions}`);
 const only = new Set(values.only === undefined ? BENCHES : values.only.split(','));
 const quick = values.quick;
 const durationMs = quick ? 1_500 : 5_000;
 const warmupMs = quick ? 300 : 1_000;
 
 async function on<T>(name: string, body: (site: LogSite) => Promise<T>): Promise<T> {
-  const site = await createLogSite(kind, name);
+  const site = await createLogSite(kind, name, partitions);
   try {
     return await body(site);
   } finally {
@@ -78,7 +83,7 @@ if (only.has('replay')) {
 }
 
 const load = os.loadavg().map((n) => n.toFixed(2)).join(' ');
-console.log(`\nrunlog bench — log: ${kind}${kind === 'file' ? ' (fsync on)' : ''}${quick ? ', quick' : ''}; node ${process.version}; ${os.cpus().length} cores; load ${load}`);
+console.log(`\nrunlog bench — log: ${kind}${kind === 'file' ? ' (fsync on)' : ''}${quick ? ', quick' : ''}${partitions === undefined ? '' : `, ${partitions} partitions`}; node ${process.version}; ${os.cpus().length} cores; load ${load}`);
 const widths = [0, 1, 2, 3].map((i) => Math.max(...[['figure', 'measured', 'target', ''], ...rows.map((r) => [r.name, r.value, r.target, r.verdict])].map((r) => r[i]!.length)));
 const line = (cells: string[]): string => cells.map((cell, i) => (i === 1 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd();
 console.log(line(['figure', 'measured', 'target', '']));

@@ -94,7 +94,7 @@ function nextWork(queue: RunQueue): Promise<void> {
 }
 
 export async function lifecycleRate(site: LogSite, callers: number, durationMs: number, warmupMs: number): Promise<Rate> {
-  const queue = await openRunQueue({ log: site.config });
+  const queue = await openRunQueue({ log: site.config, partitions: site.partitions });
   try {
     await concurrently(callers, warmupMs, (caller, n) => lifecycle(queue, caller, n));
     const timed = (): Promise<Rate> => concurrently(callers, durationMs, (caller, n) => lifecycle(queue, caller, n + 1_000_000_000));
@@ -124,7 +124,7 @@ export function recordsOf(events: readonly RunlogEvent[]): AppendRecord[] {
 
 /** Raw appends: each caller appends its lifecycle's 4 records one by one; answers records/s. */
 export async function rawAppendRate(site: LogSite, callers: number, durationMs: number, warmupMs: number): Promise<Rate> {
-  const log = await openLog(site.config); // the partition count a queue would get
+  const log = await openLog(site.config, site.partitions); // the partition count a queue would get
   try {
     const plans = Array.from({ length: callers }, (_, caller) => {
       const thread = `thread-${caller}`;
