@@ -10,7 +10,7 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { createLogSite, type LogKind, type LogSite } from './logs.ts';
-import { latencyRow, lifecycleRows, memoryRows, replayRows, type Row } from './rows.ts';
+import { latencyRow, lifecycleRows, lifecycleTargetsFor, memoryRows, replayRows, type Row } from './rows.ts';
 import { lifecycleRate, rawAppendRate, type Rate } from './throughput.ts';
 import { submitToTakeLatency } from './latency.ts';
 import { replaySpeed } from './replay.ts';
@@ -53,6 +53,7 @@ function progress(message: string): void {
 }
 
 const rows: Row[] = [];
+const targets = lifecycleTargetsFor(kind);
 let lifecycle: Rate | undefined;
 
 if (only.has('memory')) {
@@ -67,14 +68,14 @@ if (only.has('lifecycle') || only.has('latency')) {
 if (only.has('raw')) {
   progress(`raw append: ${CALLERS} callers for ${durationMs} ms`);
   const raw = await on('raw', (site) => rawAppendRate(site, CALLERS, durationMs, warmupMs));
-  rows.push(...lifecycleRows(lifecycle, raw));
+  rows.push(...lifecycleRows(lifecycle, raw, targets));
 } else if (lifecycle !== undefined && only.has('lifecycle')) {
-  rows.push(...lifecycleRows(lifecycle, undefined));
+  rows.push(...lifecycleRows(lifecycle, undefined, targets));
 }
 if (only.has('latency') && lifecycle !== undefined) {
   const perSecond = Math.max(1, Math.round(lifecycle.perSecond / 2));
   progress(`latency: ${perSecond} submits/s (half of ${Math.round(lifecycle.perSecond)} lifecycles/s) for ${durationMs} ms`);
-  rows.push(latencyRow(await on('latency', (site) => submitToTakeLatency(site, perSecond, CALLERS, durationMs, warmupMs))));
+  rows.push(latencyRow(await on('latency', (site) => submitToTakeLatency(site, perSecond, CALLERS, durationMs, warmupMs)), targets));
 }
 if (only.has('replay')) {
   const lifecycles = quick ? 25_000 : 250_000;
