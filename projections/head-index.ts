@@ -43,6 +43,11 @@ export class HeadIndex {
   private readonly waiting = new Heap<Item>((a, b) => a.at < b.at);
   private sweepAt = MIN_SWEEP_AT;
 
+  /** Items held, current or stale (for tests: stale ones are swept as the heaps grow). */
+  get itemCount(): number {
+    return this.ready.size + this.waiting.size;
+  }
+
   /** Indexes `entry` as a head in its current state (call after bumping its version). */
   offer(entry: EntryState): void {
     const availableAt = entry.lease !== null ? entry.lease.expiresAt : entry.notBefore;
