@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
-import { openKafkaLog } from '../../src/log/kafka/kafka-log.ts';
+import { DEFAULT_KAFKA_PARTITIONS, openKafkaLog } from '../../src/log/kafka/kafka-log.ts';
 import { eventLogContract } from '../contract/event-log.contract.ts';
 import kafkajs from 'kafkajs';
 import { deleteTopic, kafkaBrokers, openTestKafkaLog, uniqueTopic } from './kafka-test-support.ts';
@@ -19,6 +19,21 @@ describe('Kafka log: the topic', () => {
     const records = [];
     for await (const r of second.read(1, 0n)) records.push(r);
     assert.deepEqual(records.map((r) => [r.offset, r.key]), [[offset, 'k']]);
+  });
+
+  it('without a partition count: an existing topic keeps its count, a new one gets the default', async (t) => {
+    const topic = uniqueTopic();
+    await openTestKafkaLog(t, 3, { topic });
+    const reopened = await openKafkaLog({ brokers: kafkaBrokers(), topic });
+    t.after(() => reopened.close());
+    assert.equal(reopened.partitions, 3);
+    const fresh = uniqueTopic();
+    const created = await openKafkaLog({ brokers: kafkaBrokers(), topic: fresh });
+    t.after(async () => {
+      await created.close();
+      await deleteTopic(fresh);
+    });
+    assert.equal(created.partitions, DEFAULT_KAFKA_PARTITIONS);
   });
 
   it('refuses an existing topic with another partition count, naming both', async (t) => {

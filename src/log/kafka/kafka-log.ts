@@ -31,12 +31,13 @@ import { EndOffsets } from './end-offsets.ts';
 import { quietLogCreator, toRunlogError } from './errors.ts';
 import { readPartition } from './partition-reader.ts';
 import { PartitionWriter } from './partition-writer.ts';
-import { ensureTopic } from './topic.ts';
+import { ensureTopic, existingPartitionCount } from './topic.ts';
 
 export interface KafkaLogOptions {
   brokers: string[];
   topic: string;
-  partitions: number;
+  /** Omitted: an existing topic's count, or DEFAULT_KAFKA_PARTITIONS for a new topic. */
+  partitions?: number;
   clientId?: string;
   /** For a topic this call creates; default: the cluster's default.replication.factor. */
   replicationFactor?: number;
@@ -70,7 +71,7 @@ class KafkaLog implements KafkaEventLog {
   readonly #appendedEnd: bigint[];
   #closing: Promise<void> | null = null;
 
-  constructor(kafka: Kafka, admin: Admin, options: KafkaLogOptions) {
+  constructor(kafka: Kafka, admin: Admin, options: KafkaLogOptions & { partitions: number }) {
     this.#kafka = kafka;
     this.#admin = admin;
     this.topic = options.topic;
@@ -174,8 +175,11 @@ function checkOptions(options: KafkaLogOptions): void {
   if (typeof options.topic !== 'string' || !/^[a-zA-Z0-9._-]{1,200}$/.test(options.topic)) {
     throw new RunlogError('InvalidArgument', `topic must be a legal Kafka topic name ([a-zA-Z0-9._-], 1-200 chars), got ${JSON.stringify(options.topic)}`);
   }
-  checkPartitionCount(options.partitions);
+  if (options.partitions !== undefined) checkPartitionCount(options.partitions);
 }
+
+/** Partitions of a topic created without a count asked for. */
+export const DEFAULT_KAFKA_PARTITIONS = 8;
 
 /** Opens (creating if missing) the topic and returns the EventLog over it. */
 export async function openKafkaLog(options: KafkaLogOptions): Promise<KafkaEventLog> {
@@ -188,14 +192,16 @@ export async function openKafkaLog(options: KafkaLogOptions): Promise<KafkaEvent
     retry: { initialRetryTime: 100, retries: 8 },
   });
   const admin = kafka.admin();
+  let partitions: number;
   try {
     await admin.connect();
     const topicConfig = options.topicConfig ?? {};
-    const { topic, partitions, replicationFactor } = options;
+    const { topic, replicationFactor } = options;
+    partitions = options.partitions ?? (await existingPartitionCount(admin, topic)) ?? DEFAULT_KAFKA_PARTITIONS;
     await ensureTopic(admin, { topic, partitions, topicConfig, ...(replicationFactor ? { replicationFactor } : {}) });
   } catch (error) {
     await admin.disconnect().catch(() => undefined);
     throw toRunlogError(error, `opening Kafka topic ${options.topic} on ${options.brokers.join(',')}`);
   }
-  return new KafkaLog(kafka, admin, options);
+  return new KafkaLog(kafka, admin, { ...options, partitions });
 }

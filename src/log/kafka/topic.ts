@@ -78,6 +78,17 @@ async function checkTopic(admin: Admin, spec: TopicSpec): Promise<void> {
   }
 }
 
+/** The partition count of `topic`, or null when it does not exist yet. */
+export async function existingPartitionCount(admin: Admin, topic: string): Promise<number | null> {
+  let topics: string[];
+  try {
+    topics = await admin.listTopics();
+  } catch (error) {
+    throw toRunlogError(error, 'listing the topics');
+  }
+  return topics.includes(topic) ? partitionCount(admin, topic) : null;
+}
+
 async function partitionCount(admin: Admin, topic: string): Promise<number> {
   try {
     const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
