@@ -50,7 +50,18 @@ export function takeRequest(request: TakeRequest): TakeRequest {
     throw invalidArgument(`agents must be a non-empty array of agent names, got ${describe(body.agents)}`);
   }
   const agents = body.agents.map((agent, i) => requireName(`agents[${i}]`, agent));
-  return { agents, holder: requireName('holder', body.holder), ttlMs: ttl(body.ttlMs) };
+  return { agents, ...leaseTerms(body) };
+}
+
+/** The request of takeEntry: a take of one named entry, so without agents. */
+export function takeEntryRequest(request: Omit<TakeRequest, 'agents'>): Omit<TakeRequest, 'agents'> {
+  const body = requireObject('take request', request);
+  rejectUnknownKeys('take request', body, ['holder', 'ttlMs']);
+  return leaseTerms(body);
+}
+
+function leaseTerms(body: Record<string, unknown>): Omit<TakeRequest, 'agents'> {
+  return { holder: requireName('holder', body.holder), ttlMs: ttl(body.ttlMs) };
 }
 
 export function ttl(value: unknown): number {

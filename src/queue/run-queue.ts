@@ -17,14 +17,14 @@ import { openLog } from '../log/open-log.ts';
 export { DEFAULT_PARTITIONS } from '../log/open-log.ts';
 import { partitionOf } from '../log/partitioner.ts';
 import { replayPartition } from '../projector/replay.ts';
-import { toPublicEntry, type EntryState } from '../../projections/entry-state.ts';
+import { leaseOf, toPublicEntry, type EntryState } from '../../projections/entry-state.ts';
 import { takesBefore } from '../../projections/head-index.ts';
 import { addMetrics, emptyMetrics } from '../../projections/metrics.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
 import { ClosedWaiters } from './closed-waiters.ts';
 import * as decide from './decide.ts';
 import { parseEntryId } from './entry-id.ts';
-import { closeFields, leaseArgument, submissionFields, takeRequest, ttl, yieldFields } from './requests.ts';
+import { closeFields, leaseArgument, submissionFields, takeEntryRequest, takeRequest, ttl, yieldFields } from './requests.ts';
 import { requireInteger, requireName, optionalText, rejectUnknownKeys, requireObject } from './validate.ts';
 import type {
   Attempt,
@@ -143,7 +143,7 @@ export class RunQueue implements RunQueueApi {
       }
       const leased = decide.decideLease(entry, holder, ttlMs, now);
       await Promise.all([...expiries, this.commit(slot, [leased])]);
-      return { lease: { ...this.leaseOf(entry) }, entry: toPublicEntry(entry) };
+      return taken(entry);
     }
     await Promise.all(expiries);
     return null;
@@ -151,10 +151,7 @@ export class RunQueue implements RunQueueApi {
 
   async takeEntry(tenant: string, entryId: string, request: Omit<TakeRequest, 'agents'>): Promise<Taken | null> {
     this.requireRunning();
-    const body = requireObject('take request', request);
-    rejectUnknownKeys('take request', body, ['holder', 'ttlMs']);
-    const holder = requireName('holder', body.holder);
-    const ttlMs = ttl(body.ttlMs);
+    const { holder, ttlMs } = takeEntryRequest(request);
     const slot = this.slotOfEntry(tenant, entryId);
     const entry = decide.findEntry(slot.view, tenant, entryId);
     const now = this.now();
@@ -164,7 +161,7 @@ export class RunQueue implements RunQueueApi {
       return null;
     }
     await this.commit(slot, [decide.decideLease(entry, holder, ttlMs, now)]);
-    return { lease: { ...this.leaseOf(entry) }, entry: toPublicEntry(entry) };
+    return taken(entry);
   }
 
   async extend(lease: Lease, ttlMs: number): Promise<Lease> {
@@ -407,12 +404,6 @@ export class RunQueue implements RunQueueApi {
     return { slot: this.slotOfEntry(checked.tenant, checked.entryId), checked };
   }
 
-  private leaseOf(entry: EntryState): Lease {
-    const lease = entry.lease!;
-    const { tenant, thread, entryId, agent } = entry;
-    return { tenant, thread, entryId, agent, holder: lease.holder, epoch: lease.epoch, expiresAt: lease.expiresAt };
-  }
-
   private entryOf(slot: PartitionSlot, entryId: string): EntryState {
     return slot.view.entries.get(entryId)!;
   }
@@ -440,6 +431,11 @@ export class RunQueue implements RunQueueApi {
   private requireRunning(): void {
     if (this.stopped) throw new RunlogError('Stopped', 'the run queue was stopped');
   }
+}
+
+/** What take answers for an entry it has just leased. */
+function taken(entry: EntryState): Taken {
+  return { lease: leaseOf(entry)!, entry: toPublicEntry(entry) };
 }
 
 function tombstonesOf(entry: EntryState): AppendRecord[] {

@@ -51,10 +51,6 @@ export function defaultHolder(): string {
   return `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
 }
 
-export function requireAgent(agent: unknown): string {
-  return requireName('agent', agent);
-}
-
 export function requireFunction<F>(name: string, value: F): F {
   if (typeof value !== 'function') throw invalidArgument(`${name} must be a function, got ${describe(value)}`);
   return value;

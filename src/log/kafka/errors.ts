@@ -45,7 +45,12 @@ const STALE_LEADER_TYPES = new Set(['NOT_LEADER_FOR_PARTITION', 'LEADER_NOT_AVAI
 
 /** The client's metadata named the wrong (or no) leader: refreshing it and asking again helps. */
 export function isStaleLeaderError(error: unknown): boolean {
-  return chain(error).some((e) => e.type !== undefined && STALE_LEADER_TYPES.has(e.type));
+  return [...STALE_LEADER_TYPES].some((type) => hasErrorType(error, type));
+}
+
+/** Whether kafkajs reported `type` anywhere in the error: its causes, or the errors an aggregate error holds. */
+export function hasErrorType(error: unknown, type: string): boolean {
+  return chain(error).some((e) => e.type === type || ((e as { errors?: unknown[] }).errors ?? []).some((inner) => hasErrorType(inner, type)));
 }
 
 export function isFencingError(error: unknown): boolean {

@@ -7,7 +7,7 @@
 import kafkajs from 'kafkajs';
 import type { Admin } from 'kafkajs';
 import { RunlogError } from '../../errors.ts';
-import { toRunlogError } from './errors.ts';
+import { hasErrorType, isStaleLeaderError, toRunlogError } from './errors.ts';
 
 export interface TopicSpec {
   topic: string;
@@ -29,7 +29,7 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<void> 
   } catch (error) {
     // On KRaft, kafkajs's waitForLeaders can see the new topic's metadata before the broker
     // does (UNKNOWN_TOPIC_OR_PARTITION): the topic exists, only not everywhere yet.
-    if (!hasType(error, 'TOPIC_ALREADY_EXISTS') && !NOT_YET.some((type) => hasType(error, type))) {
+    if (!hasErrorType(error, 'TOPIC_ALREADY_EXISTS') && !isStaleLeaderError(error)) {
       throw toRunlogError(error, `creating topic ${spec.topic}`);
     }
   }
@@ -37,14 +37,7 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<void> 
   await checkTopic(admin, spec);
 }
 
-const NOT_YET = ['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'NOT_LEADER_FOR_PARTITION'];
 const SERVED_TIMEOUT_MS = 30_000;
-
-function hasType(error: unknown, type: string): boolean {
-  const e = error as { type?: string; errors?: { type?: string }[]; cause?: unknown };
-  if (e?.type === type || (e?.errors ?? []).some((x) => x.type === type)) return true;
-  return e?.cause !== undefined && e.cause !== error && hasType(e.cause, type);
-}
 
 /** Waits until every partition has a leader that answers ListOffsets for it. */
 async function waitUntilServed(admin: Admin, topic: string): Promise<void> {
@@ -58,7 +51,7 @@ async function waitUntilServed(admin: Admin, topic: string): Promise<void> {
         return;
       }
     } catch (error) {
-      if (!NOT_YET.some((type) => hasType(error, type)) || Date.now() > deadline) throw toRunlogError(error, `waiting for topic ${topic}`);
+      if (!isStaleLeaderError(error) || Date.now() > deadline) throw toRunlogError(error, `waiting for topic ${topic}`);
     }
     if (Date.now() > deadline) throw new RunlogError('LogUnavailable', `topic ${topic} has no leader for every partition after ${SERVED_TIMEOUT_MS} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
