@@ -136,9 +136,16 @@ export class PartitionWriter {
       await transaction.commit();
       return BigInt(metadata.baseOffset);
     } catch (error) {
-      // Best effort: a fenced producer cannot abort, and a broken connection will not either;
-      // the next InitProducerId (ours after a failure, or the new owner's) aborts it anyway.
-      if (!isFencingError(error) && transaction.isActive()) await transaction.abort().catch(() => undefined);
+      if (isFencingError(error) || !transaction.isActive()) throw error;
+      // A failure that does not say why (a broker error racing a new writer's InitProducerId,
+      // a broken connection): the abort tells. Refused as fenced, this writer is fenced and
+      // must never reconnect. Otherwise the abort is best effort: the next InitProducerId
+      // (ours after a failure, or the new owner's) aborts the transaction anyway.
+      try {
+        await transaction.abort();
+      } catch (abortError) {
+        if (isFencingError(abortError)) throw abortError;
+      }
       throw error;
     }
   }
