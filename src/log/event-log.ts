@@ -56,9 +56,21 @@ export interface EventLog {
   readonly partitions: number;
 
   /**
+   * How many appends to one partition a writer should keep in flight at once to get the
+   * log's throughput (default 1). The file log fsyncs one group at a time; Kafka pipelines
+   * transactions (kafka/partition-writer.ts).
+   */
+  readonly appendsInFlight?: number;
+
+  /**
    * Appends `records` to `partition` as one atomic batch: after a crash either all of
    * them are there or none. Resolves once the batch is durable (fsync'd; committed),
    * with the offsets assigned to the records, in order.
+   *
+   * Appends to one partition land in call order and resolve in call order. When one
+   * fails, every append to that partition called before the failure was reported fails
+   * too, and none of them ever becomes visible: what a partition holds is always a prefix
+   * of the appends made to it, so a writer may keep several in flight.
    */
   append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]>;
 

@@ -2,15 +2,22 @@
  * Group commit for one partition.
  *
  * Commands decide and fold their events at once (single-threaded, so decisions never
- * race) and then wait here until those events are durable. While one append is in
- * flight, every command arriving queues its records; when the append completes, all
- * queued records go together as the next append: one fsync (file) or one transaction
- * (Kafka) for the whole group. Each command resolves only when the append holding its
- * records has completed.
+ * race) and then wait here until those events are durable. Every command arriving in the
+ * same tick joins one group, and a group is one append: one fsync (file) or one
+ * transaction (Kafka) for all of it. Each command resolves only when the append holding
+ * its records has completed.
+ *
+ * How many appends are in flight at once is the log's call (EventLog.appendsInFlight).
+ * The file log fsyncs one group at a time, so while one append is in flight every command
+ * arriving queues here and goes in the next group. Kafka pipelines transactions, so groups
+ * go to it at once, up to its bound, and it coalesces what queues behind its open
+ * transactions.
  *
  * A failed append rejects every command of its group and everything queued behind it
- * (those were decided against a view that assumed the failed group): the owner must
- * rebuild the view from the log before serving the partition again.
+ * (those were decided against a view that assumed the failed group); appends already in
+ * flight behind it fail too (the log guarantees that). Once nothing is in flight any more,
+ * onFailure runs: the owner must rebuild the view from the log before serving the
+ * partition again.
  */
 import type { AppendRecord, EventLog } from '../log/event-log.ts';
 
@@ -22,22 +29,27 @@ interface Pending {
 
 export class PartitionWriter {
   private queue: Pending[] = [];
-  private flushing: Promise<void> | null = null;
+  private readonly maxInFlight: number;
+  private inFlight = 0;
+  private scheduled = false;
   private failure: unknown = null;
+  private failureReported = false;
   private lastWrite: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly log: EventLog,
     private readonly partition: number,
     private readonly onFailure: (error: unknown) => void,
-  ) {}
+  ) {
+    this.maxInFlight = Math.max(1, log.appendsInFlight ?? 1);
+  }
 
   /** Resolves with the records' offsets once they are durable. */
   write(records: AppendRecord[]): Promise<bigint[]> {
     if (this.failure !== null) return Promise.reject(this.failure);
     const written = new Promise<bigint[]>((resolve, reject) => {
       this.queue.push({ records, resolve, reject });
-      this.flushing ??= this.flush();
+      this.schedule();
     });
     this.lastWrite = written.then(noop, noop);
     return written;
@@ -48,14 +60,26 @@ export class PartitionWriter {
     return this.lastWrite;
   }
 
-  private async flush(): Promise<void> {
-    await Promise.resolve(); // let commands of this tick join the first group
-    while (this.queue.length > 0 && this.failure === null) {
-      const group = this.queue;
-      this.queue = [];
-      await this.appendGroup(group);
-    }
-    this.flushing = null;
+  /** Starts the next group a microtask from now, so that commands of this tick join it. */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    queueMicrotask(() => {
+      this.scheduled = false;
+      this.startGroup();
+    });
+  }
+
+  private startGroup(): void {
+    if (this.failure !== null || this.queue.length === 0 || this.inFlight >= this.maxInFlight) return;
+    const group = this.queue;
+    this.queue = [];
+    this.inFlight++;
+    void this.appendGroup(group).finally(() => {
+      this.inFlight--;
+      if (this.failure === null) this.schedule();
+      else this.reportFailure();
+    });
   }
 
   private async appendGroup(group: Pending[]): Promise<void> {
@@ -67,11 +91,17 @@ export class PartitionWriter {
         next += pending.records.length;
       }
     } catch (error) {
-      this.failure = error;
+      this.failure ??= error;
       for (const pending of [...group, ...this.queue]) pending.reject(error);
       this.queue = [];
-      this.onFailure(error);
     }
+  }
+
+  /** Once the last append in flight has settled, hand the (first) failure to the owner, once. */
+  private reportFailure(): void {
+    if (this.inFlight > 0 || this.failureReported) return;
+    this.failureReported = true;
+    this.onFailure(this.failure);
   }
 }
 

@@ -72,6 +72,43 @@ describe('Kafka log: fencing', () => {
     assert.deepEqual(new Set(visible.slice(0, -1)), answered);
   });
 
+  it('pipelined appends: what stays visible is a prefix of them in call order, and none succeeds after one failed', async (t) => {
+    const first = await openTestKafkaLog(t, 1);
+    const keysInCallOrder: string[] = [];
+    const outcomes: Array<'ok' | 'fenced' | 'other'> = [];
+    const appends: Promise<void>[] = [];
+    const appendNext = (): void => {
+      const i = keysInCallOrder.length;
+      keysInCallOrder.push(`p${i}`);
+      appends.push(
+        first.append(0, [rec(`p${i}`)]).then(
+          () => void (outcomes[i] = 'ok'),
+          (error: unknown) => void (outcomes[i] = isFenced(error) ? 'fenced' : 'other'),
+        ),
+      );
+    };
+    // Appends keep coming, without waiting for each other, until well after the new writer's claim.
+    let claimed = false;
+    const appending = (async () => {
+      for (let after = 0; !claimed || after < 50; after += claimed ? 1 : 0) {
+        appendNext();
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+    })();
+    while (outcomes.filter((o) => o === 'ok').length < 5) await new Promise((resolve) => setTimeout(resolve, 1));
+    const second = await openKafkaLog({ brokers: kafkaBrokers(), topic: first.topic, partitions: 1 });
+    t.after(() => second.close());
+    await second.claim(0);
+    claimed = true;
+    await appending;
+    await Promise.all(appends);
+
+    const firstFailure = outcomes.findIndex((o) => o !== 'ok');
+    assert.ok(firstFailure > 0, `some appends succeeded and some failed: ${outcomes.join(',')}`);
+    assert.ok(outcomes.slice(firstFailure).every((o) => o === 'fenced'), `after the first failure every append is Fenced: ${outcomes.join(',')}`);
+    assert.deepEqual(await keys(second, 0), keysInCallOrder.slice(0, firstFailure), 'exactly the answered appends, in call order');
+  });
+
   it('appends on a closed log are Stopped', async (t) => {
     const log = await openTestKafkaLog(t, 1);
     await log.close();

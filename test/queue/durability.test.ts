@@ -11,13 +11,22 @@ import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
 import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
 import { assertReplayEqualsLive, FakeClock, submitOf } from '../contract/fixtures.ts';
 
-/** A real log whose appends wait for `open()` and can be made to fail. */
+/**
+ * A real log whose appends wait for `open()` and can be made to fail. As EventLog's contract
+ * asks, a failure fails every append called before it was reported too: those waiting at the
+ * gate behind it. `appendsInFlight` is what the wrapped log tells the queue.
+ */
 class GatedLog {
   private gate: Promise<void> = Promise.resolve();
   private release: () => void = () => {};
+  private failing = false;
   failNext = false;
+  appends = 0;
 
-  constructor(readonly log: EventLog) {}
+  constructor(
+    readonly log: EventLog,
+    private readonly appendsInFlight = 1,
+  ) {}
 
   close(): void {
     this.gate = new Promise((resolve) => (this.release = resolve));
@@ -29,9 +38,12 @@ class GatedLog {
 
   wrap(): EventLog {
     const append = async (partition: number, records: readonly AppendRecord[]): Promise<bigint[]> => {
+      this.appends++;
       await this.gate;
-      if (this.failNext) {
+      if (this.failNext || this.failing) {
         this.failNext = false;
+        this.failing = true; // until the failure has been reported: the appends behind it fail too
+        setImmediate(() => (this.failing = false));
         throw new RunlogError('LogUnavailable', 'injected append failure');
       }
       return this.log.append(partition, records);
@@ -40,6 +52,7 @@ class GatedLog {
     return {
       kind: log.kind,
       partitions: log.partitions,
+      appendsInFlight: this.appendsInFlight,
       append,
       read: (partition, from, options) => log.read(partition, from, options),
       tail: (partition, from, options) => log.tail(partition, from, options),
@@ -105,5 +118,55 @@ describe('durable before answered', () => {
     assert.equal((await queue.openEntries('acme', 't2')).length, 0);
     assert.equal((await queue.entry('acme', kept.entryId)).status, 'open');
     await assertReplayEqualsLive(queue);
+  });
+
+  describe('with appends pipelined (a log that takes several in flight, as Kafka does)', () => {
+    async function pipelined(t: { after: (fn: () => Promise<void>) => void }): Promise<{ gated: GatedLog; queue: Awaited<ReturnType<typeof openRunQueueOnLog>> }> {
+      const gated = new GatedLog(await openMemoryLog({ partitions: 1 }), 4);
+      const queue = await openRunQueueOnLog(gated.wrap(), { clock: new FakeClock().read });
+      t.after(() => queue.stop());
+      return { gated, queue };
+    }
+
+    /** Submits on threads t1..tn, one tick apart, so that each goes in an append of its own. */
+    async function submitsOneTickApart(queue: Awaited<ReturnType<typeof openRunQueueOnLog>>, n: number): Promise<Array<Promise<{ entryId: string }>>> {
+      const submits: Array<Promise<{ entryId: string }>> = [];
+      for (let i = 1; i <= n; i++) {
+        submits.push(queue.submit(submitOf('acme', `t${i}`)));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      return submits;
+    }
+
+    it('several appends go in flight at once, up to the bound, and answer in order', async (t) => {
+      const { gated, queue } = await pipelined(t);
+      gated.close();
+      const submits = await submitsOneTickApart(queue, 6);
+      assert.equal(gated.appends, 4, 'four appends in flight at the gate, the rest queued behind them');
+      gated.open();
+      const tickets = await Promise.all(submits);
+      assert.deepEqual(tickets.map((ticket) => ticket.entryId), ['0-1', '0-2', '0-3', '0-4', '0-5', '0-6']);
+      await assertReplayEqualsLive(queue);
+    });
+
+    it('a failed append fails those in flight behind it; nothing of them stays, and the partition serves again', async (t) => {
+      const { gated, queue } = await pipelined(t);
+      const kept = await queue.submit(submitOf('acme', 't0'));
+      gated.close();
+      const submits = await submitsOneTickApart(queue, 3);
+      gated.failNext = true;
+      gated.open();
+      for (const submit of submits) await assert.rejects(submit, { code: 'LogUnavailable' });
+      let ticket;
+      for (let i = 0; i < 100 && ticket === undefined; i++) {
+        ticket = await queue.submit(submitOf('acme', 't9')).catch(() => undefined);
+        if (ticket === undefined) await new Promise((resolve) => setImmediate(resolve));
+      }
+      assert.ok(ticket, 'the partition never served again');
+      assert.equal(ticket.entryId, '0-2', 'the failed submissions left no trace');
+      for (const thread of ['t1', 't2', 't3']) assert.equal((await queue.openEntries('acme', thread)).length, 0);
+      assert.equal((await queue.entry('acme', kept.entryId)).status, 'open');
+      await assertReplayEqualsLive(queue);
+    });
   });
 });

@@ -1,21 +1,23 @@
 /**
  * The Kafka EventLog: one compacted topic, a partition of it per log partition.
  *
- *   append   a transactional producer per partition (transactionalId runlog-<topic>-<p>),
- *            group-committed; resolves once committed (acks=-1) (partition-writer.ts)
+ *   append   two transactional producers per partition, used in turn and pipelined
+ *            (transactionalIds runlog:<topic>:<p>:0 and :1), group-committed; resolves once
+ *            committed (acks=-1) (partition-writer.ts)
  *   read     a read_committed consumer from the offset to the end at the call (partition-reader.ts)
  *   tail     the same consumer, unbounded, until the signal aborts
- *   endOffset max(LSO, end of this log's own last append) -- see below
+ *   endOffset the LSO, once it is past this log's own committed appends -- see below
  *   compact  nothing: the broker's log cleaner compacts the topic on its own schedule
  *
  * Read-your-writes. A committed append becomes visible to read_committed readers only when
- * its commit marker lands, just after append resolved (partition-writer.ts). So this log
- * remembers, per partition, the end of its own last committed append including the marker
- * (one offset after the last record; the LSO reaches exactly that once the marker is
- * written, since only this writer writes the partition), and endOffset and the end of
- * read() are at least that: a read right after an append waits (a fetch long-poll) for the
- * marker instead of ending before the records it was promised, and endOffset does not
- * move when the marker lands. Other processes' appends are seen once the LSO passes them.
+ * its commit marker lands, just after append resolved (partition-writer.ts). Where the
+ * marker lands is not known in advance: with transactions pipelined, the next batch's
+ * records may come before it. So this log remembers, per partition, a lower bound of the
+ * end of its own last committed append (its last record + 2: the marker takes an offset
+ * after it), and endOffset and the end of read() are the LSO once it has reached that
+ * bound (polled, briefly). The LSO is then exact and stays put until something new is
+ * committed: everything of ours below it is decided, and the LSO never stops inside a
+ * transaction's records. Other processes' appends are seen once the LSO passes them.
  *
  * Opening the log writes nothing and fences nobody: a partition's producer connects on its
  * first append, or on claim(partition), which a new owner calls to fence the previous writer
@@ -56,10 +58,14 @@ export interface KafkaEventLog extends EventLog {
 }
 
 const READ_WAIT_MS = 100;
+/** How long endOffset and read wait for the commit markers of this log's own appends. */
+const MARKER_WAIT_MS = 30_000;
 
 class KafkaLog implements KafkaEventLog {
   readonly kind = 'kafka';
   readonly partitions: number;
+  /** Transactions are pipelined on two lanes, and batches coalesce behind them (partition-writer.ts). */
+  readonly appendsInFlight = 16;
   readonly topic: string;
   readonly #kafka: Kafka;
   readonly #admin: Admin;
@@ -67,7 +73,7 @@ class KafkaLog implements KafkaEventLog {
   readonly #writers: PartitionWriter[];
   readonly #tailWaitMs: number;
   readonly #readers = new Set<AbortController>();
-  /** Per partition: past this log's last committed append and its commit marker (0 before any). */
+  /** Per partition: a lower bound of the end after this log's last committed append (its last record + 2; 0 before any). */
   readonly #appendedEnd: bigint[];
   #closing: Promise<void> | null = null;
 
@@ -93,17 +99,24 @@ class KafkaLog implements KafkaEventLog {
   async append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]> {
     const p = this.#open(partition);
     const offsets = await this.#writers[p]!.append(checkRecords(records));
-    // +2: the transaction's commit marker takes the offset right after its last record.
+    // +2: the transaction's commit marker takes an offset after its last record.
     const end = offsets.length === 0 ? 0n : offsets.at(-1)! + 2n;
     if (end > this.#appendedEnd[p]!) this.#appendedEnd[p] = end;
     return offsets;
   }
 
-  /** The end a read of `partition` starting now must reach: the LSO, or past our own appends. */
+  /** The end a read of `partition` starting now must reach: the LSO, once past our own appends. */
   async #endNow(partition: number): Promise<bigint> {
-    const appended = this.#appendedEnd[partition]!;
-    const stable = await this.#ends.of(partition);
-    return stable > appended ? stable : appended;
+    const atLeast = this.#appendedEnd[partition]!;
+    const deadline = performance.now() + MARKER_WAIT_MS;
+    for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+      const stable = await this.#ends.of(partition);
+      if (stable >= atLeast) return stable;
+      if (performance.now() > deadline) {
+        throw new RunlogError('LogUnavailable', `partition ${partition} of ${this.topic}: the commit markers of appends made here have not landed after ${MARKER_WAIT_MS} ms (the LSO is ${stable}, below ${atLeast})`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
   }
 
   async claim(partition: number): Promise<void> {

@@ -1,41 +1,53 @@
 /**
- * The writer of one partition: a transactional, idempotent kafkajs producer with
- * transactionalId `runlog-<topic>-<partition>`, and a group commit in front of it.
+ * The writer of one partition: a group commit in front of two transactional lanes
+ * (transactional-lane.ts), used in turn and pipelined.
  *
  * Group commit. Appends queue up; one loop drains the queue, taking every queued append
  * (up to a size bound) into ONE transaction with ONE produce request (so one record batch
- * with consecutive offsets), commits, then resolves each append with its slice of the
- * offsets (base offset of the batch from the produce response, + i). Never two transactions
- * at once on the producer (kafkajs does not support it; maxInFlightRequests is 1).
+ * with consecutive offsets), and resolves each append with its slice of the offsets once
+ * the transaction has committed (base offset of the batch from the produce response, + i).
+ *
+ * Two lanes, pipelined. A transaction costs several round trips (AddPartitionsToTxn,
+ * Produce, EndTxn), and the coordinator refuses a producer's next transaction
+ * (CONCURRENT_TRANSACTIONS) until the commit markers of its previous one are written. So the
+ * writer keeps two transactional producers, `runlog:<topic>:<partition>:0` and `:1`, and
+ * alternates between them: batch n+1 is produced on one lane while batch n commits on the
+ * other. Each lane runs one transaction at a time. Two rules keep the partition in order:
+ *   - a batch is produced only after the previous batch's produce was acknowledged, so its
+ *     records follow at higher offsets;
+ *   - a batch commits only after the previous batch has committed. If that one failed, it
+ *     aborts instead and fails with the same error.
+ * So what readers ever see is a prefix of the batches, in order, and once a batch fails,
+ * every append called before that failure was reported fails too (EventLog's contract,
+ * which lets the RunQueue keep more than one append in flight). Outcomes are reported in
+ * batch order. After a failure the writer waits for everything in flight to end, drops both
+ * producers, and connects fresh ones for the next append: their InitProducerId aborts
+ * whatever the failure left open.
  *
  * Durable, not yet visible. EndTxn returns once the coordinator has logged the commit
  * decision (replicated, acks=all): from then on the transaction will complete even if
  * everything crashes, so the append is durable and answered. The commit markers reach the
  * partition a moment later; only then do read_committed readers see the records (the LSO
- * moves past them). kafka-log.ts covers that gap for its own reads (see there). The next
- * transaction may meanwhile get CONCURRENT_TRANSACTIONS from the coordinator; kafkajs
- * retries it, soon (retry.initialRetryTime below). Waiting for the LSO instead, before
- * answering, halved the throughput in bench/kafka-raw.ts.
+ * moves past them). kafka-log.ts covers that gap for its own reads (see there).
  *
- * Fencing. Connecting the producer sends InitProducerId for the transactionalId: the
- * coordinator bumps the epoch, aborts that id's open transaction and from then on refuses
- * the older epoch (INVALID_PRODUCER_EPOCH / PRODUCER_FENCED). So the latest writer to
- * connect owns the partition; a stale writer's next AddPartitionsToTxn, Produce or EndTxn
- * fails, nothing of that transaction ever becomes visible to read_committed readers, and
- * this writer turns into a permanent `Fenced` state: it never reconnects, because a new
- * InitProducerId would fence the rightful owner in turn.
+ * Fencing. claim() connects both lanes. A new writer of the partition does the same, which
+ * bumps both epochs and aborts both ids' open transactions; the coordinator then refuses the
+ * older epochs (INVALID_PRODUCER_EPOCH / PRODUCER_FENCED). A stale writer's next
+ * AddPartitionsToTxn, Produce or EndTxn fails on whichever lane it uses, nothing of that
+ * transaction ever becomes visible to read_committed readers, and this writer turns into a
+ * permanent `Fenced` state: it never reconnects, because a new InitProducerId would fence
+ * the rightful owner in turn.
  *
- * Other failures (broker unreachable, timeouts) reject the batch with LogUnavailable and
- * drop the producer; the next append connects a fresh one, whose InitProducerId aborts
- * whatever the failed transaction left open. If the failure hit the commit itself, its
- * outcome is unknown (the coordinator may have logged the commit): a caller that keeps
- * state beside the log must re-read the log after a LogUnavailable append.
+ * Other failures (broker unreachable, timeouts) fail with LogUnavailable. If the failure hit
+ * the commit itself, its outcome is unknown (the coordinator may have logged the commit): a
+ * caller that keeps state beside the log must re-read the log after a LogUnavailable append.
  */
-import kafkajs from 'kafkajs';
-import type { Kafka, Message, Producer } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import { RunlogError } from '../../errors.ts';
 import type { AppendRecord } from '../event-log.ts';
 import { isFencingError, toRunlogError } from './errors.ts';
+import { TransactionalLane, type OpenTransaction } from './transactional-lane.ts';
+import type { ProducedMessage } from './transactional-producer.ts';
 
 /** Stay well below the broker's default message.max.bytes (1 MiB) when coalescing appends. */
 const MAX_BATCH_BYTES = 512 * 1024;
@@ -48,6 +60,9 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+/** How a batch's transaction ended: null once committed, else why it failed. Never rejects. */
+type Outcome = Promise<RunlogError | null>;
+
 export interface PartitionWriterOptions {
   kafka: Kafka;
   topic: string;
@@ -56,20 +71,36 @@ export interface PartitionWriterOptions {
 }
 
 export class PartitionWriter {
-  readonly #options: PartitionWriterOptions;
-  readonly #transactionalId: string;
+  readonly #describe: string;
+  readonly #lanes: readonly TransactionalLane[];
+  #turn = 0;
   #queue: Pending[] = [];
   #draining = false;
-  #producer: Promise<Producer> | null = null;
+  /** The outcome of the newest batch; the next batch commits only after it. */
+  #lastOutcome: Outcome = Promise.resolve(null);
+  /** Set from a failed batch until everything in flight has ended and the lanes are dropped. */
+  #broken: RunlogError | null = null;
+  /** Closed or fenced: for good. */
   #stopped: RunlogError | null = null;
 
   constructor(options: PartitionWriterOptions) {
-    this.#options = options;
-    this.#transactionalId = `runlog-${options.topic}-${options.partition}`;
+    this.#describe = `partition ${options.partition} of ${options.topic}`;
+    this.#lanes = [0, 1].map(
+      (lane) =>
+        new TransactionalLane({
+          kafka: options.kafka,
+          topic: options.topic,
+          partition: options.partition,
+          transactionalId: `runlog:${options.topic}:${options.partition}:${lane}`,
+          transactionTimeoutMs: options.transactionTimeoutMs ?? 60_000,
+          describe: this.#describe,
+        }),
+    );
   }
 
   append(records: readonly AppendRecord[]): Promise<bigint[]> {
-    if (this.#stopped) return Promise.reject(this.#stopped);
+    const refusal = this.#stopped ?? this.#broken;
+    if (refusal) return Promise.reject(refusal);
     if (records.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       // Copied now: the caller may reuse its buffers before this append's turn comes.
@@ -78,23 +109,44 @@ export class PartitionWriter {
     });
   }
 
-  /** Connects the producer now (InitProducerId), fencing any earlier writer of the partition. */
+  /** Connects both lanes now (InitProducerId), fencing any earlier writer of the partition. */
   async claim(): Promise<void> {
     if (this.#stopped) throw this.#stopped;
-    await this.#connected();
+    await this.#connectLanes();
+  }
+
+  /**
+   * Both lanes connect together, on the first append or claim (and again after a failure),
+   * never one alone later: a lane connecting after another writer claimed the partition
+   * would fence that writer's lane in turn.
+   */
+  async #connectLanes(): Promise<void> {
+    await Promise.all(this.#lanes.map((lane) => lane.connected()));
   }
 
   async close(): Promise<void> {
-    this.#stopped ??= new RunlogError('Stopped', `the Kafka log is closed (partition ${this.#options.partition})`);
+    this.#stopped ??= new RunlogError('Stopped', `the Kafka log is closed (${this.#describe})`);
     this.#failQueued(this.#stopped);
-    await this.#dropProducer();
+    await this.#lastOutcome;
+    await this.#dropLanes(true);
   }
 
   async #drain(): Promise<void> {
     if (this.#draining) return;
     this.#draining = true;
     try {
-      while (this.#queue.length > 0 && !this.#stopped) await this.#commitBatch(this.#takeBatch());
+      while (this.#queue.length > 0 && !this.#stopped) {
+        if (this.#broken) {
+          await this.#recover();
+          continue;
+        }
+        const lane = this.#lanes[this.#turn]!;
+        this.#turn = (this.#turn + 1) % this.#lanes.length;
+        await lane.idle();
+        this.#lanes[this.#turn]!.prepareNext(); // the lane after this one
+        // Taken only now: whatever queued while the lane finished joins this batch.
+        if (!this.#broken && this.#queue.length > 0) await this.#produce(lane, this.#takeBatch());
+      }
     } finally {
       this.#draining = false;
     }
@@ -115,97 +167,112 @@ export class PartitionWriter {
     return this.#queue.splice(0, taken);
   }
 
-  async #commitBatch(batch: Pending[]): Promise<void> {
+  /**
+   * Begins a transaction on `lane` and produces the batch; returns once the produce is
+   * acknowledged (or failed), leaving the commit to run after the previous batch's.
+   */
+  async #produce(lane: TransactionalLane, batch: Pending[]): Promise<void> {
+    let transaction: OpenTransaction | undefined;
+    let outcome: Outcome;
+    let baseOffset = 0n;
     try {
-      const records = batch.flatMap((p) => p.records);
-      let next = await this.#transaction(records);
-      for (const pending of batch) pending.resolve(pending.records.map(() => next++));
+      await this.#connectLanes();
+      transaction = await lane.begin();
+      const refusal = this.#stopped ?? this.#broken; // closed, or an earlier batch failed, while the lane connected
+      if (refusal) throw refusal;
+      baseOffset = await this.#send(transaction, batch);
+      const produced = transaction;
+      outcome = this.#afterPrevious((previous) => (previous ? this.#abortAfter(produced, previous) : this.#commit(produced)));
     } catch (error) {
-      const failure = await this.#failed(error);
-      for (const pending of batch) pending.reject(failure);
+      const failure = this.#failed(error, transaction);
+      outcome = this.#afterPrevious(async (previous) => previous ?? (await failure));
+    }
+    lane.endsWhen(outcome.then((failure) => failure === null));
+    void outcome.then((failure) => settle(batch, failure, baseOffset));
+  }
+
+  #send(transaction: OpenTransaction, batch: Pending[]): Promise<bigint> {
+    return transaction.produce(batch.flatMap((pending) => pending.records.map(toMessage)));
+  }
+
+  /** Chains a step after the newest batch's outcome; the step's outcome becomes the newest. */
+  #afterPrevious(step: (previous: RunlogError | null) => Outcome): Outcome {
+    const outcome = this.#lastOutcome.then(step);
+    this.#lastOutcome = outcome;
+    return outcome;
+  }
+
+  async #commit(transaction: OpenTransaction): Outcome {
+    try {
+      await transaction.commit();
+      return null;
+    } catch (error) {
+      return this.#failed(error, transaction);
     }
   }
 
-  /** One transaction holding one produce request; resolves the base offset of the batch. */
-  async #transaction(records: readonly AppendRecord[]): Promise<bigint> {
-    const producer = await this.#connected();
-    const transaction = await producer.transaction();
+  /** The previous batch failed: this one must never become visible. */
+  async #abortAfter(transaction: OpenTransaction, previous: RunlogError): Outcome {
     try {
-      const [metadata] = await transaction.send({ topic: this.#options.topic, acks: -1, messages: records.map((r) => this.#message(r)) });
-      if (metadata?.baseOffset === undefined) throw new RunlogError('LogUnavailable', 'the produce response carries no base offset');
-      await transaction.commit();
-      return BigInt(metadata.baseOffset);
-    } catch (error) {
-      if (isFencingError(error) || !transaction.isActive()) throw error;
-      // A failure that does not say why (a broker error racing a new writer's InitProducerId,
-      // a broken connection): the abort tells. Refused as fenced, this writer is fenced and
-      // must never reconnect. Otherwise the abort is best effort: the next InitProducerId
-      // (ours after a failure, or the new owner's) aborts the transaction anyway.
+      await transaction.abort();
+    } catch (abortError) {
+      // Not aborted now, it is aborted when the lane reconnects (or by its new owner).
+      if (isFencingError(abortError)) this.#stopped ??= toRunlogError(abortError, `append to ${this.#describe}`);
+    }
+    return previous;
+  }
+
+  /**
+   * Records a failed batch: the writer is broken until everything in flight has ended;
+   * fenced, for good. A failure that does not say why (a broker error racing a new writer's
+   * InitProducerId, a broken connection) is asked through the transaction's abort: refused
+   * as fenced, this writer is fenced. Otherwise the abort is best effort: the next
+   * InitProducerId (ours after recovering, or the new owner's) aborts the transaction anyway.
+   */
+  async #failed(error: unknown, transaction: OpenTransaction | undefined): Promise<RunlogError> {
+    this.#broken ??= toRunlogError(error, `append to ${this.#describe}`);
+    this.#failQueued(this.#broken);
+    let cause = error;
+    if (!isFencingError(error) && transaction !== undefined) {
       try {
         await transaction.abort();
       } catch (abortError) {
-        if (isFencingError(abortError)) throw abortError;
+        if (isFencingError(abortError)) cause = abortError;
       }
-      throw error;
     }
-  }
-
-  #message(record: AppendRecord): Message {
-    const value = record.value === null ? null : Buffer.from(record.value.buffer, record.value.byteOffset, record.value.byteLength);
-    return { partition: this.#options.partition, key: record.key, value }; // a view of the copy made by append
-  }
-
-  async #failed(error: unknown): Promise<RunlogError> {
-    const failure = toRunlogError(error, `append to partition ${this.#options.partition} of ${this.#options.topic}`);
-    if (failure.code === 'Fenced') {
-      this.#stopped = failure;
-      this.#failQueued(failure);
-    }
-    await this.#dropProducer();
+    const failure = toRunlogError(cause, `append to ${this.#describe}`);
+    if (failure.code === 'Fenced') this.#stopped ??= failure;
     return failure;
+  }
+
+  /** After a failure: once every batch in flight has ended, drop both producers and serve again. */
+  async #recover(): Promise<void> {
+    await this.#lastOutcome;
+    await this.#dropLanes(false);
+    if (this.#stopped) this.#failQueued(this.#stopped);
+    else this.#broken = null;
   }
 
   #failQueued(error: RunlogError): void {
     for (const pending of this.#queue.splice(0)) pending.reject(error);
   }
 
-  #connected(): Promise<Producer> {
-    this.#producer ??= this.#connect();
-    return this.#producer;
+  async #dropLanes(abortAhead: boolean): Promise<void> {
+    await Promise.all(this.#lanes.map((lane) => lane.drop(abortAhead)));
   }
+}
 
-  async #connect(): Promise<Producer> {
-    const { kafka, transactionTimeoutMs } = this.#options;
-    const producer = kafka.producer({
-      transactionalId: this.#transactionalId,
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      transactionTimeout: transactionTimeoutMs ?? 60_000,
-      createPartitioner: kafkajs.Partitioners.DefaultPartitioner, // unused: every message names its partition
-      // CONCURRENT_TRANSACTIONS right after a commit clears within milliseconds: retry soon.
-      retry: { initialRetryTime: 2, maxRetryTime: 2_000, retries: 20 },
-    });
-    try {
-      await producer.connect();
-      // kafkajs sends the transactional InitProducerId (which fences the previous holder of
-      // the transactionalId) only when the first transaction begins, not on connect: begin
-      // and abort an empty transaction (no EndTxn is sent for it) to claim the partition now.
-      const claim = await producer.transaction();
-      await claim.abort();
-      return producer;
-    } catch (error) {
-      this.#producer = null;
-      await producer.disconnect().catch(() => undefined);
-      throw toRunlogError(error, `opening the writer of partition ${this.#options.partition} of ${this.#options.topic}`);
-    }
+function settle(batch: readonly Pending[], failure: RunlogError | null, baseOffset: bigint): void {
+  let next = baseOffset;
+  for (const pending of batch) {
+    if (failure) pending.reject(failure);
+    else pending.resolve(pending.records.map(() => next++));
   }
+}
 
-  async #dropProducer(): Promise<void> {
-    const producer = this.#producer;
-    this.#producer = null;
-    if (producer) await producer.then((p) => p.disconnect()).catch(() => undefined);
-  }
+function toMessage(record: AppendRecord): ProducedMessage {
+  const value = record.value === null ? null : Buffer.from(record.value.buffer, record.value.byteOffset, record.value.byteLength);
+  return { key: record.key, value }; // a view of the copy made by append
 }
 
 function copyRecord(record: AppendRecord): AppendRecord {
