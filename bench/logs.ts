@@ -13,7 +13,7 @@ export type LogKind = 'file' | 'memory' | 'kafka';
 
 export interface LogSite {
   readonly config: LogConfig;
-  /** `--partitions N`; undefined: the log's own default (file 1, memory and Kafka 8). */
+  /** `--partitions N` (the bench passes 1 unless told); undefined: the log's own default. */
   readonly partitions?: number;
   /** Deletes what the log left behind (the directory; a Kafka topic is left to the broker's retention). */
   remove(): Promise<void>;

@@ -66,6 +66,17 @@ export function lifecycleRows(lifecycle: Rate | undefined, raw: Rate | undefined
   return rows;
 }
 
+/** Lifecycles/s on more partitions than the measured layout: shown beside it, without a target. */
+export function spreadRow(rate: Rate, partitions: number): Row {
+  return {
+    name: `lifecycles on ${partitions} partitions`,
+    value: perSecond(rate.perSecond),
+    target: '',
+    verdict: '',
+    note: `the same 64 callers spread over ${partitions} partitions: more transactions, each smaller`,
+  };
+}
+
 export function latencyRow(latency: Latency, targets: LifecycleTargets): Row {
   const p99Ms = targets.p99Ms;
   return {

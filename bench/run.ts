@@ -1,7 +1,12 @@
 /**
  * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,lifecycle,raw,latency,replay] [--profile dir] [--partitions N]`
  *
- * `--partitions` applies to the lifecycle, raw and latency runs (default: the log's own default).
+ * `--partitions` applies to the lifecycle, raw and latency runs. Default 1, on every backend
+ * (the embedded log's own default), so the backends are measured on the same layout. On
+ * Kafka every partition is a transaction stream of its own, so more partitions split the 64
+ * callers into more, smaller transactions; the Kafka run also prints its lifecycles/s on the
+ * default topic's 8 partitions, without a target. Before measuring Kafka (not with --quick)
+ * the bench warms the broker's JVM up (warm-up.ts).
  *
  * Runs the benchmarks on one log backend (default: the embedded file log, fsync on, in a
  * temporary directory) and prints each figure beside its target. Memory runs first, while
@@ -10,12 +15,14 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { createLogSite, type LogKind, type LogSite } from './logs.ts';
-import { latencyRow, lifecycleRows, lifecycleTargetsFor, memoryRows, replayRows, type Row } from './rows.ts';
+import { latencyRow, lifecycleRows, lifecycleTargetsFor, memoryRows, replayRows, spreadRow, type Row } from './rows.ts';
 import { lifecycleRate, rawAppendRate, type Rate } from './throughput.ts';
 import { submitToTakeLatency } from './latency.ts';
 import { replaySpeed } from './replay.ts';
 import { memoryPerEntry } from './memory.ts';
 import { profileInto } from './profile.ts';
+import { warmUp } from './warm-up.ts';
+import { DEFAULT_KAFKA_PARTITIONS } from '../src/log/kafka/kafka-log.ts';
 
 const BENCHES = ['memory', 'lifecycle', 'raw', 'latency', 'replay'] as const;
 const CALLERS = 64;
@@ -32,15 +39,15 @@ const { values } = parseArgs({
 const kind = values.log as LogKind;
 if (!['file', 'memory', 'kafka'].includes(kind)) throw new Error(`--log must be file, memory or kafka, got ${kind}`);
 profileInto(values.profile);
-const partitions = values.partitions === undefined ? undefined : Number(values.partitions);
+const partitions = values.partitions === undefined ? 1 : Number(values.partitions);
 if (partitions !== undefined && !(Number.isInteger(partitions) && partitions >= 1)) throw new Error(`--partitions must be a positive integer, got ${values.partitions}`);
 const only = new Set(values.only === undefined ? BENCHES : values.only.split(','));
 const quick = values.quick;
 const durationMs = quick ? 1_500 : 5_000;
 const warmupMs = quick ? 300 : 1_000;
 
-async function on<T>(name: string, body: (site: LogSite) => Promise<T>): Promise<T> {
-  const site = await createLogSite(kind, name, partitions);
+async function on<T>(name: string, body: (site: LogSite) => Promise<T>, onPartitions = partitions): Promise<T> {
+  const site = await createLogSite(kind, name, onPartitions);
   try {
     return await body(site);
   } finally {
@@ -61,6 +68,12 @@ if (only.has('memory')) {
   progress(`memory: ${count} open entries`);
   rows.push(...memoryRows(await on('memory', (site) => memoryPerEntry(site, count))));
 }
+let warmUpNote = '';
+if (kind === 'kafka' && !quick && (only.has('lifecycle') || only.has('latency') || only.has('raw'))) {
+  progress('warming the broker up (windows of 5 s until the rate stops rising)');
+  const warm = await warmUp(kind, partitions, CALLERS, progress);
+  warmUpNote = `; after a broker warm-up of ${warm.seconds.toFixed(0)} s (lifecycles/s per 5 s window: ${warm.windows.join(', ')})`;
+}
 if (only.has('lifecycle') || only.has('latency')) {
   progress(`lifecycle: ${CALLERS} callers for ${durationMs} ms`);
   lifecycle = await on('lifecycle', (site) => lifecycleRate(site, CALLERS, durationMs, warmupMs));
@@ -71,6 +84,11 @@ if (only.has('raw')) {
   rows.push(...lifecycleRows(lifecycle, raw, targets));
 } else if (lifecycle !== undefined && only.has('lifecycle')) {
   rows.push(...lifecycleRows(lifecycle, undefined, targets));
+}
+if (kind === 'kafka' && only.has('lifecycle') && partitions !== DEFAULT_KAFKA_PARTITIONS) {
+  progress(`lifecycle on ${DEFAULT_KAFKA_PARTITIONS} partitions: ${CALLERS} callers for ${durationMs} ms`);
+  const spread = await on('lifecycle-spread', (site) => lifecycleRate(site, CALLERS, durationMs, warmupMs), DEFAULT_KAFKA_PARTITIONS);
+  rows.push(spreadRow(spread, DEFAULT_KAFKA_PARTITIONS));
 }
 if (only.has('latency') && lifecycle !== undefined) {
   const perSecond = Math.max(1, Math.round(lifecycle.perSecond / 2));
@@ -84,7 +102,7 @@ if (only.has('replay')) {
 }
 
 const load = os.loadavg().map((n) => n.toFixed(2)).join(' ');
-console.log(`\nrunlog bench — log: ${kind}${kind === 'file' ? ' (fsync on)' : ''}${quick ? ', quick' : ''}${partitions === undefined ? '' : `, ${partitions} partitions`}; node ${process.version}; ${os.cpus().length} cores; load ${load}`);
+console.log(`\nrunlog bench — log: ${kind}${kind === 'file' ? ' (fsync on)' : ''}${quick ? ', quick' : ''}, ${partitions} partition${partitions === 1 ? '' : 's'}; node ${process.version}; ${os.cpus().length} cores; load ${load}${warmUpNote}`);
 const widths = [0, 1, 2, 3].map((i) => Math.max(...[['figure', 'measured', 'target', ''], ...rows.map((r) => [r.name, r.value, r.target, r.verdict])].map((r) => r[i]!.length)));
 const line = (cells: string[]): string => cells.map((cell, i) => (i === 1 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd();
 console.log(line(['figure', 'measured', 'target', '']));

@@ -18,7 +18,7 @@ import { openRunQueue, type RunQueue } from '../src/queue/run-queue.ts';
 import type { LogSite } from './logs.ts';
 import { profiled } from './profile.ts';
 
-/** The partition count of the replay and memory benchmarks' logs. Lifecycle, raw and latency use the log's default. */
+/** The partition count of the replay and memory benchmarks' logs. Lifecycle, raw and latency use --partitions (default 1). */
 export const PARTITIONS = 8;
 export const TENANT = 'bench';
 export const AGENT = 'work';
