@@ -176,6 +176,7 @@ export class PartitionWriter {
     let outcome: Outcome;
     let baseOffset = 0n;
     try {
+      if (this.#stopped) throw this.#stopped; // closed: never connect again
       await this.#connectLanes();
       transaction = await lane.begin();
       const refusal = this.#stopped ?? this.#broken; // closed, or an earlier batch failed, while the lane connected

@@ -13,6 +13,7 @@
  * lane's next request would look fenced.
  */
 import type { Kafka } from 'kafkajs';
+import { RunlogError } from '../../errors.ts';
 import { toRunlogError } from './errors.ts';
 import { TransactionalProducer } from './transactional-producer.ts';
 
@@ -56,9 +57,14 @@ export class TransactionalLane {
     return this.#ended;
   }
 
-  /** The lane's next transaction, open: the one begun ahead, or one begun now. Call once idle. */
+  /**
+   * The lane's next transaction, open: the one begun ahead, or one begun now. Call once idle
+   * and connected: begin never connects, so a lane dropped meanwhile (the log closing) fails
+   * here instead of claiming the partition again.
+   */
   async begin(): Promise<OpenTransaction> {
-    const producer = await this.connected();
+    if (this.#producer === null) throw new RunlogError('LogUnavailable', `the writer of ${this.#options.describe} is not connected`);
+    const producer = await this.#producer;
     const ahead = this.#takeAhead();
     await (ahead ?? producer.begin());
     return producer;
