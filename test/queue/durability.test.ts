@@ -70,6 +70,18 @@ async function settledWithin(promise: Promise<unknown>, turns: number): Promise<
   return settled;
 }
 
+type Queue = Awaited<ReturnType<typeof openRunQueueOnLog>>;
+
+/** Submits on `thread` until the partition serves again after a failed append (it is being rebuilt meanwhile). */
+async function submitOnceServing(queue: Queue, thread: string): Promise<{ entryId: string }> {
+  for (let i = 0; i < 100; i++) {
+    const ticket = await queue.submit(submitOf('acme', thread)).catch(() => undefined);
+    if (ticket !== undefined) return ticket;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  assert.fail('the partition never served again');
+}
+
 describe('durable before answered', () => {
   it('commands and reads wait for the append holding what they saw', async (t) => {
     const gated = new GatedLog(await openMemoryLog({ partitions: 1 }));
@@ -108,12 +120,7 @@ describe('durable before answered', () => {
     const kept = await queue.submit(submitOf('acme', 't1'));
     gated.failNext = true;
     await assert.rejects(queue.submit(submitOf('acme', 't2')), { code: 'LogUnavailable' });
-    let ticket;
-    for (let i = 0; i < 100 && ticket === undefined; i++) {
-      ticket = await queue.submit(submitOf('acme', 't3')).catch(() => undefined);
-      if (ticket === undefined) await new Promise((resolve) => setImmediate(resolve));
-    }
-    assert.ok(ticket, 'the partition never served again');
+    const ticket = await submitOnceServing(queue, 't3');
     assert.equal(ticket.entryId, '0-2', 'the failed submission left no trace: its sequence number is issued again');
     assert.equal((await queue.openEntries('acme', 't2')).length, 0);
     assert.equal((await queue.entry('acme', kept.entryId)).status, 'open');
@@ -121,7 +128,7 @@ describe('durable before answered', () => {
   });
 
   describe('with appends pipelined (a log that takes several in flight, as Kafka does)', () => {
-    async function pipelined(t: { after: (fn: () => Promise<void>) => void }): Promise<{ gated: GatedLog; queue: Awaited<ReturnType<typeof openRunQueueOnLog>> }> {
+    async function pipelined(t: { after: (fn: () => Promise<void>) => void }): Promise<{ gated: GatedLog; queue: Queue }> {
       const gated = new GatedLog(await openMemoryLog({ partitions: 1 }), 4);
       const queue = await openRunQueueOnLog(gated.wrap(), { clock: new FakeClock().read });
       t.after(() => queue.stop());
@@ -129,7 +136,7 @@ describe('durable before answered', () => {
     }
 
     /** Submits on threads t1..tn, one tick apart, so that each goes in an append of its own. */
-    async function submitsOneTickApart(queue: Awaited<ReturnType<typeof openRunQueueOnLog>>, n: number): Promise<Array<Promise<{ entryId: string }>>> {
+    async function submitsOneTickApart(queue: Queue, n: number): Promise<Array<Promise<{ entryId: string }>>> {
       const submits: Array<Promise<{ entryId: string }>> = [];
       for (let i = 1; i <= n; i++) {
         submits.push(queue.submit(submitOf('acme', `t${i}`)));
@@ -157,12 +164,7 @@ describe('durable before answered', () => {
       gated.failNext = true;
       gated.open();
       for (const submit of submits) await assert.rejects(submit, { code: 'LogUnavailable' });
-      let ticket;
-      for (let i = 0; i < 100 && ticket === undefined; i++) {
-        ticket = await queue.submit(submitOf('acme', 't9')).catch(() => undefined);
-        if (ticket === undefined) await new Promise((resolve) => setImmediate(resolve));
-      }
-      assert.ok(ticket, 'the partition never served again');
+      const ticket = await submitOnceServing(queue, 't9');
       assert.equal(ticket.entryId, '0-2', 'the failed submissions left no trace');
       for (const thread of ['t1', 't2', 't3']) assert.equal((await queue.openEntries('acme', thread)).length, 0);
       assert.equal((await queue.entry('acme', kept.entryId)).status, 'open');
