@@ -86,6 +86,10 @@ export async function openRunQueueOnLog(log: EventLog, options: Omit<RunQueueOpt
   return queue;
 }
 
+/** Backoff between attempts to rebuild a partition whose log could not be read. */
+const REBUILD_FIRST_PAUSE_MS = 50;
+const REBUILD_MAX_PAUSE_MS = 5_000;
+
 export class RunQueue implements RunQueueApi {
   private readonly slots: PartitionSlot[];
   private readonly waiters = new ClosedWaiters();
@@ -367,7 +371,13 @@ export class RunQueue implements RunQueueApi {
     if (work) for (const listener of this.workListeners) listener();
   }
 
-  /** A failed append: stop serving the partition, rebuild its view from the log, serve again (unless fenced). */
+  /**
+   * A failed append: stop serving the partition, rebuild its view from the log, serve again
+   * (unless fenced). If the log cannot be read either (a Kafka broker down, say), the
+   * partition stays unavailable with the append's error and the rebuild is tried again,
+   * backing off from REBUILD_FIRST_PAUSE_MS to REBUILD_MAX_PAUSE_MS, until it succeeds or
+   * the queue stops.
+   */
   private recover(partition: number, error: unknown): void {
     const slot = this.slots[partition]!;
     const fenced = error instanceof RunlogError && (error.code === 'Fenced' || error.code === 'Locked');
@@ -376,16 +386,23 @@ export class RunQueue implements RunQueueApi {
         ? error
         : new RunlogError('LogUnavailable', `append to partition ${partition} failed: ${String(error)}`, { cause: error });
     if (fenced || this.stopped) return;
-    void replayPartition(this.log, partition).then(
-      (view) => {
+    void this.rebuild(partition);
+  }
+
+  private async rebuild(partition: number): Promise<void> {
+    const slot = this.slots[partition]!;
+    for (let pause = REBUILD_FIRST_PAUSE_MS; !this.stopped; pause = Math.min(pause * 2, REBUILD_MAX_PAUSE_MS)) {
+      try {
+        const view = await replayPartition(this.log, partition);
+        if (this.stopped) return;
         slot.view = view;
         slot.writer = new PartitionWriter(this.log, partition, (next) => this.recover(partition, next));
         slot.unavailable = null;
-      },
-      () => {
-        // The log cannot be read either: the partition stays unavailable with the append's error.
-      },
-    );
+        return;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, pause).unref());
+      }
+    }
   }
 
   private bestHead(agents: readonly string[], now: number): [PartitionSlot, EntryState] | undefined {

@@ -224,7 +224,9 @@ async function waitUntilReady(child, port, logFiles) {
 /**
  * Starts a fresh broker. Options: port (9092), controllerPort (9093), detached (false: the
  * broker dies with this process; true: it outlives it, for the CLI).
- * Resolves { brokers: '127.0.0.1:<port>', pid, runDir, stop() }.
+ * Resolves { brokers: '127.0.0.1:<port>', pid, runDir, stop(), kill(), restart() }:
+ * kill() SIGKILLs the broker and keeps its data; restart() starts it again on the same data
+ * and ports (a crash and recovery, for fault tests).
  */
 export async function startBroker({ port = defaultPort(), controllerPort = port === 0 ? 0 : port + 1, detached = false } = {}) {
   [port, controllerPort] = port === 0 ? await freePorts() : await choosePorts(port, controllerPort);
@@ -236,45 +238,67 @@ export async function startBroker({ port = defaultPort(), controllerPort = port 
   // Recorded at once (with our pid until the broker's exists) so no concurrent run cleans it up.
   const record = (pid) => writeFileSync(join(runDir, RECORD), JSON.stringify({ pid, ownerPid: process.pid, detached, port, controllerPort }));
   record(process.pid);
-  const propsFile = join(runDir, 'server.properties');
-  const log4jFile = join(runDir, 'log4j.properties');
-  const serverLog = join(runDir, 'server.log');
-  const stdoutLog = join(runDir, 'stdout.log');
-  writeFileSync(propsFile, serverProperties({ port, controllerPort, dataDir: join(runDir, 'data') }));
-  writeFileSync(log4jFile, log4jProperties(serverLog));
+  const files = {
+    props: join(runDir, 'server.properties'),
+    log4j: join(runDir, 'log4j.properties'),
+    serverLog: join(runDir, 'server.log'),
+    stdoutLog: join(runDir, 'stdout.log'),
+  };
+  writeFileSync(files.props, serverProperties({ port, controllerPort, dataDir: join(runDir, 'data') }));
+  writeFileSync(files.log4j, log4jProperties(files.serverLog));
   const started = Date.now();
-  formatStorage(propsFile, join(runDir, 'format.log'));
+  formatStorage(files.props, join(runDir, 'format.log'));
+  let child = await launch(files, port, detached, record);
+  const startMs = Date.now() - started;
+  let stopped = false;
+  return {
+    brokers: `${HOST}:${port}`,
+    get pid() {
+      return child.pid;
+    },
+    runDir,
+    startMs,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      child.forget();
+      await stopProcess(child.pid);
+      rmSync(runDir, { recursive: true, force: true });
+    },
+    async kill() {
+      child.forget();
+      try {
+        process.kill(child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      while (isAlive(child.pid)) await sleep(20);
+    },
+    async restart() {
+      if (isAlive(child.pid)) throw new Error(`[broker] restart: pid ${child.pid} is still running; kill() it first`);
+      child = await launch(files, port, detached, record);
+    },
+  };
+}
 
-  const out = openSync(stdoutLog, 'a');
+/** Runs kafka.Kafka on the run's files and waits until it is ready. */
+async function launch(files, port, detached, record) {
+  const out = openSync(files.stdoutLog, 'a');
   const child = spawn('java', ['-Xmx1g', '-Xms1g', '-XX:+UseG1GC', '-Djava.awt.headless=true',
-    `-Dlog4j.configuration=file:${log4jFile}`, '-cp', join(libDir, '*'), 'kafka.Kafka', propsFile],
+    `-Dlog4j.configuration=file:${files.log4j}`, '-cp', join(libDir, '*'), 'kafka.Kafka', files.props],
   { stdio: ['ignore', out, out], detached });
   closeSync(out);
   const killOnExit = () => child.kill('SIGKILL');
   if (!detached) process.once('exit', killOnExit);
   record(child.pid);
   try {
-    await waitUntilReady(child, port, [serverLog, stdoutLog]);
+    await waitUntilReady(child, port, [files.serverLog, files.stdoutLog]);
   } catch (error) {
     await stopProcess(child.pid);
     throw error;
   }
   if (detached) child.unref();
-  const startMs = Date.now() - started;
-  let stopped = false;
-  return {
-    brokers: `${HOST}:${port}`,
-    pid: child.pid,
-    runDir,
-    startMs,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      process.removeListener('exit', killOnExit);
-      await stopProcess(child.pid);
-      rmSync(runDir, { recursive: true, force: true });
-    },
-  };
+  return { pid: child.pid, forget: () => process.removeListener('exit', killOnExit) };
 }
 
 /** SIGTERM (Kafka shuts down cleanly), then SIGKILL after STOP_TIMEOUT_MS. */

@@ -12,12 +12,14 @@
  * Read-your-writes. A committed append becomes visible to read_committed readers only when
  * its commit marker lands, just after append resolved (partition-writer.ts). Where the
  * marker lands is not known in advance: with transactions pipelined, the next batch's
- * records may come before it. So this log remembers, per partition, a lower bound of the
- * end of its own last committed append (its last record + 2: the marker takes an offset
- * after it), and endOffset and the end of read() are the LSO once it has reached that
- * bound (polled, briefly). The LSO is then exact and stays put until something new is
- * committed: everything of ours below it is decided, and the LSO never stops inside a
- * transaction's records. Other processes' appends are seen once the LSO passes them.
+ * records may come before it. So this log remembers, per partition, the end of the records
+ * of its own last committed append, and the end of read() is the LSO once it has passed
+ * them (polled, briefly): everything of ours below it is then decided, and the LSO never
+ * stops inside a transaction's records. endOffset waits a little longer, for the LSO to pass
+ * the commit marker too, which usually comes right after the records (if the next batch's
+ * records came first, it settles for the LSO past our records after MARKER_SETTLE_MS): so
+ * endOffset does not move by itself when the marker lands a moment after an append. Other
+ * processes' appends are seen once the LSO passes them.
  *
  * Opening the log writes nothing and fences nobody: a partition's producer connects on its
  * first append, or on claim(partition), which a new owner calls to fence the previous writer
@@ -60,6 +62,8 @@ export interface KafkaEventLog extends EventLog {
 const READ_WAIT_MS = 100;
 /** How long endOffset and read wait for the commit markers of this log's own appends. */
 const MARKER_WAIT_MS = 30_000;
+/** How long endOffset waits for the LSO to pass the marker after our records, not only the records. */
+const MARKER_SETTLE_MS = 2_000;
 
 class KafkaLog implements KafkaEventLog {
   readonly kind = 'kafka';
@@ -73,21 +77,21 @@ class KafkaLog implements KafkaEventLog {
   readonly #writers: PartitionWriter[];
   readonly #tailWaitMs: number;
   readonly #readers = new Set<AbortController>();
-  /** Per partition: a lower bound of the end after this log's last committed append (its last record + 2; 0 before any). */
-  readonly #appendedEnd: bigint[];
+  /** Per partition: the end of the records of this log's last committed append (its last offset + 1; 0 before any). */
+  readonly #committedEnd: bigint[];
   #closing: Promise<void> | null = null;
 
-  constructor(kafka: Kafka, admin: Admin, options: KafkaLogOptions & { partitions: number }) {
-    this.#kafka = kafka;
+  constructor(clients: { readers: Kafka; writers: Kafka }, admin: Admin, options: KafkaLogOptions & { partitions: number }) {
+    this.#kafka = clients.readers;
     this.#admin = admin;
     this.topic = options.topic;
     this.partitions = options.partitions;
     this.#tailWaitMs = options.tailWaitMs ?? 200;
     this.#ends = new EndOffsets(admin, options.topic);
-    this.#appendedEnd = Array.from({ length: options.partitions }, () => 0n);
+    this.#committedEnd = Array.from({ length: options.partitions }, () => 0n);
     this.#writers = Array.from({ length: options.partitions }, (_, partition) => {
       const transactionTimeoutMs = options.transactionTimeoutMs;
-      return new PartitionWriter({ kafka, topic: options.topic, partition, ...(transactionTimeoutMs ? { transactionTimeoutMs } : {}) });
+      return new PartitionWriter({ kafka: clients.writers, topic: options.topic, partition, ...(transactionTimeoutMs ? { transactionTimeoutMs } : {}) });
     });
   }
 
@@ -99,21 +103,25 @@ class KafkaLog implements KafkaEventLog {
   async append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]> {
     const p = this.#open(partition);
     const offsets = await this.#writers[p]!.append(checkRecords(records));
-    // +2: the transaction's commit marker takes an offset after its last record.
-    const end = offsets.length === 0 ? 0n : offsets.at(-1)! + 2n;
-    if (end > this.#appendedEnd[p]!) this.#appendedEnd[p] = end;
+    const end = offsets.length === 0 ? 0n : offsets.at(-1)! + 1n;
+    if (end > this.#committedEnd[p]!) this.#committedEnd[p] = end;
     return offsets;
   }
 
-  /** The end a read of `partition` starting now must reach: the LSO, once past our own appends. */
-  async #endNow(partition: number): Promise<bigint> {
-    const atLeast = this.#appendedEnd[partition]!;
-    const deadline = performance.now() + MARKER_WAIT_MS;
+  /**
+   * The LSO once it has passed this log's own committed records (read's end), or also the
+   * commit marker after them (endOffset's, `withMarker`; see the top).
+   */
+  async #stableEnd(partition: number, withMarker: boolean): Promise<bigint> {
+    const records = this.#committedEnd[partition]!;
+    const started = performance.now();
     for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
       const stable = await this.#ends.of(partition);
-      if (stable >= atLeast) return stable;
-      if (performance.now() > deadline) {
-        throw new RunlogError('LogUnavailable', `partition ${partition} of ${this.topic}: the commit markers of appends made here have not landed after ${MARKER_WAIT_MS} ms (the LSO is ${stable}, below ${atLeast})`);
+      const waited = performance.now() - started;
+      if (records === 0n || stable > records) return stable; // past the records and the marker after them
+      if (stable === records && (!withMarker || waited > MARKER_SETTLE_MS)) return stable;
+      if (waited > MARKER_WAIT_MS) {
+        throw new RunlogError('LogUnavailable', `partition ${partition} of ${this.topic}: the commit markers of appends made here have not landed after ${MARKER_WAIT_MS} ms (the LSO is ${stable}, below ${records})`);
       }
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
@@ -128,7 +136,7 @@ class KafkaLog implements KafkaEventLog {
     const from = checkOffset(fromOffset);
     const maxRecords = checkReadOptions(options);
     // The end is taken at the call, not when iteration starts.
-    const end = maxRecords === 0 ? Promise.resolve(0n) : this.#endNow(p);
+    const end = maxRecords === 0 ? Promise.resolve(0n) : this.#stableEnd(p, false);
     end.catch(() => undefined);
     return this.#reading(p, from, end, maxRecords);
   }
@@ -161,7 +169,7 @@ class KafkaLog implements KafkaEventLog {
   }
 
   async endOffset(partition: number): Promise<bigint> {
-    return this.#endNow(this.#open(partition));
+    return this.#stableEnd(this.#open(partition), true);
   }
 
   /** The broker's log cleaner compacts the topic by itself (cleanup.policy=compact); nothing to do. */
@@ -197,13 +205,7 @@ export const DEFAULT_KAFKA_PARTITIONS = 8;
 /** Opens (creating if missing) the topic and returns the EventLog over it. */
 export async function openKafkaLog(options: KafkaLogOptions): Promise<KafkaEventLog> {
   checkOptions(options);
-  const kafka = new kafkajs.Kafka({
-    clientId: options.clientId ?? 'runlog',
-    brokers: options.brokers,
-    logLevel: kafkajs.logLevel.ERROR,
-    logCreator: quietLogCreator,
-    retry: { initialRetryTime: 100, retries: 8 },
-  });
+  const kafka = kafkaClient(options, READER_RETRY);
   const admin = kafka.admin();
   let partitions: number;
   try {
@@ -216,5 +218,25 @@ export async function openKafkaLog(options: KafkaLogOptions): Promise<KafkaEvent
     await admin.disconnect().catch(() => undefined);
     throw toRunlogError(error, `opening Kafka topic ${options.topic} on ${options.brokers.join(',')}`);
   }
-  return new KafkaLog(kafka, admin, { ...options, partitions });
+  return new KafkaLog({ readers: kafka, writers: kafkaClient(options, WRITER_RETRY) }, admin, { ...options, partitions });
+}
+
+/**
+ * How long kafkajs itself keeps retrying (reconnecting, refreshing metadata) before a call
+ * fails. Readers and the admin ride out a broker restart (about 25 s). Writers give up
+ * sooner (about 3 s, plus connection timeouts): a batch waiting on a broker that is gone
+ * holds up every command in it, and the RunQueue handles a failed append itself (it refuses
+ * the commands, rebuilds the partition and serves again once the log answers).
+ */
+const READER_RETRY = { initialRetryTime: 100, retries: 8 };
+const WRITER_RETRY = { initialRetryTime: 100, maxRetryTime: 1_000, retries: 5 };
+
+function kafkaClient(options: KafkaLogOptions, retry: { initialRetryTime: number; retries: number; maxRetryTime?: number }): Kafka {
+  return new kafkajs.Kafka({
+    clientId: options.clientId ?? 'runlog',
+    brokers: options.brokers,
+    logLevel: kafkajs.logLevel.ERROR,
+    logCreator: quietLogCreator,
+    retry,
+  });
 }

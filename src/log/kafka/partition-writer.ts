@@ -78,8 +78,9 @@ export class PartitionWriter {
   #draining = false;
   /** The outcome of the newest batch; the next batch commits only after it. */
   #lastOutcome: Outcome = Promise.resolve(null);
-  /** Set from a failed batch until everything in flight has ended and the lanes are dropped. */
+  /** Set from a failed batch until everything in flight has ended and the lanes are dropped (#recovering). */
   #broken: RunlogError | null = null;
+  #recovering: Promise<void> = Promise.resolve();
   /** Closed or fenced: for good. */
   #stopped: RunlogError | null = null;
 
@@ -137,7 +138,7 @@ export class PartitionWriter {
     try {
       while (this.#queue.length > 0 && !this.#stopped) {
         if (this.#broken) {
-          await this.#recover();
+          await this.#recovering;
           continue;
         }
         const lane = this.#lanes[this.#turn]!;
@@ -231,7 +232,10 @@ export class PartitionWriter {
    * InitProducerId (ours after recovering, or the new owner's) aborts the transaction anyway.
    */
   async #failed(error: unknown, transaction: OpenTransaction | undefined): Promise<RunlogError> {
-    this.#broken ??= toRunlogError(error, `append to ${this.#describe}`);
+    if (this.#broken === null) {
+      this.#broken = toRunlogError(error, `append to ${this.#describe}`);
+      this.#recovering = this.#recover();
+    }
     this.#failQueued(this.#broken);
     let cause = error;
     if (!isFencingError(error) && transaction !== undefined) {
@@ -246,9 +250,17 @@ export class PartitionWriter {
     return failure;
   }
 
-  /** After a failure: once every batch in flight has ended, drop both producers and serve again. */
+  /**
+   * Runs as soon as a batch fails: once every batch in flight has ended (their outcomes stop
+   * changing: nothing new is produced while broken), drop both producers and serve again; the
+   * next append connects fresh ones. Appends meanwhile are refused with the failure.
+   */
   async #recover(): Promise<void> {
-    await this.#lastOutcome;
+    for (let last = this.#lastOutcome; ; last = this.#lastOutcome) {
+      await last;
+      if (last === this.#lastOutcome) break;
+    }
+    this.#lastOutcome = Promise.resolve(null); // the failed batches are over: the next one does not follow them
     await this.#dropLanes(false);
     if (this.#stopped) this.#failQueued(this.#stopped);
     else this.#broken = null;
