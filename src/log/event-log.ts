@@ -106,4 +106,17 @@ export interface EventLog {
 export type LogConfig =
   | { kind: 'memory' }
   | { kind: 'file'; dir: string; fsync?: boolean }
-  | { kind: 'kafka'; brokers: string[]; topic: string; clientId?: string; replicationFactor?: number };
+  | {
+      kind: 'kafka';
+      brokers: string[];
+      topic: string;
+      clientId?: string;
+      /** For a topic this call creates; default: the cluster's default.replication.factor. */
+      replicationFactor?: number;
+      /** Extra configs for a topic this call creates (cleanup.policy is always compact). */
+      topicConfig?: Record<string, string>;
+      /** How long a crashed writer's open transaction holds back readers (default 60 s). */
+      transactionTimeoutMs?: number;
+      /** How long a tail's fetch waits on the broker for new records (default 200 ms). */
+      tailWaitMs?: number;
+    };

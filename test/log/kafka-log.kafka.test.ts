@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
-import { DEFAULT_KAFKA_PARTITIONS, openKafkaLog } from '../../src/log/kafka/kafka-log.ts';
+import { DEFAULT_KAFKA_PARTITIONS, openKafkaLog, type KafkaLogOptions } from '../../src/log/kafka/kafka-log.ts';
 import { eventLogContract } from '../contract/event-log.contract.ts';
 import kafkajs from 'kafkajs';
 import { deleteTopic, kafkaBrokers, openTestKafkaLog, uniqueTopic } from './kafka-test-support.ts';
@@ -63,5 +63,23 @@ describe('Kafka log: the topic', () => {
   it('refuses a bad topic name and an empty broker list', async () => {
     await assert.rejects(openKafkaLog({ brokers: kafkaBrokers(), topic: 'no spaces', partitions: 1 }), (e: unknown) => isRunlogError(e, 'InvalidArgument'));
     await assert.rejects(openKafkaLog({ brokers: [], topic: 'x', partitions: 1 }), (e: unknown) => isRunlogError(e, 'InvalidArgument'));
+  });
+
+  it('refuses bad writer and reader options, naming the value, before touching the broker', async () => {
+    const topic = uniqueTopic();
+    const bad: Array<[Partial<KafkaLogOptions>, RegExp]> = [
+      [{ transactionTimeoutMs: -5 }, /transactionTimeoutMs.*-5/],
+      [{ transactionTimeoutMs: 1.5e6 }, /transactionTimeoutMs.*1500000/],
+      [{ tailWaitMs: 0 }, /tailWaitMs.*0/],
+      [{ topicConfig: { 'segment.ms': 100 } as unknown as Record<string, string> }, /topicConfig.*segment\.ms/],
+    ];
+    for (const [options, names] of bad) {
+      await assert.rejects(openKafkaLog({ brokers: kafkaBrokers(), topic, partitions: 1, ...options }), (e: unknown) => isRunlogError(e, 'InvalidArgument') && names.test(e.message));
+    }
+    const admin = new kafkajs.Kafka({ brokers: kafkaBrokers(), logLevel: kafkajs.logLevel.NOTHING }).admin();
+    await admin.connect();
+    const topics = await admin.listTopics();
+    await admin.disconnect();
+    assert.ok(!topics.includes(topic), 'nothing was created');
   });
 });

@@ -197,6 +197,20 @@ function checkOptions(options: KafkaLogOptions): void {
     throw new RunlogError('InvalidArgument', `topic must be a legal Kafka topic name ([a-zA-Z0-9._-], 1-200 chars), got ${JSON.stringify(options.topic)}`);
   }
   if (options.partitions !== undefined) checkPartitionCount(options.partitions);
+  checkIntegerOption('transactionTimeoutMs', options.transactionTimeoutMs, 1_000, 900_000);
+  checkIntegerOption('tailWaitMs', options.tailWaitMs, 1, 60_000);
+  const config = options.topicConfig;
+  if (config !== undefined && (typeof config !== 'object' || config === null || Array.isArray(config) || !Object.values(config).every((v) => typeof v === 'string'))) {
+    throw new RunlogError('InvalidArgument', `topicConfig must map Kafka topic config names to string values, got ${JSON.stringify(config)}`);
+  }
+}
+
+/** An optional whole number of milliseconds within [min, max] (the broker's transaction.max.timeout.ms defaults to 15 minutes). */
+function checkIntegerOption(name: string, value: unknown, min: number, max: number): void {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new RunlogError('InvalidArgument', `${name} must be a whole number of milliseconds from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  }
 }
 
 /** Partitions of a topic created without a count asked for. */
