@@ -12,6 +12,7 @@ export const DEFAULT_PARTITIONS = 8;
  * memory: DEFAULT_PARTITIONS.
  */
 export async function openLog(config: LogConfig, partitions?: number): Promise<EventLog> {
+  rejectUnknownOptions(config);
   switch (config?.kind) {
     case 'memory':
       return openMemoryLog({ partitions: partitions ?? DEFAULT_PARTITIONS });
@@ -27,4 +28,18 @@ export async function openLog(config: LogConfig, partitions?: number): Promise<E
     default:
       throw invalidArgument(`log must be { kind: 'memory' }, { kind: 'file', dir } or { kind: 'kafka', brokers, topic }, got ${JSON.stringify(config)}`);
   }
+}
+
+/** The options each backend takes: a misspelt one is refused, not ignored. */
+const OPTIONS: Record<string, readonly string[]> = {
+  memory: ['kind'],
+  file: ['kind', 'dir', 'fsync'],
+  kafka: ['kind', 'brokers', 'topic', 'clientId', 'replicationFactor', 'topicConfig', 'transactionTimeoutMs', 'tailWaitMs'],
+};
+
+function rejectUnknownOptions(config: LogConfig): void {
+  const allowed = typeof config === 'object' && config !== null ? OPTIONS[config.kind] : undefined;
+  if (allowed === undefined) return; // not a backend at all: openLog's switch says so
+  const unknown = Object.keys(config).find((key) => !allowed.includes(key));
+  if (unknown !== undefined) throw invalidArgument(`the ${config.kind} log has no option ${JSON.stringify(unknown)}; it takes ${allowed.filter((k) => k !== 'kind').join(', ') || 'none'}`);
 }

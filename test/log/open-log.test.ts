@@ -29,5 +29,7 @@ describe('openLog', () => {
   it('refuses an unknown kind and a bad partition count', async () => {
     await assert.rejects(openLog({ kind: 'nope' } as unknown as LogConfig, 1), (e) => isRunlogError(e, 'InvalidArgument'));
     await assert.rejects(openLog({ kind: 'memory' }, 0), (e) => isRunlogError(e, 'InvalidArgument'));
+    const misspelt = { kind: 'file', dir: '/nonexistent/never-created', fsinc: false } as unknown as LogConfig;
+    await assert.rejects(openLog(misspelt, 1), (e) => isRunlogError(e, 'InvalidArgument') && /fsinc/.test(e.message));
   });
 });
