@@ -68,7 +68,7 @@ if (only.has('memory')) {
   progress(`memory: ${count} open entries`);
   rows.push(...memoryRows(await on('memory', (site) => memoryPerEntry(site, count))));
 }
-let warmUpNote = '';
+let warmUpNote = kind === 'kafka' && quick ? '; quick: the broker was not warmed up first (a cold broker runs several times slower)' : '';
 if (kind === 'kafka' && !quick && (only.has('lifecycle') || only.has('latency') || only.has('raw'))) {
   progress('warming the broker up (windows of 5 s until the rate stops rising)');
   const warm = await warmUp(kind, partitions, CALLERS, progress);
