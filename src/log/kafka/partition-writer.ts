@@ -20,9 +20,9 @@
  * So what readers ever see is a prefix of the batches, in order, and once a batch fails,
  * every append called before that failure was reported fails too (EventLog's contract,
  * which lets the RunQueue keep more than one append in flight). Outcomes are reported in
- * batch order. After a failure the writer waits for everything in flight to end, drops both
- * producers, and connects fresh ones for the next append: their InitProducerId aborts
- * whatever the failure left open.
+ * batch order. After a failure the writer waits for everything in flight to end (appends
+ * made meanwhile are refused with the failure), drops both producers, and connects fresh
+ * ones for the next append: their InitProducerId aborts whatever the failure left open.
  *
  * Durable, not yet visible. EndTxn returns once the coordinator has logged the commit
  * decision (replicated, acks=all): from then on the transaction will complete even if
