@@ -83,5 +83,6 @@ describe('RunQueue on Kafka: the broker crashes and comes back', () => {
     const fresh = await queueOn(broker, topic, clock);
     t.after(() => fresh.stop());
     assert.deepEqual(fresh.views().map(snapshotView), live, 'a fresh RunQueue replays the same view');
+    await fresh.stop(); // before the broker stops (t.after would run them in registration order)
   });
 });

@@ -77,6 +77,8 @@ class KafkaLog implements KafkaEventLog {
   readonly #writers: PartitionWriter[];
   readonly #tailWaitMs: number;
   readonly #readers = new Set<AbortController>();
+  /** End-offset questions in flight (close waits for them before disconnecting the admin). */
+  readonly #asking = new Set<Promise<bigint>>();
   /** Per partition: the end of the records of this log's last committed append (its last offset + 1; 0 before any). */
   readonly #committedEnd: bigint[];
   #closing: Promise<void> | null = null;
@@ -116,7 +118,7 @@ class KafkaLog implements KafkaEventLog {
     const records = this.#committedEnd[partition]!;
     const started = performance.now();
     for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
-      const stable = await this.#ends.of(partition);
+      const stable = await this.#stableOffset(partition);
       const waited = performance.now() - started;
       if (records === 0n || stable > records) return stable; // past the records and the marker after them
       if (stable === records && (!withMarker || waited > MARKER_SETTLE_MS)) return stable;
@@ -157,11 +159,12 @@ class KafkaLog implements KafkaEventLog {
   /** Runs a reader whose consumer close() can stop too. */
   async *#consume(range: { partition: number; from: bigint; end: bigint | null; maxRecords: number; maxWaitMs: number; signal?: AbortSignal }): AsyncGenerator<LogRecord> {
     if (range.signal?.aborted) return;
+    this.#refuseIfClosed(); // a read whose end was still being asked for when close() came
     const stop = new AbortController();
     const signal = range.signal ? AbortSignal.any([range.signal, stop.signal]) : stop.signal;
     this.#readers.add(stop);
     try {
-      const stableEnd = (): Promise<bigint> => this.#ends.of(range.partition);
+      const stableEnd = (): Promise<bigint> => this.#stableOffset(range.partition);
       yield* readPartition(this.#kafka, { ...range, topic: this.topic, signal, stableEnd });
     } finally {
       this.#readers.delete(stop);
@@ -182,10 +185,31 @@ class KafkaLog implements KafkaEventLog {
     return this.#closing;
   }
 
+  /**
+   * Nothing may connect after close: kafkajs reconnects a disconnected admin on its next
+   * call, and a consumer started late would stay connected, keeping the process alive until
+   * the broker drops the idle connection (10 minutes). So readers are stopped, new reads
+   * and end-offset questions are refused, and the admin is disconnected only once the
+   * questions already asked have been answered.
+   */
   async #closeAll(): Promise<void> {
     for (const reader of this.#readers) reader.abort();
     await Promise.all(this.#writers.map((w) => w.close()));
+    await Promise.allSettled([...this.#asking]);
     await this.#admin.disconnect().catch(() => undefined);
+  }
+
+  /** The partition's LSO, asked through the admin; refused once the log is closing. */
+  #stableOffset(partition: number): Promise<bigint> {
+    this.#refuseIfClosed();
+    const asking = this.#ends.of(partition);
+    this.#asking.add(asking);
+    void asking.finally(() => this.#asking.delete(asking)).catch(() => undefined);
+    return asking;
+  }
+
+  #refuseIfClosed(): void {
+    if (this.#closing) throw new RunlogError('Stopped', `the Kafka log of topic ${this.topic} is closed`);
   }
 }
 

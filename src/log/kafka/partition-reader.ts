@@ -102,6 +102,7 @@ export async function* readPartition(kafka: Kafka, range: PartitionRange): Async
       await session.stop();
     }
     await new Promise((resolve) => setTimeout(resolve, SESSION_RETRY_MS * attempt));
+    if (range.signal?.aborted) return;
   }
 }
 
@@ -125,6 +126,10 @@ class ReadSession {
       maxWaitTimeInMs: range.maxWaitMs,
       maxBytes: 32 * 1024 * 1024,
       maxBytesPerPartition: 16 * 1024 * 1024,
+      // A crashed consumer stays down: the read fails (CRASH below) and its caller retries a
+      // fresh session. kafkajs's own restart would outlive this session's disconnect when
+      // the crash races it (a broker going away), restarting forever in the background.
+      retry: { restartOnFailure: async () => false },
     });
   }
 

@@ -24,6 +24,7 @@
  */
 import type { Kafka } from 'kafkajs';
 import { createCluster, TRANSACTION_COORDINATOR, type Cluster, type ClusterBroker, type TransactionRef } from './kafkajs-cluster.ts';
+import { RunlogError } from '../../errors.ts';
 import { isStaleLeaderError } from './errors.ts';
 
 export interface TransactionalProducerOptions {
@@ -55,6 +56,7 @@ export class TransactionalProducer {
   #coordinator: Promise<ClusterBroker> | null = null;
   #ref: TransactionRef | null = null;
   #sequence = 0;
+  #disconnected = false;
 
   private constructor(options: TransactionalProducerOptions) {
     this.#options = options;
@@ -75,7 +77,13 @@ export class TransactionalProducer {
     }
   }
 
+  /**
+   * For good: kafkajs would reconnect a disconnected cluster on its next request (a retry
+   * still pending, a transaction begun ahead), leaving a connection nobody closes, so every
+   * request after this is refused instead.
+   */
   async disconnect(): Promise<void> {
+    this.#disconnected = true;
     await this.#cluster.disconnect().catch(() => undefined);
   }
 
@@ -112,6 +120,10 @@ export class TransactionalProducer {
     this.#sequence = 0;
   }
 
+  #refuseIfDisconnected(): void {
+    if (this.#disconnected) throw new RunlogError('LogUnavailable', `the producer of ${this.#options.transactionalId} is disconnected`);
+  }
+
   #session(): TransactionRef {
     if (this.#ref === null) throw new Error('the producer has no producer id');
     return this.#ref;
@@ -121,6 +133,7 @@ export class TransactionalProducer {
   #atCoordinator<T>(request: (coordinator: ClusterBroker) => Promise<T>): Promise<T> {
     let asked: Promise<ClusterBroker> | null = null;
     const attempt = async (): Promise<T> => {
+      this.#refuseIfDisconnected();
       this.#coordinator ??= this.#cluster.findGroupCoordinator({ groupId: this.#options.transactionalId, coordinatorType: TRANSACTION_COORDINATOR });
       const coordinator = (asked = this.#coordinator);
       coordinator.catch(() => {
@@ -141,6 +154,7 @@ export class TransactionalProducer {
   #atLeader<T>(request: (leader: ClusterBroker) => Promise<T>): Promise<T> {
     const { topic, partition } = this.#options;
     const attempt = async (): Promise<T> => {
+      this.#refuseIfDisconnected();
       const nodeId = Object.keys(this.#cluster.findLeaderForPartitions(topic, [partition]))[0];
       if (nodeId === undefined) throw new NoLeaderKnown(`no leader is known for partition ${partition} of ${topic}`);
       return request(await this.#cluster.findBroker({ nodeId }));
