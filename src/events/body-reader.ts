@@ -39,7 +39,13 @@ export class BodyError extends Error {
 const TWO_POW_27 = 2 ** 27;
 const TWO_POW_26 = 2 ** 26;
 
-/** Avro int: a zigzag varint (the same reading as avsc's, for equal results on any input). */
+const INT_MIN = -(2 ** 31);
+const INT_MAX = 2 ** 31 - 1;
+
+/**
+ * Avro int: a zigzag varint, read as avsc reads it, except that a value beyond 32 bits (a
+ * damaged varint; avsc returns the number) is refused.
+ */
 function readInt(c: Cursor): number {
   const buf = c.buf;
   let n = 0;
@@ -50,8 +56,10 @@ function readInt(c: Cursor): number {
     n |= (byte & 0x7f) << shift;
     shift += 7;
   } while (byte & 0x80 && shift < 28);
-  if (byte & 0x80) return readLongRest(c, n);
-  return (n >>> 1) ^ -(n & 1);
+  if (!(byte & 0x80)) return (n >>> 1) ^ -(n & 1);
+  const value = readLongRest(c, n);
+  if (value < INT_MIN || value > INT_MAX) throw new BodyError(`int ${value} beyond the 32-bit range`);
+  return value;
 }
 
 /** Avro long, exact for every safe integer, refusing the rest (as exact-long.ts). */
