@@ -47,17 +47,7 @@ const INT_MAX = 2 ** 31 - 1;
  * damaged varint; avsc returns the number) is refused.
  */
 function readInt(c: Cursor): number {
-  const buf = c.buf;
-  let n = 0;
-  let shift = 0;
-  let byte = 0;
-  do {
-    byte = buf[c.pos++]!;
-    n |= (byte & 0x7f) << shift;
-    shift += 7;
-  } while (byte & 0x80 && shift < 28);
-  if (!(byte & 0x80)) return (n >>> 1) ^ -(n & 1);
-  const value = readLongRest(c, n);
+  const value = readLong(c);
   if (value < INT_MIN || value > INT_MAX) throw new BodyError(`int ${value} beyond the 32-bit range`);
   return value;
 }

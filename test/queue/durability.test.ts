@@ -72,6 +72,14 @@ async function settledWithin(promise: Promise<unknown>, turns: number): Promise<
 
 type Queue = Awaited<ReturnType<typeof openRunQueueOnLog>>;
 
+/** A RunQueue on a gated memory log of one partition, taking `appendsInFlight` appends at once. */
+async function gatedQueue(t: { after: (fn: () => Promise<void>) => void }, appendsInFlight = 1): Promise<{ gated: GatedLog; queue: Queue }> {
+  const gated = new GatedLog(await openMemoryLog({ partitions: 1 }), appendsInFlight);
+  const queue = await openRunQueueOnLog(gated.wrap(), { clock: new FakeClock().read });
+  t.after(() => queue.stop());
+  return { gated, queue };
+}
+
 /** Submits on `thread` until the partition serves again after a failed append (it is being rebuilt meanwhile). */
 async function submitOnceServing(queue: Queue, thread: string): Promise<{ entryId: string }> {
   for (let i = 0; i < 100; i++) {
@@ -84,9 +92,7 @@ async function submitOnceServing(queue: Queue, thread: string): Promise<{ entryI
 
 describe('durable before answered', () => {
   it('commands and reads wait for the append holding what they saw', async (t) => {
-    const gated = new GatedLog(await openMemoryLog({ partitions: 1 }));
-    const queue = await openRunQueueOnLog(gated.wrap(), { clock: new FakeClock().read });
-    t.after(() => queue.stop());
+    const { gated, queue } = await gatedQueue(t);
     const first = await queue.submit(submitOf('acme', 't1'));
     gated.close();
     const closing = queue.take({ agents: ['build'], holder: 'w', ttlMs: 1000 }).then((taken) => queue.close(taken!.lease, { status: 'succeeded' }));
@@ -101,9 +107,7 @@ describe('durable before answered', () => {
   });
 
   it('a read never shows what is not yet durable: it answers the view as it was when asked', async (t) => {
-    const gated = new GatedLog(await openMemoryLog({ partitions: 1 }));
-    const queue = await openRunQueueOnLog(gated.wrap(), { clock: new FakeClock().read });
-    t.after(() => queue.stop());
+    const { gated, queue } = await gatedQueue(t);
     const ticket = await queue.submit(submitOf('acme', 't1'));
     gated.close();
     const read = queue.entry('acme', ticket.entryId);
@@ -114,9 +118,7 @@ describe('durable before answered', () => {
   });
 
   it('a failed append refuses its commands, and the partition is rebuilt from the log and serves again', async (t) => {
-    const gated = new GatedLog(await openMemoryLog({ partitions: 1 }));
-    const queue = await openRunQueueOnLog(gated.wrap(), { clock: new FakeClock().read });
-    t.after(() => queue.stop());
+    const { gated, queue } = await gatedQueue(t);
     const kept = await queue.submit(submitOf('acme', 't1'));
     gated.failNext = true;
     await assert.rejects(queue.submit(submitOf('acme', 't2')), { code: 'LogUnavailable' });
@@ -128,13 +130,6 @@ describe('durable before answered', () => {
   });
 
   describe('with appends pipelined (a log that takes several in flight, as Kafka does)', () => {
-    async function pipelined(t: { after: (fn: () => Promise<void>) => void }): Promise<{ gated: GatedLog; queue: Queue }> {
-      const gated = new GatedLog(await openMemoryLog({ partitions: 1 }), 4);
-      const queue = await openRunQueueOnLog(gated.wrap(), { clock: new FakeClock().read });
-      t.after(() => queue.stop());
-      return { gated, queue };
-    }
-
     /** Submits on threads t1..tn, one tick apart, so that each goes in an append of its own. */
     async function submitsOneTickApart(queue: Queue, n: number): Promise<Array<Promise<{ entryId: string }>>> {
       const submits: Array<Promise<{ entryId: string }>> = [];
@@ -146,7 +141,7 @@ describe('durable before answered', () => {
     }
 
     it('several appends go in flight at once, up to the bound, and answer in order', async (t) => {
-      const { gated, queue } = await pipelined(t);
+      const { gated, queue } = await gatedQueue(t, 4);
       gated.close();
       const submits = await submitsOneTickApart(queue, 6);
       assert.equal(gated.appends, 4, 'four appends in flight at the gate, the rest queued behind them');
@@ -157,7 +152,7 @@ describe('durable before answered', () => {
     });
 
     it('a failed append fails those in flight behind it; nothing of them stays, and the partition serves again', async (t) => {
-      const { gated, queue } = await pipelined(t);
+      const { gated, queue } = await gatedQueue(t, 4);
       const kept = await queue.submit(submitOf('acme', 't0'));
       gated.close();
       const submits = await submitsOneTickApart(queue, 3);

@@ -215,13 +215,23 @@ export class PartitionWriter {
 
   /** The previous batch failed: this one must never become visible. */
   async #abortAfter(transaction: OpenTransaction, previous: RunlogError): Outcome {
+    const fenced = await this.#abortTelling(transaction);
+    if (fenced) this.#stopped ??= toRunlogError(fenced, `append to ${this.#describe}`);
+    return previous;
+  }
+
+  /**
+   * Aborts, best effort: not aborted now, the transaction is aborted when the lane
+   * reconnects (or by its new owner). Answers the abort's error if it says this writer is
+   * fenced, else null.
+   */
+  async #abortTelling(transaction: OpenTransaction): Promise<unknown> {
     try {
       await transaction.abort();
+      return null;
     } catch (abortError) {
-      // Not aborted now, it is aborted when the lane reconnects (or by its new owner).
-      if (isFencingError(abortError)) this.#stopped ??= toRunlogError(abortError, `append to ${this.#describe}`);
+      return isFencingError(abortError) ? abortError : null;
     }
-    return previous;
   }
 
   /**
@@ -237,15 +247,8 @@ export class PartitionWriter {
       this.#recovering = this.#recover();
     }
     this.#failQueued(this.#broken);
-    let cause = error;
-    if (!isFencingError(error) && transaction !== undefined) {
-      try {
-        await transaction.abort();
-      } catch (abortError) {
-        if (isFencingError(abortError)) cause = abortError;
-      }
-    }
-    const failure = toRunlogError(cause, `append to ${this.#describe}`);
+    const fenced = isFencingError(error) || transaction === undefined ? null : await this.#abortTelling(transaction);
+    const failure = toRunlogError(fenced ?? error, `append to ${this.#describe}`);
     if (failure.code === 'Fenced') this.#stopped ??= failure;
     return failure;
   }
