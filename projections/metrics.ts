@@ -1,7 +1,7 @@
 /** Counters folded from events: the Dispatcher seed's metrics, per partition. */
 import type { QueueMetrics } from '../src/queue/types.ts';
 
-export type MetricCounters = Omit<QueueMetrics, 'open'>;
+export type MetricCounters = Omit<QueueMetrics, 'open' | 'warnings'>;
 
 export function emptyMetrics(): MetricCounters {
   return {

@@ -2,6 +2,7 @@
 export { RunlogError, isRunlogError, ERROR_CODES, type ErrorCode } from './errors.ts';
 export { openRunQueue, openRunQueueOnLog, RunQueue, DEFAULT_PARTITIONS } from './queue/run-queue.ts';
 export type * from './queue/types.ts';
+export type { RunlogWarning, WarningListener } from './warnings.ts';
 export type { EventLog, LogConfig, LogRecord, AppendRecord } from './log/event-log.ts';
 export { openLog } from './log/open-log.ts';
 export { partitionOf } from './log/partitioner.ts';

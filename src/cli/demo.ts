@@ -7,8 +7,7 @@
  * entry's audit trail as read back from the log, and the metrics. Run it twice to see the
  * second run rebuild its state from the log. `rm -rf data` starts over.
  */
-import { openLog } from '../log/open-log.ts';
-import { openRunQueueOnLog, type RunQueue } from '../queue/run-queue.ts';
+import { openRunQueue, type RunQueue } from '../queue/run-queue.ts';
 import type { Entry, Lease, QueueMetrics, SubmitRequest } from '../queue/types.ts';
 import { entryHistory, formatHistoryItem } from './history.ts';
 import { randomUUID } from 'node:crypto';
@@ -42,8 +41,9 @@ async function runJob(entry: Entry, attempt: number): Promise<string> {
 
 async function main(): Promise<void> {
   const openedAt = performance.now();
-  const log = await openLog({ kind: 'file', dir: DIR }, PARTITIONS);
-  const queue = await openRunQueueOnLog(log);
+  // Repairs made on open (a torn tail cut after a crash) are printed, and counted in metrics().
+  const onWarning = ({ code, message }: { code: string; message: string }): void => console.log(`!! ${code}: ${message}`);
+  const queue = await openRunQueue({ log: { kind: 'file', dir: DIR }, partitions: PARTITIONS, onWarning });
   const replayMs = performance.now() - openedAt;
   try {
     const round = await reportPreviousRuns(queue, replayMs);
@@ -136,6 +136,8 @@ function printMetrics(m: QueueMetrics): void {
   console.log('\n== Metrics (all rounds, folded from the log)');
   console.log(`   enqueued ${m.enqueued}  succeeded ${m.succeeded}  failed ${m.failed}  retried ${m.retried}  open ${m.open}  processed attempts ${m.processed}`);
   console.log(`   wait (submit to first attempt) max ${m.maxWaitMs} ms   exec per attempt avg ${avg(m.totalExecMs, m.processed)}, max ${m.maxExecMs} ms`);
+  const warnings = Object.entries(m.warnings).map(([code, count]) => `${code} ${count}`);
+  console.log(`   warnings since open: ${warnings.length === 0 ? 'none' : warnings.join('  ')}`);
 }
 
 function sleep(ms: number): Promise<void> {

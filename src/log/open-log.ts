@@ -1,5 +1,6 @@
 /** Opens the log backend a configuration names. Kafka (and kafkajs) load only when asked for. */
 import { invalidArgument } from '../errors.ts';
+import type { WarningListener } from '../warnings.ts';
 import type { EventLog, LogConfig } from './event-log.ts';
 import { openMemoryLog } from './memory/memory-log.ts';
 
@@ -9,9 +10,9 @@ export const DEFAULT_PARTITIONS = 8;
 /**
  * `partitions` omitted: a file log or Kafka topic that exists keeps its count; a new one gets
  * its backend's default (file: DEFAULT_FILE_PARTITIONS, Kafka: DEFAULT_KAFKA_PARTITIONS);
- * memory: DEFAULT_PARTITIONS.
+ * memory: DEFAULT_PARTITIONS. `onWarning` hears of repairs made on open (default: process.emitWarning).
  */
-export async function openLog(config: LogConfig, partitions?: number): Promise<EventLog> {
+export async function openLog(config: LogConfig, partitions?: number, onWarning?: WarningListener): Promise<EventLog> {
   rejectUnknownOptions(config);
   switch (config?.kind) {
     case 'memory':
@@ -19,7 +20,7 @@ export async function openLog(config: LogConfig, partitions?: number): Promise<E
     case 'file': {
       const { openFileLog } = await import('./file/file-log.ts');
       const fsync = config.fsync === undefined ? {} : { fsync: config.fsync };
-      return openFileLog({ dir: config.dir, ...(partitions === undefined ? {} : { partitions }), ...fsync });
+      return openFileLog({ dir: config.dir, ...(partitions === undefined ? {} : { partitions }), ...fsync, ...(onWarning === undefined ? {} : { onWarning }) });
     }
     case 'kafka': {
       const { openKafkaLog } = await import('./kafka/kafka-log.ts');

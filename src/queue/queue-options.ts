@@ -1,24 +1,30 @@
 /** The RunQueue's options, checked: bad values are InvalidArgument naming them. */
 import { RunlogError } from '../errors.ts';
+import { WarningCounter } from '../warnings.ts';
 import type { Capacity, Clock, Retention, RunQueueOptions } from './types.ts';
-import { rejectUnknownKeys, requireInteger, requireObject } from './validate.ts';
+import { describe, rejectUnknownKeys, requireInteger, requireObject } from './validate.ts';
 
 export const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024;
 
-export const QUEUE_OPTION_KEYS = ['log', 'partitions', 'clock', 'capacity', 'maxInputBytes', 'retention'];
+export const QUEUE_OPTION_KEYS = ['log', 'partitions', 'clock', 'capacity', 'maxInputBytes', 'retention', 'onWarning'];
 
 export interface QueueSettings {
   clock: Clock;
   capacity: Capacity;
   maxInputBytes: number;
   retention: Required<Retention> | null;
+  /** Where warnings go (options.onWarning, default process.emitWarning), counted for metrics(). */
+  warnings: WarningCounter;
 }
 
 export function checkQueueOptions(options: Omit<RunQueueOptions, 'log' | 'partitions'>): QueueSettings {
   const maxInputBytes = requireInteger('maxInputBytes', options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES, 1, 64 * 1024 * 1024);
   const clock = options.clock ?? Date.now;
   if (typeof clock !== 'function') throw new RunlogError('InvalidArgument', `clock must be a function returning epoch ms, got ${typeof clock}`);
-  return { clock, capacity: capacityOption(options.capacity), maxInputBytes, retention: retentionOption(options.retention) };
+  const onWarning = options.onWarning;
+  if (onWarning !== undefined && typeof onWarning !== 'function') throw new RunlogError('InvalidArgument', `onWarning must be a function, got ${describe(onWarning)}`);
+  const warnings = new WarningCounter(onWarning);
+  return { clock, capacity: capacityOption(options.capacity), maxInputBytes, retention: retentionOption(options.retention), warnings };
 }
 
 function retentionOption(retention: Retention | undefined): Required<Retention> | null {

@@ -45,7 +45,8 @@ import type {
   YieldRequest,
 } from './types.ts';
 import { PartitionWriter } from './partition-writer.ts';
-import { checkQueueOptions, QUEUE_OPTION_KEYS } from './queue-options.ts';
+import { checkQueueOptions, QUEUE_OPTION_KEYS, type QueueSettings } from './queue-options.ts';
+import { WarningCounter } from '../warnings.ts';
 export { DEFAULT_MAX_INPUT_BYTES } from './queue-options.ts';
 
 /** One partition this queue writes: its view and its writer. */
@@ -62,10 +63,10 @@ export async function openRunQueue(options: RunQueueOptions): Promise<RunQueue> 
   rejectUnknownKeys('options', body, QUEUE_OPTION_KEYS);
   // Omitted: the log's own default (a file log keeps the count it was created with).
   const partitions = options.partitions === undefined ? undefined : requireInteger('partitions', options.partitions, 1, 10_000);
-  checkQueueOptions(options);
-  const log = await openLog(options.log, partitions);
+  const settings = checkQueueOptions(options);
+  const log = await openLog(options.log, partitions, settings.warnings.report);
   try {
-    return await openRunQueueOnLog(log, options);
+    return await queueOnLog(log, settings);
   } catch (error) {
     await log.close();
     throw error;
@@ -74,14 +75,19 @@ export async function openRunQueue(options: RunQueueOptions): Promise<RunQueue> 
 
 /**
  * A RunQueue over a log the caller opened (tests wrap real logs to inject faults).
- * Replays every partition of the log into the view before serving.
+ * Replays every partition of the log into the view before serving. The log's own
+ * warnings (a torn tail cut on open) went where the caller's log options sent them.
  */
 export async function openRunQueueOnLog(log: EventLog, options: Omit<RunQueueOptions, 'log' | 'partitions'> = {}): Promise<RunQueue> {
-  const { clock, capacity, maxInputBytes, retention } = checkQueueOptions(options);
+  return queueOnLog(log, checkQueueOptions(options));
+}
+
+async function queueOnLog(log: EventLog, settings: QueueSettings): Promise<RunQueue> {
+  const { clock, capacity, maxInputBytes, retention, warnings } = settings;
   const partitions = Array.from({ length: log.partitions }, (_, p) => p);
   if (log.claim !== undefined) await Promise.all(partitions.map((p) => log.claim!(p)));
   const views = await Promise.all(partitions.map((p) => replayPartition(log, p)));
-  const queue = new RunQueue(log, views, clock, capacity, maxInputBytes);
+  const queue = new RunQueue(log, views, clock, capacity, maxInputBytes, warnings);
   if (retention !== null) queue.startSweeping(retention);
   return queue;
 }
@@ -103,6 +109,7 @@ export class RunQueue implements RunQueueApi {
     private readonly clock: Clock,
     private readonly capacity: Capacity,
     private readonly maxInputBytes: number,
+    private readonly warnings: WarningCounter,
   ) {
     this.slots = views.map((view, partition) => ({
       partition,
@@ -296,7 +303,7 @@ export class RunQueue implements RunQueueApi {
   metrics(): QueueMetrics {
     const counters = emptyMetrics();
     for (const slot of this.slots) addMetrics(counters, slot.view.metrics);
-    return { ...counters, open: this.openTotal() };
+    return { ...counters, open: this.openTotal(), warnings: this.warnings.counts() };
   }
 
   /** Refuses new commands with Stopped, waits for appends in flight, and closes the log. */
@@ -333,10 +340,10 @@ export class RunQueue implements RunQueueApi {
     return value as T;
   }
 
-  /** A failed sweep is retried at the next tick; the failure goes to the process's warnings. */
+  /** A failed sweep is retried at the next tick; the failure is a warning (RUNLOG_SWEEP). */
   private reportSweepFailure(error: unknown): void {
     if (error instanceof RunlogError && error.code === 'Stopped') return;
-    process.emitWarning(`runlog retention sweep failed: ${String(error)}`, { code: 'RUNLOG_SWEEP' });
+    this.warnings.report({ code: 'RUNLOG_SWEEP', message: `runlog retention sweep failed: ${String(error)}` });
   }
 
   private async prunePartition(slot: PartitionSlot, closedBy: number, limit: number): Promise<void> {

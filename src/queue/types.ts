@@ -2,6 +2,7 @@
  * The public shapes of the RunQueue API. Times are store-clock epoch ms (`...At`),
  * durations are ms (`...Ms`). Bytes are Uint8Array; a string input is taken as UTF-8.
  */
+import type { RunlogWarning } from '../warnings.ts';
 import type { LogConfig } from '../log/event-log.ts';
 import type { Outcome, Strategy } from '../events/types.ts';
 
@@ -122,6 +123,11 @@ export interface QueueMetrics {
   maxWaitMs: number;
   totalExecMs: number;
   maxExecMs: number;
+  /**
+   * Warnings reported since open, by code (see RunQueueOptions.onWarning): RUNLOG_TORN_TAIL
+   * (a torn last frame cut when the log opened), RUNLOG_STALE_LOCK, ...
+   */
+  warnings: Record<string, number>;
 }
 
 export interface Capacity {
@@ -154,6 +160,12 @@ export interface RunQueueOptions {
   maxInputBytes?: number;
   /** Runs the retention sweep periodically when given; `RunQueue.sweep()` runs it on demand. */
   retention?: Retention;
+  /**
+   * Told of trouble repaired or worked around (a torn tail cut on open, a stale lock taken
+   * over, a failed sweep), with a stable code (RUNLOG_...). Default: process.emitWarning.
+   * Counted by code in `metrics().warnings`.
+   */
+  onWarning?: (warning: RunlogWarning) => void;
 }
 
 export interface AwaitOptions {

@@ -20,7 +20,7 @@ async function scratch(t: TestContext) {
   });
   const warnings: string[] = [];
   const open = async (options: Partial<Omit<FileLogOptions, 'dir'>> = {}): Promise<FileLog> => {
-    const log = await openFileLog({ dir, partitions: 1, onWarning: (m) => warnings.push(m), ...options });
+    const log = await openFileLog({ dir, partitions: 1, onWarning: (w) => warnings.push(`${w.code}: ${w.message}`), ...options });
     logs.push(log);
     return log;
   };

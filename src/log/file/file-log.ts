@@ -20,6 +20,7 @@ import {
   checkRecords,
   checkTailOptions,
 } from '../log-arguments.ts';
+import { emitProcessWarning, type WarningListener } from '../../warnings.ts';
 import { acquireLock, type DirLock } from './lock.ts';
 import { FilePartition } from './partition.ts';
 import { scanPartition, type PartitionScan, type Repair } from './recovery.ts';
@@ -46,8 +47,8 @@ export interface FileLogOptions {
   fsync?: boolean;
   /** A segment rolls before a write would take it past this size (default 64 MiB). */
   segmentBytes?: number;
-  /** Told about repairs made on open (a torn tail cut, a stale lock taken over). */
-  onWarning?: (message: string) => void;
+  /** Told about repairs made on open (a torn tail cut, a stale lock taken over). Default: process.emitWarning. */
+  onWarning?: WarningListener;
 }
 
 /** Counters over all partitions since open, for tests and benchmarks. */
@@ -85,8 +86,8 @@ async function writeMeta(dir: string, partitions: number): Promise<void> {
   await syncDir(dir);
 }
 
-async function applyRepair(repair: Repair, onWarning: (message: string) => void): Promise<void> {
-  onWarning(repair.message);
+async function applyRepair(repair: Repair, onWarning: WarningListener): Promise<void> {
+  onWarning({ code: repair.kind === 'truncate' ? 'RUNLOG_TORN_TAIL' : 'RUNLOG_LOG_REPAIRED', message: repair.message });
   if (repair.kind === 'remove') return rm(repair.path, { force: true });
   const handle = await open(repair.path, 'r+');
   try {
@@ -110,7 +111,7 @@ function checkOptions(options: FileLogOptions): Required<Omit<FileLogOptions, 'o
 
 export async function openFileLog(options: FileLogOptions): Promise<FileLog> {
   const { dir, fsync, segmentBytes, partitions: requested } = checkOptions(options);
-  const onWarning = options.onWarning ?? (() => {});
+  const onWarning = options.onWarning ?? emitProcessWarning;
   await mkdir(dir, { recursive: true });
   const meta = await readMeta(dir);
   const partitions = requested ?? meta?.partitions ?? DEFAULT_FILE_PARTITIONS;

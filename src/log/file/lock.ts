@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { link, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RunlogError } from '../../errors.ts';
+import type { WarningListener } from '../../warnings.ts';
 
 export interface DirLock {
   release(): Promise<void>;
@@ -50,7 +51,7 @@ async function tryCreate(path: string): Promise<boolean> {
   }
 }
 
-export async function acquireLock(dir: string, onWarning: (message: string) => void): Promise<DirLock> {
+export async function acquireLock(dir: string, onWarning: WarningListener): Promise<DirLock> {
   const path = join(dir, 'LOCK');
   for (let attempt = 0; attempt < 3; attempt++) {
     if (await tryCreate(path)) return { release: () => releaseLock(path) };
@@ -59,7 +60,7 @@ export async function acquireLock(dir: string, onWarning: (message: string) => v
     if (owner === null || isAlive(owner)) {
       throw new RunlogError('Locked', `${dir} is locked by ${owner === null ? 'an unknown process' : `process ${owner}`} (${path})`);
     }
-    onWarning(`${path}: taking over the stale lock of process ${owner}, which is not running`);
+    onWarning({ code: 'RUNLOG_STALE_LOCK', message: `${path}: taking over the stale lock of process ${owner}, which is not running` });
     await rm(path, { force: true });
   }
   throw new RunlogError('Locked', `${dir}: could not take the lock ${path}`);
