@@ -1,15 +1,28 @@
 /** The RunQueue's options, checked: bad values are InvalidArgument naming them. */
-import { RunlogError } from '../errors.ts';
+import { invalidArgument } from '../errors.ts';
 import { WarningCounter } from '../warnings.ts';
-import type { Capacity, Clock, Retention, RunQueueOptions } from './types.ts';
+import type { StoreClockSources } from './store-clock.ts';
+import type { Capacity, Retention, RunQueueOptions } from './types.ts';
 import { describe, rejectUnknownKeys, requireInteger, requireObject } from './validate.ts';
 
 export const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024;
 
-export const QUEUE_OPTION_KEYS = ['log', 'partitions', 'clock', 'capacity', 'maxInputBytes', 'retention', 'onWarning'];
+export const DEFAULT_CLOCK_STEP_TOLERANCE_MS = 1_000;
+
+export const QUEUE_OPTION_KEYS = [
+  'log',
+  'partitions',
+  'clock',
+  'monotonicClock',
+  'clockStepToleranceMs',
+  'onWarning',
+  'capacity',
+  'maxInputBytes',
+  'retention',
+];
 
 export interface QueueSettings {
-  clock: Clock;
+  clock: StoreClockSources;
   capacity: Capacity;
   maxInputBytes: number;
   retention: Required<Retention> | null;
@@ -19,12 +32,30 @@ export interface QueueSettings {
 
 export function checkQueueOptions(options: Omit<RunQueueOptions, 'log' | 'partitions'>): QueueSettings {
   const maxInputBytes = requireInteger('maxInputBytes', options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES, 1, 64 * 1024 * 1024);
-  const clock = options.clock ?? Date.now;
-  if (typeof clock !== 'function') throw new RunlogError('InvalidArgument', `clock must be a function returning epoch ms, got ${typeof clock}`);
-  const onWarning = options.onWarning;
-  if (onWarning !== undefined && typeof onWarning !== 'function') throw new RunlogError('InvalidArgument', `onWarning must be a function, got ${describe(onWarning)}`);
-  const warnings = new WarningCounter(onWarning);
-  return { clock, capacity: capacityOption(options.capacity), maxInputBytes, retention: retentionOption(options.retention), warnings };
+  const warnings = new WarningCounter(optionalFunction('onWarning', options.onWarning));
+  return {
+    clock: clockOptions(options),
+    capacity: capacityOption(options.capacity),
+    maxInputBytes,
+    retention: retentionOption(options.retention),
+    warnings,
+  };
+}
+
+/** A lone `clock` (a test's fake wall clock) is the monotonic source too: it never steps against itself. */
+function clockOptions(options: Omit<RunQueueOptions, 'log' | 'partitions'>): StoreClockSources {
+  const wall = optionalFunction('clock', options.clock);
+  const monotonic = optionalFunction('monotonicClock', options.monotonicClock);
+  return {
+    wall: wall ?? Date.now,
+    monotonic: monotonic ?? wall ?? (() => performance.now()),
+    stepToleranceMs: requireInteger('clockStepToleranceMs', options.clockStepToleranceMs ?? DEFAULT_CLOCK_STEP_TOLERANCE_MS, 10, 86_400_000),
+  };
+}
+
+function optionalFunction<T>(name: string, value: T | undefined): T | undefined {
+  if (value !== undefined && typeof value !== 'function') throw invalidArgument(`${name} must be a function, got ${describe(value)}`);
+  return value;
 }
 
 function retentionOption(retention: Retention | undefined): Required<Retention> | null {

@@ -30,7 +30,6 @@ import type {
   Attempt,
   AwaitOptions,
   Capacity,
-  Clock,
   CloseRequest,
   Entry,
   Lease,
@@ -47,6 +46,7 @@ import type {
 import { PartitionWriter } from './partition-writer.ts';
 import { checkQueueOptions, QUEUE_OPTION_KEYS, type QueueSettings } from './queue-options.ts';
 import { WarningCounter } from '../warnings.ts';
+import { StoreClock } from './store-clock.ts';
 export { DEFAULT_MAX_INPUT_BYTES } from './queue-options.ts';
 
 /** One partition this queue writes: its view and its writer. */
@@ -87,7 +87,8 @@ async function queueOnLog(log: EventLog, settings: QueueSettings): Promise<RunQu
   const partitions = Array.from({ length: log.partitions }, (_, p) => p);
   if (log.claim !== undefined) await Promise.all(partitions.map((p) => log.claim!(p)));
   const views = await Promise.all(partitions.map((p) => replayPartition(log, p)));
-  const queue = new RunQueue(log, views, clock, capacity, maxInputBytes, warnings);
+  const latestAt = views.reduce((latest, view) => Math.max(latest, view.lastAt), 0);
+  const queue = new RunQueue(log, views, new StoreClock(clock, latestAt, warnings.report), capacity, maxInputBytes, warnings);
   if (retention !== null) queue.startSweeping(retention);
   return queue;
 }
@@ -106,7 +107,7 @@ export class RunQueue implements RunQueueApi {
   constructor(
     readonly log: EventLog,
     views: PartitionView[],
-    private readonly clock: Clock,
+    private readonly clock: StoreClock,
     private readonly capacity: Capacity,
     private readonly maxInputBytes: number,
     private readonly warnings: WarningCounter,
@@ -123,17 +124,21 @@ export class RunQueue implements RunQueueApi {
     return this.slots.length;
   }
 
-  /** The store clock now, never earlier than any time already stamped on the log. */
+  /** The store clock now (store-clock.ts): never earlier than any time already stamped on the log. */
   now(): number {
-    return this.slots.reduce((now, slot) => Math.max(now, slot.view.lastAt), this.clock());
+    return this.clock.now();
   }
 
   async submit(request: SubmitRequest): Promise<Ticket> {
     this.requireRunning();
     const fields = submissionFields(request, this.maxInputBytes);
+    const now = this.now();
+    // notBefore and deadline are by the caller's wall clock: into store time (a no-op unless the wall stepped).
+    fields.notBefore = this.clock.fromWall(fields.notBefore);
+    fields.deadline = this.clock.fromWall(fields.deadline);
     const slot = this.slotOf(fields.tenant, fields.thread);
     const counts = { tenant: this.openOfTenant(fields.tenant), total: this.openTotal() };
-    const decision = decide.decideSubmit(slot.view, fields, this.now(), this.capacity, counts);
+    const decision = decide.decideSubmit(slot.view, fields, now, this.capacity, counts);
     if (decision.event === null) await slot.writer.barrier();
     else await this.commit(slot, [decision.event]);
     return { tenant: fields.tenant, thread: fields.thread, entryId: decision.entryId, created: decision.event !== null };

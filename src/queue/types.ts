@@ -8,7 +8,7 @@ import type { Outcome, Strategy } from '../events/types.ts';
 
 export type { Outcome, Strategy };
 
-/** The store clock: epoch ms. Tests pass a fake one. */
+/** A clock source: the wall clock answers epoch ms, a monotonic clock ms from any origin. Tests pass fake ones. */
 export type Clock = () => number;
 
 export interface SubmitRequest {
@@ -22,9 +22,9 @@ export interface SubmitRequest {
   strategy?: Strategy;
   /** Higher runs first across threads (default 0). */
   priority?: number;
-  /** Not takeable before this store-clock time. */
+  /** Not takeable before this time, epoch ms by the caller's wall clock (see the store clock in README). */
   notBefore?: number;
-  /** Start deadline: an entry not started by then closes `expired`, unrun. */
+  /** Start deadline, epoch ms by the caller's wall clock: an entry not started by then closes `expired`, unrun. */
   deadline?: number;
   /** Attempts before a worker parks the entry (closes it failed). Default 10. */
   maxAttempts?: number;
@@ -154,7 +154,12 @@ export interface RunQueueOptions {
    * log the count it was created with, or 1 for a new one (see DEFAULT_FILE_PARTITIONS).
    */
   partitions?: number;
+  /** The wall clock, epoch ms (default Date.now). Given alone, it is the monotonic clock too. */
   clock?: Clock;
+  /** A clock that is never stepped, ms from any origin (default performance.now; `clock` when only that is given). */
+  monotonicClock?: Clock;
+  /** How far the wall may move against the monotonic clock between readings before it counts as a step (default 1,000 ms). */
+  clockStepToleranceMs?: number;
   capacity?: Capacity;
   /** Largest input or result accepted, bytes (default 1 MiB). */
   maxInputBytes?: number;

@@ -5,6 +5,7 @@ const MAX_NAME_LENGTH = 1024;
 
 export function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
+  if (typeof value === 'number') return String(value);
   if (typeof value === 'bigint') return `${value}n`;
   if (value instanceof Uint8Array) return `${value.byteLength} bytes`;
   try {
