@@ -50,7 +50,38 @@ export function batchesOf(records: AsyncIterable<LogRecord>): AsyncIterable<read
   })();
 }
 
-export interface EventLog {
+/**
+ * How big records and appends may be. Every backend states the largest record its own
+ * reader (or broker) accepts, and append refuses anything bigger with InvalidArgument
+ * before writing anything, so nothing acknowledged can later be refused by the reader.
+ * Sizes are counted backend-independently (recordBytes, appendBytes); each backend
+ * derives its limits from its own format's limit minus its overheads.
+ */
+export interface RecordLimits {
+  /** The largest record: recordBytes (UTF-8 key bytes + value bytes). */
+  readonly maxRecordBytes: number;
+  /**
+   * The largest append (one atomic batch): appendBytes of its records. A backend that
+   * splits a large append into several physical batches, still atomically (Kafka: one
+   * transaction), says Number.POSITIVE_INFINITY.
+   */
+  readonly maxAppendBytes: number;
+}
+
+/** What appendBytes counts per record beyond its key and value: at least any backend's own per-record overhead. */
+export const RECORD_OVERHEAD_BYTES = 64;
+
+/** A record's size as limits count it: its key's UTF-8 bytes plus its value's bytes. */
+export function recordBytes(record: AppendRecord): number {
+  return Buffer.byteLength(record.key) + (record.value === null ? 0 : record.value.byteLength);
+}
+
+/** An append's size as limits count it: each record's bytes plus RECORD_OVERHEAD_BYTES. */
+export function appendBytes(records: readonly AppendRecord[]): number {
+  return records.reduce((sum, record) => sum + recordBytes(record) + RECORD_OVERHEAD_BYTES, 0);
+}
+
+export interface EventLog extends RecordLimits {
   /** Which backend this is: 'memory' | 'file' | 'kafka'. */
   readonly kind: string;
   readonly partitions: number;
@@ -65,7 +96,8 @@ export interface EventLog {
   /**
    * Appends `records` to `partition` as one atomic batch: after a crash either all of
    * them are there or none. Resolves once the batch is durable (fsync'd; committed),
-   * with the offsets assigned to the records, in order.
+   * with the offsets assigned to the records, in order. A record over maxRecordBytes, or
+   * a batch over maxAppendBytes, is refused with InvalidArgument and nothing is written.
    *
    * Appends to one partition land in call order and resolve in call order. When one
    * fails, every append to that partition called before the failure was reported fails

@@ -3,7 +3,7 @@
  * bad call is `InvalidArgument` (naming the value) and writes nothing, whatever the backend.
  */
 import { invalidArgument } from '../errors.ts';
-import type { AppendRecord, ReadOptions, TailOptions } from './event-log.ts';
+import { appendBytes, recordBytes, type AppendRecord, type ReadOptions, type RecordLimits, type TailOptions } from './event-log.ts';
 
 function show(value: unknown): string {
   if (typeof value === 'bigint') return `${value}n`;
@@ -37,11 +37,22 @@ export function checkOffset(offset: unknown): bigint {
   return offset;
 }
 
-/** Checks a batch; an empty batch is allowed (append then writes nothing and resolves []). */
-export function checkRecords(records: unknown): readonly AppendRecord[] {
+/**
+ * Checks a batch, its records' sizes and its own against the log's limits (`log` names
+ * the log and where its limits come from, for the message); an empty batch is allowed
+ * (append then writes nothing and resolves []).
+ */
+export function checkRecords(records: unknown, limits: RecordLimits, log: string): readonly AppendRecord[] {
   if (!Array.isArray(records)) throw invalidArgument(`records must be an array, got ${show(records)}`);
   records.forEach((record: unknown, i) => checkRecord(record, i));
-  return records as readonly AppendRecord[];
+  const batch = records as readonly AppendRecord[];
+  batch.forEach((record, i) => {
+    const bytes = recordBytes(record);
+    if (bytes > limits.maxRecordBytes) throw invalidArgument(`records[${i}] is ${bytes} bytes (key and value), more than the record limit of ${log}: ${limits.maxRecordBytes} bytes`);
+  });
+  const bytes = appendBytes(batch);
+  if (bytes > limits.maxAppendBytes) throw invalidArgument(`the append is ${bytes} bytes (with ${batch.length} records), more than the append limit of ${log}: ${limits.maxAppendBytes} bytes`);
+  return batch;
 }
 
 function checkRecord(record: unknown, i: number): void {

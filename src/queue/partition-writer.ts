@@ -15,14 +15,16 @@
  *
  * A failed append rejects every command of its group and everything queued behind it
  * (those were decided against a view that assumed the failed group); appends already in
- * flight behind it fail too (the log guarantees that). Once nothing is in flight any more,
+ * flight behind it fail too (the log guarantees that). From the failure on, `failed` is
+ * true (the owner stops deciding against the view); once nothing is in flight any more,
  * onFailure runs: the owner must rebuild the view from the log before serving the
- * partition again.
+ * partition again, with a new writer.
  */
-import type { AppendRecord, EventLog } from '../log/event-log.ts';
+import { appendBytes, type AppendRecord, type EventLog } from '../log/event-log.ts';
 
 interface Pending {
   records: AppendRecord[];
+  bytes: number;
   resolve: (offsets: bigint[]) => void;
   reject: (error: unknown) => void;
 }
@@ -44,11 +46,16 @@ export class PartitionWriter {
     this.maxInFlight = Math.max(1, log.appendsInFlight ?? 1);
   }
 
-  /** Resolves with the records' offsets once they are durable. */
+  /** Whether an append has failed: nothing written through this writer any more can succeed. */
+  get failed(): boolean {
+    return this.failure !== null;
+  }
+
+  /** Resolves with the records' offsets once they are durable. The records must fit one append (record-bounds.ts). */
   write(records: AppendRecord[]): Promise<bigint[]> {
     if (this.failure !== null) return Promise.reject(this.failure);
     const written = new Promise<bigint[]>((resolve, reject) => {
-      this.queue.push({ records, resolve, reject });
+      this.queue.push({ records, bytes: appendBytes(records), resolve, reject });
       this.schedule();
     });
     this.lastWrite = written.then(noop, noop);
@@ -72,14 +79,26 @@ export class PartitionWriter {
 
   private startGroup(): void {
     if (this.failure !== null || this.queue.length === 0 || this.inFlight >= this.maxInFlight) return;
-    const group = this.queue;
-    this.queue = [];
+    const group = this.takeGroup();
     this.inFlight++;
+    if (this.queue.length > 0) this.schedule(); // more than one append's worth queued: the next may go in flight too
     void this.appendGroup(group).finally(() => {
       this.inFlight--;
       if (this.failure === null) this.schedule();
       else this.reportFailure();
     });
+  }
+
+  /** The queued commands, oldest first, that fit one append together (always at least one). */
+  private takeGroup(): Pending[] {
+    let bytes = 0;
+    let taken = 0;
+    for (const pending of this.queue) {
+      if (taken > 0 && bytes + pending.bytes > this.log.maxAppendBytes) break;
+      bytes += pending.bytes;
+      taken++;
+    }
+    return this.queue.splice(0, taken);
   }
 
   private async appendGroup(group: Pending[]): Promise<void> {

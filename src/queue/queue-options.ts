@@ -1,11 +1,22 @@
 /** The RunQueue's options, checked: bad values are InvalidArgument naming them. */
 import { invalidArgument } from '../errors.ts';
+import type { EventLog } from '../log/event-log.ts';
 import { WarningCounter } from '../warnings.ts';
 import type { StoreClockSources } from './store-clock.ts';
 import type { Capacity, Retention, RunQueueOptions } from './types.ts';
 import { describe, rejectUnknownKeys, requireInteger, requireObject } from './validate.ts';
 
 export const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024;
+const MAX_MAX_INPUT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * What a record keeps of the log's record limit for everything beside an input (or a
+ * result): a Submitted event's names (4 x 1024 characters, up to 12 KiB of UTF-8), its
+ * metadata (METADATA_LIMITS: 16 KiB) and fixed fields fit in it, so a submit whose fields
+ * are within their limits always fits the log. A close with both a result of maxInputBytes
+ * and a long error may not: record-bounds.ts refuses it.
+ */
+export const RECORD_HEADROOM_BYTES = 32 * 1024;
 
 export const DEFAULT_CLOCK_STEP_TOLERANCE_MS = 1_000;
 
@@ -24,14 +35,15 @@ export const QUEUE_OPTION_KEYS = [
 export interface QueueSettings {
   clock: StoreClockSources;
   capacity: Capacity;
-  maxInputBytes: number;
+  /** As asked; null: derived from the log (inputLimit). */
+  maxInputBytes: number | null;
   retention: Required<Retention> | null;
   /** Where warnings go (options.onWarning, default process.emitWarning), counted for metrics(). */
   warnings: WarningCounter;
 }
 
 export function checkQueueOptions(options: Omit<RunQueueOptions, 'log' | 'partitions'>): QueueSettings {
-  const maxInputBytes = requireInteger('maxInputBytes', options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES, 1, 64 * 1024 * 1024);
+  const maxInputBytes = options.maxInputBytes === undefined ? null : requireInteger('maxInputBytes', options.maxInputBytes, 1, MAX_MAX_INPUT_BYTES);
   const warnings = new WarningCounter(optionalFunction('onWarning', options.onWarning));
   return {
     clock: clockOptions(options),
@@ -56,6 +68,23 @@ function clockOptions(options: Omit<RunQueueOptions, 'log' | 'partitions'>): Sto
 function optionalFunction<T>(name: string, value: T | undefined): T | undefined {
   if (value !== undefined && typeof value !== 'function') throw invalidArgument(`${name} must be a function, got ${describe(value)}`);
   return value;
+}
+
+/**
+ * The largest input (or result) a queue over `log` accepts: `asked`, if a record with that
+ * much input fits the log's record limit beside RECORD_HEADROOM_BYTES (else InvalidArgument);
+ * not asked, DEFAULT_MAX_INPUT_BYTES, or less where the log takes smaller records (a Kafka
+ * topic's max.message.bytes is 1 MiB by default).
+ */
+export function inputLimit(asked: number | null, log: Pick<EventLog, 'kind' | 'maxRecordBytes'>): number {
+  const fits = log.maxRecordBytes - RECORD_HEADROOM_BYTES;
+  const limit = `the ${log.kind} log takes records of at most ${log.maxRecordBytes} bytes, and a record keeps ${RECORD_HEADROOM_BYTES} of them for its other fields`;
+  if (asked === null) {
+    if (fits < 1) throw invalidArgument(`no input fits: ${limit}`);
+    return Math.min(DEFAULT_MAX_INPUT_BYTES, fits);
+  }
+  if (asked > fits) throw invalidArgument(`maxInputBytes ${asked} does not fit: ${limit}, so maxInputBytes may be at most ${Math.max(0, fits)}`);
+  return asked;
 }
 
 function retentionOption(retention: Retention | undefined): Required<Retention> | null {

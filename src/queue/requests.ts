@@ -18,6 +18,8 @@ import {
 } from './validate.ts';
 
 export const DEFAULT_MAX_ATTEMPTS = 10;
+/** A submission's metadata: at most this many keys, and this many bytes of keys and values (UTF-8). */
+export const METADATA_LIMITS = { maxKeys: 128, maxBytes: 16 * 1024 };
 const MAX_TTL_MS = 365 * 24 * 3600 * 1000;
 const MAX_ERROR_LENGTH = 64 * 1024;
 const INT32_MIN = -(2 ** 31);
@@ -39,7 +41,7 @@ export function submissionFields(request: SubmitRequest, maxInputBytes: number):
     notBefore: optionalInteger('notBefore', body.notBefore, 0),
     deadline: optionalInteger('deadline', body.deadline, 0),
     maxAttempts: body.maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : requireInteger('maxAttempts', body.maxAttempts, 1, INT32_MAX),
-    metadata: requireStringMap('metadata', body.metadata),
+    metadata: requireStringMap('metadata', body.metadata, METADATA_LIMITS),
   };
 }
 

@@ -1,12 +1,14 @@
 /**
  * The RunQueue shell: validates a command, decides it against the partition's view at
- * the store clock (decide.ts), folds the events at once, appends them through the
- * partition's group-committing writer and answers once they are durable.
+ * the store clock (decide.ts), checks its records fit the log (record-bounds.ts), folds
+ * the events at once, appends them through the partition's group-committing writer and
+ * answers once they are durable.
  *
  * Folding before the append is what lets concurrent commands decide without racing
  * (JavaScript runs one decision at a time); nobody is answered before durability. If an
  * append fails, the partition's view may hold events the log does not, so the
- * partition stops serving and is rebuilt from the log (see PartitionSlot.recover).
+ * partition stops serving and is rebuilt from the log; commands meanwhile wait for the
+ * rebuild (partition-slot.ts).
  */
 import { RunlogError } from '../errors.ts';
 import { encodeEvent } from '../events/codec.ts';
@@ -43,20 +45,12 @@ import type {
   Ticket,
   YieldRequest,
 } from './types.ts';
-import { PartitionWriter } from './partition-writer.ts';
-import { checkQueueOptions, QUEUE_OPTION_KEYS, type QueueSettings } from './queue-options.ts';
+import { PartitionSlot } from './partition-slot.ts';
+import { checkQueueOptions, inputLimit, QUEUE_OPTION_KEYS, type QueueSettings } from './queue-options.ts';
+import { checkRecordsFit } from './record-bounds.ts';
 import { WarningCounter } from '../warnings.ts';
 import { StoreClock } from './store-clock.ts';
 export { DEFAULT_MAX_INPUT_BYTES } from './queue-options.ts';
-
-/** One partition this queue writes: its view and its writer. */
-interface PartitionSlot {
-  partition: number;
-  view: PartitionView;
-  writer: PartitionWriter;
-  /** Set while the partition cannot serve: a failed append (being recovered) or fencing. */
-  unavailable: RunlogError | null;
-}
 
 export async function openRunQueue(options: RunQueueOptions): Promise<RunQueue> {
   const body = requireObject('options', options);
@@ -83,7 +77,8 @@ export async function openRunQueueOnLog(log: EventLog, options: Omit<RunQueueOpt
 }
 
 async function queueOnLog(log: EventLog, settings: QueueSettings): Promise<RunQueue> {
-  const { clock, capacity, maxInputBytes, retention, warnings } = settings;
+  const { clock, capacity, maxInputBytes: asked, retention, warnings } = settings;
+  const maxInputBytes = inputLimit(asked, log);
   const partitions = Array.from({ length: log.partitions }, (_, p) => p);
   if (log.claim !== undefined) await Promise.all(partitions.map((p) => log.claim!(p)));
   const views = await Promise.all(partitions.map((p) => replayPartition(log, p)));
@@ -92,10 +87,6 @@ async function queueOnLog(log: EventLog, settings: QueueSettings): Promise<RunQu
   if (retention !== null) queue.startSweeping(retention);
   return queue;
 }
-
-/** Backoff between attempts to rebuild a partition whose log could not be read. */
-const REBUILD_FIRST_PAUSE_MS = 50;
-const REBUILD_MAX_PAUSE_MS = 5_000;
 
 export class RunQueue implements RunQueueApi {
   private readonly slots: PartitionSlot[];
@@ -109,15 +100,12 @@ export class RunQueue implements RunQueueApi {
     views: PartitionView[],
     private readonly clock: StoreClock,
     private readonly capacity: Capacity,
-    private readonly maxInputBytes: number,
+    /** The largest input or result accepted: the maxInputBytes option, or the default that fits the log's records. */
+    readonly maxInputBytes: number,
     private readonly warnings: WarningCounter,
   ) {
-    this.slots = views.map((view, partition) => ({
-      partition,
-      view,
-      unavailable: null,
-      writer: new PartitionWriter(log, partition, (error) => this.recover(partition, error)),
-    }));
+    const host = { stopped: () => this.stopped, servingAgain: () => this.notifyWork() };
+    this.slots = views.map((view, partition) => new PartitionSlot(log, partition, view, host));
   }
 
   get partitions(): number {
@@ -137,6 +125,7 @@ export class RunQueue implements RunQueueApi {
     fields.notBefore = this.clock.fromWall(fields.notBefore);
     fields.deadline = this.clock.fromWall(fields.deadline);
     const slot = this.slotOf(fields.tenant, fields.thread);
+    if (!slot.serving) await slot.ready();
     const counts = { tenant: this.openOfTenant(fields.tenant), total: this.openTotal() };
     const decision = decide.decideSubmit(slot.view, fields, now, this.capacity, counts);
     if (decision.event === null) await slot.writer.barrier();
@@ -169,6 +158,7 @@ export class RunQueue implements RunQueueApi {
     this.requireRunning();
     const { holder, ttlMs } = takeEntryRequest(request);
     const slot = this.slotOfEntry(tenant, entryId);
+    if (!slot.serving) await slot.ready();
     const entry = decide.findEntry(slot.view, tenant, entryId);
     const now = this.now();
     if (entry.closed || !slot.view.isHead(entry) || (entry.lease !== null && entry.lease.expiresAt > now)) return null;
@@ -182,21 +172,27 @@ export class RunQueue implements RunQueueApi {
 
   async extend(lease: Lease, ttlMs: number): Promise<Lease> {
     const { slot, checked } = this.leaseCommand(lease);
-    const event = decide.decideExtend(slot.view, checked, ttl(ttlMs), this.now());
+    const ttlMsChecked = ttl(ttlMs);
+    if (!slot.serving) await slot.ready();
+    const event = decide.decideExtend(slot.view, checked, ttlMsChecked, this.now());
     await this.commit(slot, [event]);
     return { ...checked, agent: this.entryOf(slot, event.entryId).agent, expiresAt: event.expiresAt };
   }
 
   async startAttempt(lease: Lease, runId: string): Promise<Attempt> {
     const { slot, checked } = this.leaseCommand(lease);
-    const event = decide.decideStartAttempt(slot.view, checked, requireName('runId', runId), this.now());
+    const run = requireName('runId', runId);
+    if (!slot.serving) await slot.ready();
+    const event = decide.decideStartAttempt(slot.view, checked, run, this.now());
     await this.commit(slot, [event]);
     return { runId: event.runId, attempt: event.attempt, epoch: event.epoch, startedAt: event.at };
   }
 
   async yield(lease: Lease, request: YieldRequest): Promise<boolean> {
     const { slot, checked } = this.leaseCommand(lease);
-    const event = decide.decideYield(slot.view, checked, yieldFields(request), this.now());
+    const fields = yieldFields(request);
+    if (!slot.serving) await slot.ready();
+    const event = decide.decideYield(slot.view, checked, fields, this.now());
     if (event === null) return false;
     await this.commit(slot, [event]);
     return true;
@@ -204,7 +200,9 @@ export class RunQueue implements RunQueueApi {
 
   async close(lease: Lease, request: CloseRequest): Promise<Entry> {
     const { slot, checked } = this.leaseCommand(lease);
-    const event = decide.decideClose(slot.view, checked, closeFields(request, this.maxInputBytes), this.now());
+    const fields = closeFields(request, this.maxInputBytes);
+    if (!slot.serving) await slot.ready();
+    const event = decide.decideClose(slot.view, checked, fields, this.now());
     await this.commit(slot, [event]);
     return toPublicEntry(this.entryOf(slot, event.entryId));
   }
@@ -212,7 +210,9 @@ export class RunQueue implements RunQueueApi {
   async cancel(tenant: string, entryId: string, reason?: string): Promise<Entry> {
     this.requireRunning();
     const slot = this.slotOfEntry(tenant, entryId);
-    const event = decide.decideCancel(slot.view, tenant, entryId, optionalText('reason', reason, 64 * 1024), this.now());
+    const why = optionalText('reason', reason, 64 * 1024);
+    if (!slot.serving) await slot.ready();
+    const event = decide.decideCancel(slot.view, tenant, entryId, why, this.now());
     await this.commit(slot, [event]);
     return toPublicEntry(this.entryOf(slot, entryId));
   }
@@ -232,6 +232,7 @@ export class RunQueue implements RunQueueApi {
   async deleteThread(tenant: string, thread: string): Promise<number> {
     this.requireRunning();
     const slot = this.slotOf(requireName('tenant', tenant), requireName('thread', thread));
+    if (!slot.serving) await slot.ready();
     const events = decide.decideDeleteThread(slot.view, tenant, thread, this.now());
     if (events.length > 0) await this.commit(slot, events);
     return events.length;
@@ -256,10 +257,12 @@ export class RunQueue implements RunQueueApi {
   /** Closes `expired` every open entry whose start deadline passed unstarted; answers how many. */
   async expireOverdue(): Promise<number> {
     this.requireRunning();
-    const now = this.now();
-    const commits = this.slots.map((slot) => {
+    const commits = this.slots.map(async (slot) => {
+      if (!slot.serving) await slot.ready();
+      const now = this.now();
       const events = slot.view.overdue(now).map((entry) => decide.decideExpire(entry, now));
-      return events.length === 0 ? Promise.resolve(0) : this.commit(slot, events).then(() => events.length);
+      if (events.length > 0) await this.commit(slot, events);
+      return events.length;
     });
     return (await Promise.all(commits)).reduce((a, b) => a + b, 0);
   }
@@ -317,6 +320,7 @@ export class RunQueue implements RunQueueApi {
     this.stopped = true;
     clearInterval(this.sweepTimer);
     await Promise.all(this.slots.map((slot) => slot.writer.barrier()));
+    for (const slot of this.slots) slot.stop();
     this.waiters.failAll(new RunlogError('Stopped', 'the run queue was stopped'));
     await this.log.close();
   }
@@ -332,17 +336,22 @@ export class RunQueue implements RunQueueApi {
    * before it is durable. A refusal (TicketExpired, ...) waits for durability too.
    */
   private async durableRead<T>(slot: PartitionSlot, read: () => T): Promise<T> {
-    let value: T | undefined;
-    let refusal: unknown;
-    try {
-      value = read();
-    } catch (error) {
-      refusal = error;
+    for (;;) {
+      if (!slot.serving) await slot.ready();
+      const writer = slot.writer;
+      let value: T | undefined;
+      let refusal: unknown;
+      try {
+        value = read();
+      } catch (error) {
+        refusal = error;
+      }
+      await writer.barrier();
+      // An append failed: what was read may include its events. Read the rebuilt view.
+      if (writer.failed) continue;
+      if (refusal !== undefined) throw refusal;
+      return value as T;
     }
-    await slot.writer.barrier();
-    if (slot.unavailable !== null) throw slot.unavailable;
-    if (refusal !== undefined) throw refusal;
-    return value as T;
   }
 
   /** A failed sweep is retried at the next tick; the failure is a warning (RUNLOG_SWEEP). */
@@ -352,17 +361,22 @@ export class RunQueue implements RunQueueApi {
   }
 
   private async prunePartition(slot: PartitionSlot, closedBy: number, limit: number): Promise<void> {
+    if (!slot.serving) await slot.ready();
     const event = decide.decidePrune(slot.view, closedBy, limit, this.now());
     if (event === null) return;
     const tombstones = event.entryIds.flatMap((entryId) => tombstonesOf(this.entryOf(slot, entryId)));
     await this.commit(slot, [event], tombstones);
   }
 
-  /** Encodes, folds, appends durably, then wakes waiters. Encoding first: a bad event changes nothing. */
+  /**
+   * Encodes, checks the records fit the log, folds, appends durably, then wakes waiters.
+   * Encoding and checking first: a bad or oversized event changes nothing.
+   */
   private async commit(slot: PartitionSlot, events: RunlogEvent[], tombstones: AppendRecord[] = []): Promise<void> {
-    if (slot.unavailable !== null) throw slot.unavailable;
+    slot.requireServing();
     const records: AppendRecord[] = events.map((event) => ({ key: recordKeyOf(event), value: encodeEvent(event) }));
     records.push(...tombstones);
+    checkRecordsFit(this.log, events, records);
     for (const [i, event] of events.entries()) slot.view.apply(null, records[i]!.key, event);
     for (const record of tombstones) slot.view.apply(null, record.key, null);
     const offsets = await slot.writer.write(records);
@@ -380,47 +394,17 @@ export class RunQueue implements RunQueueApi {
         if (entry !== undefined && this.waiters.has(event.entryId)) this.waiters.wake(event.entryId, toPublicEntry(entry));
       }
     }
-    if (work) for (const listener of this.workListeners) listener();
+    if (work) this.notifyWork();
   }
 
-  /**
-   * A failed append: stop serving the partition, rebuild its view from the log, serve again
-   * (unless fenced). If the log cannot be read either (a Kafka broker down, say), the
-   * partition stays unavailable with the append's error and the rebuild is tried again,
-   * backing off from REBUILD_FIRST_PAUSE_MS to REBUILD_MAX_PAUSE_MS, until it succeeds or
-   * the queue stops.
-   */
-  private recover(partition: number, error: unknown): void {
-    const slot = this.slots[partition]!;
-    const fenced = error instanceof RunlogError && (error.code === 'Fenced' || error.code === 'Locked');
-    slot.unavailable =
-      error instanceof RunlogError
-        ? error
-        : new RunlogError('LogUnavailable', `append to partition ${partition} failed: ${String(error)}`, { cause: error });
-    if (fenced || this.stopped) return;
-    void this.rebuild(partition);
-  }
-
-  private async rebuild(partition: number): Promise<void> {
-    const slot = this.slots[partition]!;
-    for (let pause = REBUILD_FIRST_PAUSE_MS; !this.stopped; pause = Math.min(pause * 2, REBUILD_MAX_PAUSE_MS)) {
-      try {
-        const view = await replayPartition(this.log, partition);
-        if (this.stopped) return;
-        slot.view = view;
-        slot.writer = new PartitionWriter(this.log, partition, (next) => this.recover(partition, next));
-        slot.unavailable = null;
-        return;
-      } catch {
-        await new Promise((resolve) => setTimeout(resolve, pause).unref());
-      }
-    }
+  private notifyWork(): void {
+    for (const listener of this.workListeners) listener();
   }
 
   private bestHead(agents: readonly string[], now: number): [PartitionSlot, EntryState] | undefined {
     let best: [PartitionSlot, EntryState] | undefined;
     for (const slot of this.slots) {
-      if (slot.unavailable !== null) continue;
+      if (!slot.serving) continue;
       const candidate = slot.view.bestHead(agents, now);
       if (candidate !== undefined && (best === undefined || takesBefore(candidate, best[1]))) best = [slot, candidate];
     }

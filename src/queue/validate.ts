@@ -94,11 +94,20 @@ function copyOf(bytes: Uint8Array): Uint8Array {
   return copy;
 }
 
-export function requireStringMap(name: string, value: unknown): Record<string, string> {
+/**
+ * A map of strings, at most `limits.maxKeys` keys and `limits.maxBytes` bytes (the UTF-8
+ * of its keys and values together): the record it goes into is bounded (record-bounds.ts).
+ */
+export function requireStringMap(name: string, value: unknown, limits: { maxKeys: number; maxBytes: number }): Record<string, string> {
   if (value === undefined || value === null) return {};
   const map = requireObject(name, value);
-  for (const [key, item] of Object.entries(map)) {
+  const entries = Object.entries(map);
+  if (entries.length > limits.maxKeys) throw invalidArgument(`${name} has ${entries.length} keys, more than the limit of ${limits.maxKeys}`);
+  let bytes = 0;
+  for (const [key, item] of entries) {
     if (typeof item !== 'string') throw invalidArgument(`${name}.${key} must be a string, got ${describe(item)}`);
+    bytes += Buffer.byteLength(key) + Buffer.byteLength(item);
   }
+  if (bytes > limits.maxBytes) throw invalidArgument(`${name} is ${bytes} bytes (UTF-8 of its keys and values), more than the limit of ${limits.maxBytes}`);
   return { ...(map as Record<string, string>) };
 }

@@ -52,6 +52,8 @@ class GatedLog {
     return {
       kind: log.kind,
       partitions: log.partitions,
+      maxRecordBytes: log.maxRecordBytes,
+      maxAppendBytes: log.maxAppendBytes,
       appendsInFlight: this.appendsInFlight,
       append,
       read: (partition, from, options) => log.read(partition, from, options),

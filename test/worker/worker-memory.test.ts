@@ -7,6 +7,8 @@ function reopenable(log: EventLog) {
   const view: EventLog = {
     kind: log.kind,
     partitions: log.partitions,
+    maxRecordBytes: log.maxRecordBytes,
+    maxAppendBytes: log.maxAppendBytes,
     append: (partition, records) => log.append(partition, records),
     read: (partition, from, options) => log.read(partition, from, options),
     tail: (partition, from, options) => log.tail(partition, from, options),

@@ -24,7 +24,7 @@
  */
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import type { LogRecord } from '../event-log.ts';
-import { MAX_OFFSET_DELTA, encodeFrame, frameBytes, recordBytes } from './frame.ts';
+import { FRAME_HEADER_BYTES, MAX_FRAME_BYTES, MAX_OFFSET_DELTA, encodeFrame, frameBytes, recordBytes } from './frame.ts';
 import { readSegments } from './reader.ts';
 import { COMPACTING_SUFFIX } from './recovery.ts';
 import { Segment } from './segment.ts';
@@ -91,9 +91,12 @@ class FrameBuilder {
 
   async add(record: LogRecord): Promise<void> {
     const first = this.#records[0];
-    if (first && (this.#bytes >= OUTPUT_FRAME_BYTES || record.offset - first.offset > BigInt(MAX_OFFSET_DELTA))) await this.flush();
+    const bytes = recordBytes(record.key, record.value);
+    // A record joins the frame unless the frame is full, or would outgrow what the reader accepts with it.
+    const outgrows = frameBytes(this.#bytes + bytes) - FRAME_HEADER_BYTES > MAX_FRAME_BYTES;
+    if (first && (this.#bytes >= OUTPUT_FRAME_BYTES || outgrows || record.offset - first.offset > BigInt(MAX_OFFSET_DELTA))) await this.flush();
     this.#records.push(record);
-    this.#bytes += recordBytes(record.key, record.value);
+    this.#bytes += bytes;
   }
 
   async flush(): Promise<void> {

@@ -21,6 +21,7 @@ import {
   checkTailOptions,
 } from '../log-arguments.ts';
 import { emitProcessWarning, type WarningListener } from '../../warnings.ts';
+import { FRAME_LIMITS } from './frame.ts';
 import { acquireLock, type DirLock } from './lock.ts';
 import { FilePartition } from './partition.ts';
 import { scanPartition, type PartitionScan, type Repair } from './recovery.ts';
@@ -156,6 +157,9 @@ async function syncDirIfExists(dir: string): Promise<void> {
 class FileLogImpl implements FileLog {
   readonly kind = 'file';
   readonly partitions: number;
+  /** A frame's limit (its reader refuses bigger ones as corrupt), less the frame's overheads. */
+  readonly maxRecordBytes = FRAME_LIMITS.maxRecordBytes;
+  readonly maxAppendBytes = FRAME_LIMITS.maxAppendBytes;
   readonly #dir: string;
   readonly #parts: FilePartition[];
   readonly #lock: DirLock;
@@ -178,7 +182,7 @@ class FileLogImpl implements FileLog {
 
   async append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]> {
     const part = this.#partition(partition);
-    if (checkRecords(records).length === 0) return [];
+    if (checkRecords(records, this, `the file log in ${this.#dir}`).length === 0) return [];
     return part.writer.append(records);
   }
 

@@ -12,7 +12,7 @@
  * strictly within a frame (appends use 0,1,2…; compacted frames have gaps).
  */
 import { crc32 } from 'node:zlib';
-import type { LogRecord } from '../event-log.ts';
+import { RECORD_OVERHEAD_BYTES, type LogRecord, type RecordLimits } from '../event-log.ts';
 
 export const FRAME_MAGIC = 0x52_4c_47_31; // 'RLG1'
 export const FRAME_HEADER_BYTES = 12;
@@ -21,6 +21,14 @@ const RECORD_HEADER_BYTES = 12;
 /** Frames larger than this are refused on read as corrupt rather than allocated. */
 export const MAX_FRAME_BYTES = 1 << 30;
 export const MAX_OFFSET_DELTA = 0xffff_ffff;
+
+/**
+ * What one append may hold so that its frame (one append is at most one frame: writer.ts)
+ * stays within MAX_FRAME_BYTES: the payload header, then per record less than
+ * RECORD_OVERHEAD_BYTES of header. A record alone must fit an append.
+ */
+const MAX_APPEND_BYTES = MAX_FRAME_BYTES - PAYLOAD_HEADER_BYTES;
+export const FRAME_LIMITS: RecordLimits = { maxAppendBytes: MAX_APPEND_BYTES, maxRecordBytes: MAX_APPEND_BYTES - RECORD_OVERHEAD_BYTES };
 
 export function recordBytes(key: string, value: Uint8Array | null): number {
   return RECORD_HEADER_BYTES + Buffer.byteLength(key) + (value === null ? 0 : value.length);

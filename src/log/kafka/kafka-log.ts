@@ -31,11 +31,12 @@ import type { Admin, Kafka } from 'kafkajs';
 import { RunlogError } from '../../errors.ts';
 import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
 import { checkOffset, checkPartition, checkPartitionCount, checkReadOptions, checkRecords, checkTailOptions } from '../log-arguments.ts';
+import { batchBytesFor, kafkaRecordLimits } from './batch-size.ts';
 import { EndOffsets } from './end-offsets.ts';
 import { quietLogCreator, toRunlogError } from './errors.ts';
 import { readPartition } from './partition-reader.ts';
 import { PartitionWriter } from './partition-writer.ts';
-import { ensureTopic, existingPartitionCount } from './topic.ts';
+import { ensureTopic, existingPartitionCount, type TopicFacts } from './topic.ts';
 
 export interface KafkaLogOptions {
   brokers: string[];
@@ -70,6 +71,9 @@ class KafkaLog implements KafkaEventLog {
   readonly partitions: number;
   /** Transactions are pipelined on two lanes, and batches coalesce behind them (partition-writer.ts). */
   readonly appendsInFlight = 16;
+  /** A record must fit one record batch of the topic's max.message.bytes; an append is split into as many as it needs (batch-size.ts). */
+  readonly maxRecordBytes: number;
+  readonly maxAppendBytes: number;
   readonly topic: string;
   readonly #kafka: Kafka;
   readonly #admin: Admin;
@@ -81,9 +85,14 @@ class KafkaLog implements KafkaEventLog {
   readonly #asking = new Set<Promise<bigint>>();
   /** Per partition: the end of the records of this log's last committed append (its last offset + 1; 0 before any). */
   readonly #committedEnd: bigint[];
+  readonly #maxMessageBytes: number;
   #closing: Promise<void> | null = null;
 
-  constructor(clients: { readers: Kafka; writers: Kafka }, admin: Admin, options: KafkaLogOptions & { partitions: number }) {
+  constructor(clients: { readers: Kafka; writers: Kafka }, admin: Admin, options: KafkaLogOptions & { partitions: number }, facts: TopicFacts) {
+    const limits = kafkaRecordLimits(facts.maxMessageBytes);
+    this.maxRecordBytes = limits.maxRecordBytes;
+    this.maxAppendBytes = limits.maxAppendBytes;
+    this.#maxMessageBytes = facts.maxMessageBytes;
     this.#kafka = clients.readers;
     this.#admin = admin;
     this.topic = options.topic;
@@ -93,7 +102,8 @@ class KafkaLog implements KafkaEventLog {
     this.#committedEnd = Array.from({ length: options.partitions }, () => 0n);
     this.#writers = Array.from({ length: options.partitions }, (_, partition) => {
       const transactionTimeoutMs = options.transactionTimeoutMs;
-      return new PartitionWriter({ kafka: clients.writers, topic: options.topic, partition, ...(transactionTimeoutMs ? { transactionTimeoutMs } : {}) });
+      const batchBytes = batchBytesFor(facts.maxMessageBytes);
+      return new PartitionWriter({ kafka: clients.writers, topic: options.topic, partition, batchBytes, ...(transactionTimeoutMs ? { transactionTimeoutMs } : {}) });
     });
   }
 
@@ -104,7 +114,8 @@ class KafkaLog implements KafkaEventLog {
 
   async append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]> {
     const p = this.#open(partition);
-    const offsets = await this.#writers[p]!.append(checkRecords(records));
+    const limit = `topic ${this.topic} (its max.message.bytes ${this.#maxMessageBytes} less a record batch's overhead)`;
+    const offsets = await this.#writers[p]!.append(checkRecords(records, this, limit));
     const end = offsets.length === 0 ? 0n : offsets.at(-1)! + 1n;
     if (end > this.#committedEnd[p]!) this.#committedEnd[p] = end;
     return offsets;
@@ -246,17 +257,18 @@ export async function openKafkaLog(options: KafkaLogOptions): Promise<KafkaEvent
   const kafka = kafkaClient(options, READER_RETRY);
   const admin = kafka.admin();
   let partitions: number;
+  let facts: TopicFacts;
   try {
     await admin.connect();
     const topicConfig = options.topicConfig ?? {};
     const { topic, replicationFactor } = options;
     partitions = options.partitions ?? (await existingPartitionCount(admin, topic)) ?? DEFAULT_KAFKA_PARTITIONS;
-    await ensureTopic(admin, { topic, partitions, topicConfig, ...(replicationFactor ? { replicationFactor } : {}) });
+    facts = await ensureTopic(admin, { topic, partitions, topicConfig, ...(replicationFactor ? { replicationFactor } : {}) });
   } catch (error) {
     await admin.disconnect().catch(() => undefined);
     throw toRunlogError(error, `opening Kafka topic ${options.topic} on ${options.brokers.join(',')}`);
   }
-  return new KafkaLog({ readers: kafka, writers: kafkaClient(options, WRITER_RETRY) }, admin, { ...options, partitions });
+  return new KafkaLog({ readers: kafka, writers: kafkaClient(options, WRITER_RETRY) }, admin, { ...options, partitions }, facts);
 }
 
 /**

@@ -3,9 +3,11 @@
  * (transactional-lane.ts), used in turn and pipelined.
  *
  * Group commit. Appends queue up; one loop drains the queue, taking every queued append
- * (up to a size bound) into ONE transaction with ONE produce request (so one record batch
- * with consecutive offsets), and resolves each append with its slice of the offsets once
- * the transaction has committed (base offset of the batch from the produce response, + i).
+ * (up to a size bound) into ONE transaction, produced as one record batch (consecutive
+ * offsets) or, when its records outgrow the topic's max.message.bytes, as several produce
+ * requests of one batch each (batch-size.ts), one after the other in the same transaction:
+ * atomic all the same. Each append resolves with its records' offsets (each batch's base
+ * offset from its produce response, + i) once the transaction has committed.
  *
  * Two lanes, pipelined. A transaction costs several round trips (AddPartitionsToTxn,
  * Produce, EndTxn), and the coordinator refuses a producer's next transaction
@@ -45,6 +47,7 @@
 import type { Kafka } from 'kafkajs';
 import { RunlogError } from '../../errors.ts';
 import type { AppendRecord } from '../event-log.ts';
+import { splitBatches } from './batch-size.ts';
 import { isFencingError, toRunlogError } from './errors.ts';
 import { TransactionalLane, type OpenTransaction } from './transactional-lane.ts';
 import type { ProducedMessage } from './transactional-producer.ts';
@@ -67,11 +70,14 @@ export interface PartitionWriterOptions {
   kafka: Kafka;
   topic: string;
   partition: number;
+  /** The largest record batch one produce request may carry (from the topic's max.message.bytes: batch-size.ts). */
+  batchBytes: number;
   transactionTimeoutMs?: number;
 }
 
 export class PartitionWriter {
   readonly #describe: string;
+  readonly #batchBytes: number;
   readonly #lanes: readonly TransactionalLane[];
   #turn = 0;
   #queue: Pending[] = [];
@@ -86,6 +92,7 @@ export class PartitionWriter {
 
   constructor(options: PartitionWriterOptions) {
     this.#describe = `partition ${options.partition} of ${options.topic}`;
+    this.#batchBytes = options.batchBytes;
     this.#lanes = [0, 1].map(
       (lane) =>
         new TransactionalLane({
@@ -175,14 +182,14 @@ export class PartitionWriter {
   async #produce(lane: TransactionalLane, batch: Pending[]): Promise<void> {
     let transaction: OpenTransaction | undefined;
     let outcome: Outcome;
-    let baseOffset = 0n;
+    let offsets: bigint[] = [];
     try {
       if (this.#stopped) throw this.#stopped; // closed: never connect again
       await this.#connectLanes();
       transaction = await lane.begin();
       const refusal = this.#stopped ?? this.#broken; // closed, or an earlier batch failed, while the lane connected
       if (refusal) throw refusal;
-      baseOffset = await this.#send(transaction, batch);
+      offsets = await this.#send(transaction, batch);
       const produced = transaction;
       outcome = this.#afterPrevious((previous) => (previous ? this.#abortAfter(produced, previous) : this.#commit(produced)));
     } catch (error) {
@@ -190,11 +197,17 @@ export class PartitionWriter {
       outcome = this.#afterPrevious(async (previous) => previous ?? (await failure));
     }
     lane.endsWhen(outcome.then((failure) => failure === null));
-    void outcome.then((failure) => settle(batch, failure, baseOffset));
+    void outcome.then((failure) => settle(batch, failure, offsets));
   }
 
-  #send(transaction: OpenTransaction, batch: Pending[]): Promise<bigint> {
-    return transaction.produce(batch.flatMap((pending) => pending.records.map(toMessage)));
+  /** Produces the batch's records, in record batches that fit the topic, one after the other; answers their offsets. */
+  async #send(transaction: OpenTransaction, batch: Pending[]): Promise<bigint[]> {
+    const offsets: bigint[] = [];
+    for (const messages of splitBatches(batch.flatMap((pending) => pending.records.map(toMessage)), this.#batchBytes)) {
+      const base = await transaction.produce(messages);
+      for (let i = 0; i < messages.length; i++) offsets.push(base + BigInt(i));
+    }
+    return offsets;
   }
 
   /** Chains a step after the newest batch's outcome; the step's outcome becomes the newest. */
@@ -278,11 +291,11 @@ export class PartitionWriter {
   }
 }
 
-function settle(batch: readonly Pending[], failure: RunlogError | null, baseOffset: bigint): void {
-  let next = baseOffset;
+function settle(batch: readonly Pending[], failure: RunlogError | null, offsets: readonly bigint[]): void {
+  let next = 0;
   for (const pending of batch) {
     if (failure) pending.reject(failure);
-    else pending.resolve(pending.records.map(() => next++));
+    else pending.resolve(pending.records.map(() => offsets[next++]!));
   }
 }
 

@@ -18,7 +18,14 @@ export interface TopicSpec {
   topicConfig: Record<string, string>;
 }
 
-export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<void> {
+/** What runlog needs to know of its topic once it is there. */
+export interface TopicFacts {
+  /** The topic's max.message.bytes: the largest record batch its broker accepts. */
+  maxMessageBytes: number;
+}
+
+/** Creates the topic if missing, checks it, and answers its facts. */
+export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<TopicFacts> {
   const configEntries = Object.entries({ ...spec.topicConfig, 'cleanup.policy': 'compact' }).map(([name, value]) => ({ name, value }));
   try {
     await admin.createTopics({
@@ -34,7 +41,7 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<void> 
     }
   }
   await waitUntilServed(admin, spec.topic);
-  await checkTopic(admin, spec);
+  return checkTopic(admin, spec);
 }
 
 const SERVED_TIMEOUT_MS = 30_000;
@@ -58,8 +65,9 @@ async function waitUntilServed(admin: Admin, topic: string): Promise<void> {
   }
 }
 
-async function checkTopic(admin: Admin, spec: TopicSpec): Promise<void> {
-  const [partitions, policy] = await Promise.all([partitionCount(admin, spec.topic), cleanupPolicy(admin, spec.topic)]);
+async function checkTopic(admin: Admin, spec: TopicSpec): Promise<TopicFacts> {
+  const [partitions, configs] = await Promise.all([partitionCount(admin, spec.topic), topicConfigs(admin, spec.topic)]);
+  const policy = configs.get('cleanup.policy') ?? 'delete';
   if (partitions !== spec.partitions) {
     throw new RunlogError(
       'InvalidArgument',
@@ -69,6 +77,11 @@ async function checkTopic(admin: Admin, spec: TopicSpec): Promise<void> {
   if (!policy.split(',').map((p) => p.trim()).includes('compact')) {
     throw new RunlogError('InvalidArgument', `Kafka topic ${spec.topic} has cleanup.policy=${policy}, expected compact`);
   }
+  const maxMessageBytes = Number(configs.get('max.message.bytes'));
+  if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1) {
+    throw new RunlogError('LogUnavailable', `Kafka topic ${spec.topic}: its max.message.bytes is ${JSON.stringify(configs.get('max.message.bytes'))}, not a size runlog can bound its records by`);
+  }
+  return { maxMessageBytes };
 }
 
 /** The partition count of `topic`, or null when it does not exist yet. */
@@ -91,14 +104,15 @@ async function partitionCount(admin: Admin, topic: string): Promise<number> {
   }
 }
 
-async function cleanupPolicy(admin: Admin, topic: string): Promise<string> {
+/** The topic configs runlog checks or derives its limits from, as the broker reports them (defaults included). */
+async function topicConfigs(admin: Admin, topic: string): Promise<Map<string, string>> {
   try {
     const described = await admin.describeConfigs({
       includeSynonyms: false,
-      resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: topic, configNames: ['cleanup.policy'] }],
+      resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: topic, configNames: ['cleanup.policy', 'max.message.bytes'] }],
     });
-    const entry = described.resources[0]?.configEntries.find((c) => c.configName === 'cleanup.policy');
-    return entry?.configValue ?? 'delete';
+    const entries = described.resources[0]?.configEntries ?? [];
+    return new Map(entries.map((c) => [c.configName, c.configValue]));
   } catch (error) {
     throw toRunlogError(error, `reading the configs of topic ${topic}`);
   }

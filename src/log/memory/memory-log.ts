@@ -14,10 +14,14 @@ import {
   checkRecords,
   checkTailOptions,
 } from '../log-arguments.ts';
+import { FRAME_LIMITS } from '../file/frame.ts';
 
 export interface MemoryLogOptions {
   partitions: number;
 }
+
+/** The file log's limits: tests on the reference log meet what users meet on the default backend. */
+export const MEMORY_LOG_LIMITS = FRAME_LIMITS;
 
 interface Partition {
   records: LogRecord[];
@@ -54,6 +58,8 @@ function compacted(records: readonly LogRecord[]): LogRecord[] {
 class MemoryLog implements EventLog {
   readonly kind = 'memory';
   readonly partitions: number;
+  readonly maxRecordBytes = MEMORY_LOG_LIMITS.maxRecordBytes;
+  readonly maxAppendBytes = MEMORY_LOG_LIMITS.maxAppendBytes;
   #parts: Partition[];
   #closed = false;
 
@@ -69,7 +75,7 @@ class MemoryLog implements EventLog {
 
   async append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]> {
     const part = this.#partition(partition);
-    const offsets = checkRecords(records).map((record) => {
+    const offsets = checkRecords(records, this, 'the memory log').map((record) => {
       const offset = part.nextOffset++;
       part.records.push(copyRecord({ offset, key: record.key, value: record.value }));
       return offset;
