@@ -1,6 +1,8 @@
 /** Helpers for tests that damage a file log on disk. */
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { openFileLog, type FileLog } from '../../src/log/file/file-log.ts';
+import { collect, rec } from '../contract/event-log.contract.ts';
 
 /** The segment files of a partition directory, in offset order. */
 export async function segmentPaths(partitionDir: string): Promise<string[]> {
@@ -8,4 +10,29 @@ export async function segmentPaths(partitionDir: string): Promise<string[]> {
     .filter((name) => name.endsWith('.log'))
     .sort()
     .map((name) => join(partitionDir, name));
+}
+
+/** Every file under `dir` with its bytes (hex), to show that something wrote nothing. */
+export async function filesUnder(dir: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) {
+      const path = join(entry.parentPath ?? entry.path, entry.name);
+      files.set(path, (await readFile(path)).toString('hex'));
+    }
+  }
+  return files;
+}
+
+export const SMALL_SEGMENTS = 300;
+
+/** A closed log in `dir` of `partitions` partitions, `perPartition` one-record appends each, over many small segments. */
+export async function writeLog(dir: string, partitions = 1, perPartition = 24): Promise<void> {
+  const log = await openFileLog({ dir, partitions, segmentBytes: SMALL_SEGMENTS, onWarning: () => {} });
+  for (let p = 0; p < partitions; p++) for (let i = 0; i < perPartition; i++) await log.append(p, [rec(`k${i}`, `partition ${p} value ${i}`)]);
+  await log.close();
+}
+
+export async function keysOf(log: FileLog, partition = 0): Promise<string[]> {
+  return (await collect(log.read(partition, 0n))).map((r) => r.key);
 }

@@ -8,6 +8,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import type { LogRecord } from '../../src/log/event-log.ts';
 import { DEFAULT_FILE_PARTITIONS, openFileLog, type FileLog, type FileLogOptions } from '../../src/log/file/file-log.ts';
+import { encodeSeal } from '../../src/log/file/frame.ts';
 import { collect, eventLogContract, rec, text } from '../contract/event-log.contract.ts';
 
 /** A fresh directory; every log opened through it is closed, then the directory removed. */
@@ -227,8 +228,10 @@ describe('file log', () => {
       await log.compact(0);
       await log.close();
       // Put back the inputs the compaction removed, as if it crashed right after the rename.
-      const afterFiles = new Set(await segmentFiles(s.part0));
-      for (const name of beforeFiles) if (!afterFiles.has(name)) await copyFile(join(backup, name), join(s.part0, name));
+      // The last of them was the active segment when copied: the compaction's roll sealed it.
+      const afterFiles = await segmentFiles(s.part0);
+      for (const name of beforeFiles) if (!afterFiles.includes(name)) await copyFile(join(backup, name), join(s.part0, name));
+      await appendFile(join(s.part0, beforeFiles.at(-1)!), encodeSeal(BigInt(afterFiles.at(-1)!.slice(0, 20))));
       await writeFile(join(s.part0, `${beforeFiles[0]}.compacting`), 'half written');
       const again = await s.open({ segmentBytes: 64 });
       const records = await collect(again.read(0, 0n));

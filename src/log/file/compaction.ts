@@ -3,17 +3,17 @@
  * never change an offset.
  *
  * 1. Roll: the writer starts a new, empty active segment (in order with queued appends).
- *    Every older segment is now closed; compaction reads and rewrites only those, while
- *    appends go on into the new segment. The active segment's file name, its base offset,
- *    keeps the partition's next offset even when compaction removes every record.
+ *    Every older segment is now closed (sealed); compaction reads and rewrites only those,
+ *    while appends go on into the new segment.
  * 2. Pass one reads the closed segments for the latest offset of each key (keys only are
- *    held in memory). Pass two writes the records that are the latest of their key and not
- *    tombstones into `<first base>.log.compacting`, then datasyncs it.
- * 3. Swap, crash-safe at every step: rename the output over the first closed segment (or,
- *    if nothing is kept, remove it), remove the other inputs in ascending order, fsync the
- *    directory. A crash after the rename leaves inputs whose base lies at or below the
- *    output's last record: recovery removes them. Inputs left whose records were all dropped
- *    are harmless: their later records are left too, so they replay to the same state.
+ *    held in memory). Pass two writes into `<first base>.log.compacting` a header, the
+ *    records that are the latest of their key and not tombstones, and a seal with the last
+ *    input's seal (the active segment's base), then datasyncs it. The output accounts for
+ *    the whole range of its inputs even when it keeps no record, so the partition's chain
+ *    of segments (recovery.ts) stays whole and the next offset is never forgotten.
+ * 3. Swap, crash-safe at every step: rename the output over the first closed segment,
+ *    remove the other inputs in ascending order, fsync the directory. A crash after the
+ *    rename leaves inputs whose base lies inside the output's range: recovery removes them.
  *    A crash before the rename leaves only the temporary file, which recovery removes.
  * 4. The in-memory segment list is swapped, then the inputs are retired. Readers already
  *    inside an input keep reading it through its read handle, opened before the rename.
@@ -28,6 +28,8 @@ import { FRAME_HEADER_BYTES, MAX_FRAME_BYTES, MAX_OFFSET_DELTA, encodeFrame, fra
 import { readSegments } from './reader.ts';
 import { COMPACTING_SUFFIX } from './recovery.ts';
 import { Segment } from './segment.ts';
+import { sealSegment, writeAt } from './segment-file.ts';
+import { encodeSegmentHeader, type SegmentIdentity } from './segment-header.ts';
 import { syncDir } from './sync.ts';
 import type { PartitionWriter } from './writer.ts';
 
@@ -35,9 +37,10 @@ const OUTPUT_FRAME_BYTES = 1 << 20;
 
 export interface CompactionHost {
   readonly dir: string;
+  readonly identity: SegmentIdentity;
   readonly writer: PartitionWriter;
   segments(): readonly Segment[];
-  replaceSegments(inputs: readonly Segment[], output: Segment | null): void;
+  replaceSegments(inputs: readonly Segment[], output: Segment): void;
 }
 
 export async function compactSegments(host: CompactionHost): Promise<void> {
@@ -46,7 +49,7 @@ export async function compactSegments(host: CompactionHost): Promise<void> {
   if (inputs.length === 0) return;
   await Promise.all(inputs.map((segment) => segment.readHandle())); // before any rename
   const latest = await latestOffsets(inputs);
-  const output = await writeKept(host.dir, inputs, latest);
+  const output = await writeKept(host, inputs, latest);
   await swap(host, inputs, output);
 }
 
@@ -61,23 +64,23 @@ async function latestOffsets(inputs: readonly Segment[]): Promise<Map<string, bi
   return latest;
 }
 
-/** Writes the kept records to the temporary file; returns their segment, or null if none. */
-async function writeKept(dir: string, inputs: readonly Segment[], latest: Map<string, bigint>): Promise<Segment | null> {
-  const output = new Segment(dir, inputs[0]!.base);
+/** Writes the output segment (header, kept records, seal) to the temporary file. */
+async function writeKept(host: CompactionHost, inputs: readonly Segment[], latest: Map<string, bigint>): Promise<Segment> {
+  const output = new Segment(host.dir, inputs[0]!.base);
   const handle = await open(output.path + COMPACTING_SUFFIX, 'w');
   try {
+    await writeAt(handle, encodeSegmentHeader({ ...host.identity, base: output.base }), 0);
     const frames = new FrameBuilder(output, handle);
     for await (const record of readAll(inputs)) {
       if (record.value !== null && latest.get(record.key) === record.offset) await frames.add(record);
     }
     await frames.flush();
+    await sealSegment(handle, output, inputs[inputs.length - 1]!.sealedEnd!, false);
     await handle.datasync();
   } finally {
     await handle.close();
   }
-  if (output.size > 0) return output;
-  await rm(output.path + COMPACTING_SUFFIX);
-  return null;
+  return output;
 }
 
 /** Packs records into frames of about OUTPUT_FRAME_BYTES, written one after another. */
@@ -103,18 +106,16 @@ class FrameBuilder {
     if (this.#records.length === 0) return;
     const frame = encodeFrame(this.#records, frameBytes(this.#bytes));
     const at = this.segment.size;
-    for (let done = 0; done < frame.length; ) {
-      done += (await this.handle.write(frame, done, frame.length - done, at + done)).bytesWritten;
-    }
+    await writeAt(this.handle, frame, at);
     this.segment.addFrame(at, at + frame.length, this.#records[0]!.offset, this.#records.at(-1)!.offset);
     this.#records = [];
     this.#bytes = 0;
   }
 }
 
-async function swap(host: CompactionHost, inputs: readonly Segment[], output: Segment | null): Promise<void> {
-  if (output !== null) await rename(output.path + COMPACTING_SUFFIX, output.path);
-  for (const input of output === null ? inputs : inputs.slice(1)) await rm(input.path);
+async function swap(host: CompactionHost, inputs: readonly Segment[], output: Segment): Promise<void> {
+  await rename(output.path + COMPACTING_SUFFIX, output.path);
+  for (const input of inputs.slice(1)) await rm(input.path);
   await syncDir(host.dir);
   host.replaceSegments(inputs, output);
   await Promise.all(inputs.map((input) => input.retire()));

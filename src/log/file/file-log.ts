@@ -2,15 +2,17 @@
  * The embedded file log, runlog's default backend. Layout of `dir`:
  *
  *   LOCK                    pid of the one process that has it open (lock.ts)
- *   log.json                format and partition count, written on first open
- *   partition-<n>/<base>.log  segments, named by base offset (segment.ts, frame.ts)
+ *   log.json                format, log id and partition count (log-meta.ts)
+ *   partition-<n>/<base>.log  segments, named by base offset (segment.ts, segment-header.ts, frame.ts)
  *
- * Appends are group-committed (writer.ts), open recovers a torn tail (recovery.ts),
- * compaction rewrites closed segments (compaction.ts), reads stream from disk (reader.ts).
+ * Appends are group-committed (writer.ts), open proves every partition whole and recovers
+ * a torn tail (recovery.ts), compaction rewrites closed segments (compaction.ts), reads
+ * stream from disk (reader.ts). `readOnly` opens a snapshot that writes nothing
+ * (read-only-log.ts), also while a writer holds the log.
  */
-import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { RunlogError, invalidArgument } from '../../errors.ts';
+import { emitProcessWarning, type RunlogWarning, type WarningListener } from '../../warnings.ts';
 import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
 import {
   checkOffset,
@@ -20,11 +22,23 @@ import {
   checkRecords,
   checkTailOptions,
 } from '../log-arguments.ts';
-import { emitProcessWarning, type WarningListener } from '../../warnings.ts';
 import { FRAME_LIMITS } from './frame.ts';
+import { openFailure } from './fs-errors.ts';
 import { acquireLock, type DirLock } from './lock.ts';
+import {
+  META_FILE,
+  checkPartitionDirs,
+  createLog,
+  discardCreation,
+  findLog,
+  identityOf,
+  partitionDir,
+  writeMeta,
+  type LogDescription,
+} from './log-meta.ts';
 import { FilePartition } from './partition.ts';
-import { scanPartition, type PartitionScan, type Repair } from './recovery.ts';
+import { ReadOnlyFileLog } from './read-only-log.ts';
+import { scanPartition, type PartitionScan, type Repair, type ScanOptions } from './recovery.ts';
 import { syncDir } from './sync.ts';
 import type { WriterStats } from './writer.ts';
 
@@ -48,6 +62,12 @@ export interface FileLogOptions {
   fsync?: boolean;
   /** A segment rolls before a write would take it past this size (default 64 MiB). */
   segmentBytes?: number;
+  /**
+   * Opens the log as it is now, to read only: no lock is taken (a writer may hold the log),
+   * nothing is created, repaired or written; a torn tail is reported and not read; appends,
+   * compaction and tail are refused. A log that does not exist is InvalidArgument.
+   */
+  readOnly?: boolean;
   /** Told about repairs made on open (a torn tail cut, a stale lock taken over). Default: process.emitWarning. */
   onWarning?: WarningListener;
 }
@@ -60,36 +80,121 @@ export interface FileLog extends EventLog {
   stats(): FileLogStats;
 }
 
-const META_FILE = 'log.json';
-const FORMAT = 'runlog-file-log/1';
-
-function partitionDir(dir: string, partition: number): string {
-  return join(dir, `partition-${partition}`);
+interface Settings {
+  dir: string;
+  fsync: boolean;
+  segmentBytes: number;
+  partitions: number | undefined;
+  readOnly: boolean;
+  onWarning: WarningListener;
 }
 
-async function readMeta(dir: string): Promise<{ partitions: number } | null> {
+function checkOptions(options: FileLogOptions): Settings {
+  const { dir, fsync = true, segmentBytes = DEFAULT_SEGMENT_BYTES, readOnly = false, onWarning = emitProcessWarning } = options;
+  if (typeof dir !== 'string' || dir.length === 0) throw invalidArgument(`dir must be a non-empty path, got ${String(dir)}`);
+  if (dir.includes('\u0000')) throw invalidArgument(`dir must not contain NUL characters, got ${JSON.stringify(dir)}`);
+  if (typeof fsync !== 'boolean') throw invalidArgument(`fsync must be a boolean, got ${String(fsync)}`);
+  if (typeof readOnly !== 'boolean') throw invalidArgument(`readOnly must be a boolean, got ${String(readOnly)}`);
+  if (typeof onWarning !== 'function') throw invalidArgument(`onWarning must be a function, got ${typeof onWarning}`);
+  if (!Number.isInteger(segmentBytes) || segmentBytes < 1) {
+    throw invalidArgument(`segmentBytes must be a positive integer, got ${String(segmentBytes)}`);
+  }
+  const partitions = options.partitions === undefined ? undefined : checkPartitionCount(options.partitions);
+  return { dir, fsync, segmentBytes, partitions, readOnly, onWarning };
+}
+
+/**
+ * Opens (creating if need be) the file log in `options.dir`. Whatever fails is a
+ * RunlogError naming the path: Corrupt for damaged or missing pieces, InvalidArgument for
+ * a `dir` that is no directory (or, read-only, holds no log), LogUnavailable for the file
+ * system refusing (EACCES, EROFS, EMFILE, ...).
+ */
+export async function openFileLog(options: FileLogOptions): Promise<FileLog> {
+  const settings = checkOptions(options);
   try {
-    const meta = JSON.parse(await readFile(join(dir, META_FILE), 'utf8')) as { format?: unknown; partitions?: unknown };
-    if (meta.format !== FORMAT || typeof meta.partitions !== 'number') {
-      throw new RunlogError('Corrupt', `${join(dir, META_FILE)} is not a runlog file log description`);
-    }
-    return { partitions: meta.partitions };
+    return settings.readOnly ? await openReadOnly(settings) : await openWritable(settings);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw openFailure(settings.dir, error);
+  }
+}
+
+async function openWritable(s: Settings): Promise<FileLog> {
+  await ensureDirectory(s.dir);
+  const lock = await acquireLock(s.dir, s.onWarning);
+  try {
+    const { description, restored } = await describeOrCreate(s);
+    // Scan everything first: a corrupt partition fails the open before any repair is written.
+    const scans = await scanLog(s.dir, description, { keepHandles: false });
+    await applyRepairs(s.dir, scans, s.onWarning);
+    if (restored) await restoreMeta(s.dir, description, s.onWarning);
+    const stats: WriterStats = { appends: 0, records: 0, writes: 0, fsyncs: 0, bytes: 0 };
+    const options = { fsync: s.fsync, segmentBytes: s.segmentBytes, stats };
+    const parts = await openAll(scans.map((scan, p) => FilePartition.open(partitionDir(s.dir, p), identityOf(description, p), scan.segments, options)));
+    return new FileLogImpl(s.dir, parts, lock, stats);
+  } catch (error) {
+    await lock.release();
     throw error;
   }
 }
 
-async function writeMeta(dir: string, partitions: number): Promise<void> {
-  const path = join(dir, META_FILE);
-  await writeFile(`${path}.tmp`, JSON.stringify({ format: FORMAT, partitions }) + '\n', { flush: true });
-  await rename(`${path}.tmp`, path);
-  await syncDir(dir);
+async function ensureDirectory(dir: string): Promise<void> {
+  try {
+    if (!(await stat(dir)).isDirectory()) throw invalidArgument(`dir ${JSON.stringify(dir)} is not a directory`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    await mkdir(dir, { recursive: true });
+  }
 }
 
-async function applyRepair(repair: Repair, onWarning: WarningListener): Promise<void> {
-  onWarning({ code: repair.kind === 'truncate' ? 'RUNLOG_TORN_TAIL' : 'RUNLOG_LOG_REPAIRED', message: repair.message });
+/** The log in `dir`, or a new one (see log-meta.ts for an interrupted creation). */
+async function describeOrCreate(s: Settings): Promise<{ description: LogDescription; restored: boolean }> {
+  let found = await findLog(s.dir);
+  if (found.kind === 'interrupted') {
+    s.onWarning({ code: 'RUNLOG_LOG_REPAIRED', message: `${s.dir}: discarding what an interrupted creation of the log left` });
+    await discardCreation(s.dir);
+    found = { kind: 'none' };
+  }
+  if (found.kind === 'none') return { description: await createLog(s.dir, s.partitions ?? DEFAULT_FILE_PARTITIONS), restored: false };
+  checkPartitionsAsked(s.dir, found.description, s.partitions);
+  return found;
+}
+
+function checkPartitionsAsked(dir: string, description: LogDescription, asked: number | undefined): void {
+  if (asked !== undefined && asked !== description.partitions) {
+    throw invalidArgument(`${dir} holds a log of ${description.partitions} partitions, not ${asked}`);
+  }
+}
+
+/** Every partition scanned (Corrupt unless whole); on failure the segments scanned so far are let go. */
+async function scanLog(dir: string, description: LogDescription, options: ScanOptions): Promise<PartitionScan[]> {
+  await checkPartitionDirs(dir, description.partitions);
+  const scans: PartitionScan[] = [];
+  try {
+    for (let p = 0; p < description.partitions; p++) scans.push(await scanPartition(partitionDir(dir, p), identityOf(description, p), options));
+    return scans;
+  } catch (error) {
+    await Promise.all(scans.flatMap((scan) => scan.segments.map((segment) => segment.retire())));
+    throw error;
+  }
+}
+
+function warningOf(repair: Repair): RunlogWarning {
+  return { code: repair.kind === 'truncate' ? 'RUNLOG_TORN_TAIL' : 'RUNLOG_LOG_REPAIRED', message: repair.message };
+}
+
+async function applyRepairs(dir: string, scans: PartitionScan[], onWarning: WarningListener): Promise<void> {
+  for (const [p, scan] of scans.entries()) {
+    for (const repair of scan.repairs) {
+      onWarning(warningOf(repair));
+      await applyRepair(repair);
+    }
+    if (scan.repairs.length > 0) await syncDir(partitionDir(dir, p));
+  }
+}
+
+async function applyRepair(repair: Repair): Promise<void> {
   if (repair.kind === 'remove') return rm(repair.path, { force: true });
+  if (repair.kind === 'publish') return rename(repair.from, repair.to);
   const handle = await open(repair.path, 'r+');
   try {
     await handle.truncate(repair.size);
@@ -99,42 +204,48 @@ async function applyRepair(repair: Repair, onWarning: WarningListener): Promise<
   }
 }
 
-function checkOptions(options: FileLogOptions): Required<Omit<FileLogOptions, 'onWarning' | 'partitions'>> & { partitions: number | undefined } {
-  const { dir, fsync = true, segmentBytes = DEFAULT_SEGMENT_BYTES } = options;
-  if (typeof dir !== 'string' || dir.length === 0) throw invalidArgument(`dir must be a non-empty path, got ${String(dir)}`);
-  if (typeof fsync !== 'boolean') throw invalidArgument(`fsync must be a boolean, got ${String(fsync)}`);
-  if (!Number.isInteger(segmentBytes) || segmentBytes < 1) {
-    throw invalidArgument(`segmentBytes must be a positive integer, got ${String(segmentBytes)}`);
-  }
-  const partitions = options.partitions === undefined ? undefined : checkPartitionCount(options.partitions);
-  return { dir, fsync, segmentBytes, partitions };
+async function restoreMeta(dir: string, description: LogDescription, onWarning: WarningListener): Promise<void> {
+  const { logId, partitions } = description;
+  onWarning({ code: 'RUNLOG_LOG_REPAIRED', message: `${dir}: ${META_FILE} was missing; restored from the partitions' segment headers (log ${logId}, ${partitions} partitions)` });
+  await writeMeta(dir, description);
 }
 
-export async function openFileLog(options: FileLogOptions): Promise<FileLog> {
-  const { dir, fsync, segmentBytes, partitions: requested } = checkOptions(options);
-  const onWarning = options.onWarning ?? emitProcessWarning;
-  await mkdir(dir, { recursive: true });
-  const meta = await readMeta(dir);
-  const partitions = requested ?? meta?.partitions ?? DEFAULT_FILE_PARTITIONS;
-  if (meta !== null && meta.partitions !== partitions) {
-    throw invalidArgument(`${dir} holds a log of ${meta.partitions} partitions, not ${partitions}`);
-  }
-  const lock = await acquireLock(dir, onWarning);
+/**
+ * A read-only open takes no lock, so a live writer may roll or compact while it scans: a
+ * scan that finds the log inconsistent (Corrupt) or a file gone is tried again, a few times.
+ */
+const READ_ONLY_ATTEMPTS = 5;
+
+async function openReadOnly(s: Settings): Promise<FileLog> {
   try {
-    // Scan everything first: a corrupt partition fails the open before any repair is written.
-    const scans: PartitionScan[] = [];
-    for (let p = 0; p < partitions; p++) scans.push(await scanPartition(partitionDir(dir, p)));
-    for (const repair of scans.flatMap((scan) => scan.repairs)) await applyRepair(repair, onWarning);
-    if (scans.some((scan) => scan.repairs.length > 0)) await Promise.all(scans.map((_, p) => syncDirIfExists(partitionDir(dir, p))));
-    if (meta === null) await writeMeta(dir, partitions);
-    const stats: WriterStats = { appends: 0, records: 0, writes: 0, fsyncs: 0, bytes: 0 };
-    const parts = await openAll(scans.map((scan, p) => FilePartition.open(partitionDir(dir, p), scan.segments, { fsync, segmentBytes, stats })));
-    if (meta === null) await syncDir(dir);
-    return new FileLogImpl(dir, parts, lock, stats);
+    if (!(await stat(s.dir)).isDirectory()) throw invalidArgument(`dir ${JSON.stringify(s.dir)} is not a directory`);
   } catch (error) {
-    await lock.release();
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw invalidArgument(`${s.dir} holds no runlog file log: it does not exist`);
     throw error;
   }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await snapshot(s);
+    } catch (error) {
+      const moving = (error instanceof RunlogError && error.code === 'Corrupt') || (error as NodeJS.ErrnoException).code === 'ENOENT';
+      if (!moving || attempt === READ_ONLY_ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function snapshot(s: Settings): Promise<FileLog> {
+  const found = await findLog(s.dir);
+  if (found.kind !== 'log') {
+    throw invalidArgument(`${s.dir} holds no runlog file log${found.kind === 'interrupted' ? ' (its creation was interrupted)' : ` (no ${META_FILE})`}`);
+  }
+  checkPartitionsAsked(s.dir, found.description, s.partitions);
+  const scans = await scanLog(s.dir, found.description, { keepHandles: true });
+  if (found.restored) s.onWarning({ code: 'RUNLOG_LOG_REPAIRED', message: `${s.dir}: ${META_FILE} is missing; read from the partitions' segment headers (not restored: opened read-only)` });
+  for (const repair of scans.flatMap((scan) => scan.repairs)) {
+    const { code, message } = warningOf(repair);
+    s.onWarning({ code, message: `${message} — not done: opened read-only, the bytes are left as they are and not read` });
+  }
+  return new ReadOnlyFileLog(s.dir, scans.map((scan) => scan.segments));
 }
 
 /** All the partitions, or none: if one fails to open, those that did are closed again. */
@@ -144,14 +255,6 @@ async function openAll(opening: Promise<FilePartition>[]): Promise<FilePartition
   if (failed === undefined) return results.map((r) => (r as PromiseFulfilledResult<FilePartition>).value);
   await Promise.all(results.map((r) => (r.status === 'fulfilled' ? r.value.close() : undefined)));
   throw failed.reason;
-}
-
-async function syncDirIfExists(dir: string): Promise<void> {
-  try {
-    await syncDir(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
 }
 
 class FileLogImpl implements FileLog {

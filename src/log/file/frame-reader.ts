@@ -18,9 +18,10 @@ export interface FrameView {
   count: number;
 }
 
-/** Why reading stopped: the range ended cleanly, or at `filePos` there is no whole frame. */
+/** Why reading stopped: the range ended cleanly, at a seal, or at `filePos` there is no whole frame. */
 export type ScanEnd =
   | { kind: 'end'; filePos: number }
+  | { kind: 'seal'; filePos: number; endOffset: bigint }
   | { kind: 'incomplete'; filePos: number }
   | { kind: 'bad'; filePos: number; reason: string };
 
@@ -60,6 +61,7 @@ export async function* readFrames(
       continue;
     }
     if (check.kind === 'bad') return { kind: 'bad', filePos: fileAt, reason: check.reason };
+    if (check.kind === 'seal') return { kind: 'seal', filePos: fileAt, endOffset: check.endOffset };
     const have = bufLimit - bufPos;
     const wanted = Math.min(Math.max(chunkBytes, check.need), limit - fileAt);
     if (wanted <= have) return have === 0 ? { kind: 'end', filePos: fileAt } : { kind: 'incomplete', filePos: fileAt };

@@ -10,12 +10,21 @@
  *
  * All integers little-endian. A record's offset is baseOffset + offsetDelta; deltas grow
  * strictly within a frame (appends use 0,1,2…; compacted frames have gaps).
+ *
+ * A segment that is no longer the active one ends with a seal, the one frame of its kind:
+ *
+ *   seal    := sealMagic u32 | crc u32 | length u32 (8) | endOffset u64
+ *
+ * endOffset is where the next segment begins: the segments of a partition chain from 0
+ * with no gap, so a missing segment shows (see recovery.ts).
  */
 import { crc32 } from 'node:zlib';
 import { RECORD_OVERHEAD_BYTES, type LogRecord, type RecordLimits } from '../event-log.ts';
 
 export const FRAME_MAGIC = 0x52_4c_47_31; // 'RLG1'
+export const SEAL_MAGIC = 0x52_4c_53_4c; // 'LSLR' on disk
 export const FRAME_HEADER_BYTES = 12;
+export const SEAL_BYTES = FRAME_HEADER_BYTES + 8;
 const PAYLOAD_HEADER_BYTES = 12;
 const RECORD_HEADER_BYTES = 12;
 /** Frames larger than this are refused on read as corrupt rather than allocated. */
@@ -66,15 +75,27 @@ export function encodeFrame(records: readonly LogRecord[], size: number): Buffer
   return buf;
 }
 
-/** What is at a position of a buffer: a whole checked frame, too few bytes, or damage. */
+/** The seal ending a segment whose successor begins at `endOffset`. */
+export function encodeSeal(endOffset: bigint): Buffer {
+  const buf = Buffer.alloc(SEAL_BYTES);
+  buf.writeUInt32LE(SEAL_MAGIC, 0);
+  buf.writeUInt32LE(SEAL_BYTES - FRAME_HEADER_BYTES, 8);
+  buf.writeBigUInt64LE(endOffset, 12);
+  buf.writeUInt32LE(crc32(buf.subarray(8)), 4);
+  return buf;
+}
+
+/** What is at a position of a buffer: a whole checked frame or seal, too few bytes, or damage. */
 export type FrameCheck =
   | { kind: 'frame'; end: number; base: bigint; count: number }
+  | { kind: 'seal'; end: number; endOffset: bigint }
   | { kind: 'incomplete'; need: number }
   | { kind: 'bad'; reason: string; length: number | null };
 
 /** Checks the frame starting at `pos` of `buf` (bytes up to `limit` are valid data). */
 export function checkFrame(buf: Buffer, pos: number, limit: number): FrameCheck {
   if (limit - pos < FRAME_HEADER_BYTES) return { kind: 'incomplete', need: FRAME_HEADER_BYTES };
+  if (buf.readUInt32LE(pos) === SEAL_MAGIC) return checkSeal(buf, pos, limit);
   if (buf.readUInt32LE(pos) !== FRAME_MAGIC) return { kind: 'bad', reason: 'bad magic', length: null };
   const length = buf.readUInt32LE(pos + 8);
   if (length < PAYLOAD_HEADER_BYTES || length > MAX_FRAME_BYTES) {
@@ -84,6 +105,13 @@ export function checkFrame(buf: Buffer, pos: number, limit: number): FrameCheck 
   if (end > limit) return { kind: 'incomplete', need: FRAME_HEADER_BYTES + length };
   if (crc32(buf.subarray(pos + 8, end)) !== buf.readUInt32LE(pos + 4)) return { kind: 'bad', reason: 'CRC mismatch', length };
   return { kind: 'frame', end, base: buf.readBigUInt64LE(pos + 12), count: buf.readUInt32LE(pos + 20) };
+}
+
+function checkSeal(buf: Buffer, pos: number, limit: number): FrameCheck {
+  if (buf.readUInt32LE(pos + 8) !== SEAL_BYTES - FRAME_HEADER_BYTES) return { kind: 'bad', reason: 'implausible seal length', length: null };
+  if (limit - pos < SEAL_BYTES) return { kind: 'incomplete', need: SEAL_BYTES };
+  if (crc32(buf.subarray(pos + 8, pos + SEAL_BYTES)) !== buf.readUInt32LE(pos + 4)) return { kind: 'bad', reason: 'seal CRC mismatch', length: 8 };
+  return { kind: 'seal', end: pos + SEAL_BYTES, endOffset: buf.readBigUInt64LE(pos + 12) };
 }
 
 /**

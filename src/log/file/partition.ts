@@ -3,12 +3,12 @@
  * tails wait on. The segment list is only ever appended to (by the writer's roll) or
  * replaced whole (by compaction), so readers look it up afresh at each step.
  */
-import { mkdir, open } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import type { LogRecord } from '../event-log.ts';
 import { compactSegments } from './compaction.ts';
 import { readSegments } from './reader.ts';
-import { Segment } from './segment.ts';
-import { syncDir } from './sync.ts';
+import type { Segment } from './segment.ts';
+import type { SegmentIdentity } from './segment-header.ts';
 import { PartitionWriter, type WriterHost, type WriterStats } from './writer.ts';
 
 export interface PartitionOptions {
@@ -19,30 +19,24 @@ export interface PartitionOptions {
 
 export class FilePartition implements WriterHost {
   readonly dir: string;
+  readonly identity: SegmentIdentity;
   #segments: Segment[];
   #writer!: PartitionWriter;
   #nextOffset: bigint;
   #waiters = new Set<() => void>();
   #compaction: Promise<void> = Promise.resolve();
 
-  private constructor(dir: string, segments: Segment[]) {
+  private constructor(dir: string, identity: SegmentIdentity, segments: Segment[]) {
     this.dir = dir;
+    this.identity = identity;
     this.#segments = segments;
     this.#nextOffset = this.activeSegment().nextOffset;
   }
 
-  /** Opens a scanned (and repaired) partition directory; an empty one gets its first segment. */
-  static async open(dir: string, segments: Segment[], options: PartitionOptions): Promise<FilePartition> {
-    let handle;
-    if (segments.length === 0) {
-      await mkdir(dir, { recursive: true });
-      segments = [new Segment(dir, 0n)];
-      handle = await open(segments[0]!.path, 'wx');
-      await syncDir(dir);
-    } else {
-      handle = await open(segments.at(-1)!.path, 'r+');
-    }
-    const partition = new FilePartition(dir, segments);
+  /** Opens a scanned (and repaired) partition directory: its segments, the last one active. */
+  static async open(dir: string, identity: SegmentIdentity, segments: Segment[], options: PartitionOptions): Promise<FilePartition> {
+    const handle = await open(segments.at(-1)!.path, 'r+');
+    const partition = new FilePartition(dir, identity, segments);
     partition.#writer = new PartitionWriter(partition, handle, options);
     return partition;
   }
@@ -100,9 +94,8 @@ export class FilePartition implements WriterHost {
   }
 
   /** Swaps compacted `inputs` (the first segments of the list) for `output`. */
-  replaceSegments(inputs: readonly Segment[], output: Segment | null): void {
-    const rest = this.#segments.slice(inputs.length);
-    this.#segments = output === null ? rest : [output, ...rest];
+  replaceSegments(inputs: readonly Segment[], output: Segment): void {
+    this.#segments = [output, ...this.#segments.slice(inputs.length)];
   }
 
   async close(): Promise<void> {

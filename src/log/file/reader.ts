@@ -117,7 +117,8 @@ async function* segmentBatches(segment: Segment, from: bigint, range: ReadRange,
     if (!decodeFrame(buf, pos, end, from, push, views)) throw corruptAt(segment, filePos, 'inconsistent record structure');
     if (batch.length > 0) yield batch;
   }
-  if (step.value.kind !== 'end') throw corruptAt(segment, step.value.filePos, step.value.kind === 'bad' ? step.value.reason : 'incomplete frame');
+  const ending = step.value;
+  if (ending.kind !== 'end') throw corruptAt(segment, ending.filePos, ending.kind === 'bad' ? ending.reason : ending.kind === 'seal' ? 'a seal before the end' : 'incomplete frame');
 }
 
 function corruptAt(segment: Segment, filePos: number, reason: string): RunlogError {

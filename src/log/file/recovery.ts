@@ -1,107 +1,204 @@
 /**
- * Recovery: what open() does to a partition directory before anything is written.
+ * Recovery: what open() does to a partition directory before anything is written. It
+ * proves the partition whole, or refuses it.
+ *
+ * Every segment's header must name this log, this partition and the base in the file's
+ * name. The segments must chain from offset 0 with no gap: each but the last is sealed
+ * (frame.ts) with the base of the next, and every record lies inside its segment's range.
+ * A missing, renamed or foreign segment, a partition without segments, a sealed last
+ * segment whose successor is gone: `Corrupt`, naming the file, never a shorter log.
  *
  * Every frame of every segment is read and CRC-checked. Since one group-commit write is
  * one frame and each write is made durable before the next begins, a crash can damage
  * only the last frame of the last segment (a torn tail: cut short, garbage, or zeros where
- * the file system extended the file but never got the data). That tail is cut. Damage
- * anywhere else — or a damaged frame followed by a valid one, which a torn write cannot
- * produce — is corruption: open fails with `Corrupt`, naming the file and byte.
+ * the file system extended the file but never got the data). That tail is cut, and
+ * reported (RUNLOG_TORN_TAIL). Damage anywhere else, or a damaged frame followed by a valid
+ * one, which a torn write cannot produce, is corruption: `Corrupt`, naming file and byte.
  *
  * Scanning only plans repairs; the caller applies them once every partition has scanned
- * cleanly, so a failed open writes nothing. Repairs are: cutting a torn tail, removing
- * the temporary file of an interrupted compaction, and removing input segments that an
- * interrupted compaction had already merged into its output (see compaction.ts: such a
- * segment's base lies at or below a record of an earlier segment).
+ * cleanly, so a failed open writes nothing (a read-only open never applies them). Besides
+ * the torn tail, repairs finish what a crash interrupted: a roll (segment-file.ts: a `.new`
+ * segment put in place, or removed if the seal before it was not written) and a compaction
+ * (compaction.ts: its temporary file removed, and inputs it had already merged, whose base
+ * lies inside the output's range, removed).
  */
 import { open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RunlogError } from '../../errors.ts';
-import { FRAME_MAGIC, checkFrame, lastOffsetOfFrame } from './frame.ts';
+import { FRAME_MAGIC, SEAL_BYTES, SEAL_MAGIC, checkFrame, lastOffsetOfFrame } from './frame.ts';
 import { readFrames } from './frame-reader.ts';
-import { Segment, parseSegmentFileName } from './segment.ts';
+import { Segment, parseSegmentFileName, segmentFileName } from './segment.ts';
+import { PENDING_SUFFIX } from './segment-file.ts';
+import { SEGMENT_HEADER_BYTES, checkSegmentHeader, decodeSegmentHeader, type SegmentIdentity } from './segment-header.ts';
 
 export const COMPACTING_SUFFIX = '.compacting';
 
 export type Repair =
   | { kind: 'truncate'; path: string; size: number; message: string }
-  | { kind: 'remove'; path: string; message: string };
+  | { kind: 'remove'; path: string; message: string }
+  | { kind: 'publish'; from: string; to: string; message: string };
 
 export interface PartitionScan {
+  /** The partition's segments as they will be once the repairs are made; the last is the active one. */
   segments: Segment[];
   repairs: Repair[];
 }
 
-function corrupt(path: string, filePos: number, reason: string): RunlogError {
-  return new RunlogError('Corrupt', `${path}: bad frame at byte ${filePos}: ${reason}`);
+export interface ScanOptions {
+  /** Keep each segment's file open as its read handle (a read-only open: the bytes scanned stay readable). */
+  keepHandles: boolean;
 }
 
-async function listDir(dir: string): Promise<string[]> {
+function corrupt(path: string, reason: string): RunlogError {
+  return new RunlogError('Corrupt', `${path}: ${reason}`);
+}
+
+function byOffset(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Scans partition `identity.partition`'s directory `dir`; Corrupt unless it is whole. */
+export async function scanPartition(dir: string, identity: SegmentIdentity, options: ScanOptions): Promise<PartitionScan> {
+  const names = await readdir(dir);
+  const repairs: Repair[] = names
+    .filter((name) => name.endsWith(COMPACTING_SUFFIX))
+    .map((name) => ({ kind: 'remove', path: join(dir, name), message: `removing ${join(dir, name)}, left by an interrupted compaction` }));
+  const bases = names.flatMap((name) => parseSegmentFileName(name) ?? []).sort(byOffset);
+  if (bases.length === 0) throw corrupt(dir, 'the partition holds no segment (its segments were removed?)');
+  const segments: Segment[] = [];
   try {
-    return await readdir(dir);
+    for (const [i, base] of bases.entries()) {
+      const segment = await openSegment(dir, identity, base, i === bases.length - 1, options, repairs);
+      const previous = segments.at(-1);
+      if (previous !== undefined && previous.sealedEnd !== null && base < previous.sealedEnd) {
+        dropMerged(previous, segment, repairs);
+        await segment.retire();
+        continue;
+      }
+      if (previous === undefined && base !== 0n) throw corrupt(segment.path, `the partition's first segment starts at offset ${base}, not 0: the segments before it are missing`);
+      if (previous !== undefined) checkChained(previous, segment);
+      segments.push(segment);
+    }
+    await finishRoll(dir, identity, names, segments, options, repairs);
+    return { segments, repairs };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    await Promise.all(segments.map((segment) => segment.retire()));
     throw error;
   }
 }
 
-/** Scans a partition directory (missing: an empty partition). */
-export async function scanPartition(dir: string): Promise<PartitionScan> {
-  const names = await listDir(dir);
-  const repairs: Repair[] = names
-    .filter((name) => name.endsWith(COMPACTING_SUFFIX))
-    .map((name) => ({ kind: 'remove', path: join(dir, name), message: `removing ${join(dir, name)}, left by an interrupted compaction` }));
-  const bases = names.flatMap((name) => parseSegmentFileName(name) ?? []).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const segments: Segment[] = [];
-  for (const [i, base] of bases.entries()) {
-    const segment = new Segment(dir, base);
-    const previous = segments.at(-1);
-    if (previous?.lastOffset != null && base <= previous.lastOffset) {
-      repairs.push({ kind: 'remove', path: segment.path, message: `removing ${segment.path}, already merged by an interrupted compaction` });
-      continue;
-    }
-    const torn = await scanSegment(segment, i === bases.length - 1);
-    if (torn) repairs.push(torn);
-    segments.push(segment);
+/** A segment after `previous` whose base lies inside previous's range: an input an interrupted compaction already merged. */
+function dropMerged(previous: Segment, segment: Segment, repairs: Repair[]): void {
+  if (segment.sealedEnd === null || segment.sealedEnd > previous.sealedEnd!) {
+    throw corrupt(segment.path, `overlaps ${previous.path} (which ends at offset ${previous.sealedEnd}) and is not a segment it merged`);
   }
-  return { segments, repairs };
+  repairs.push({ kind: 'remove', path: segment.path, message: `removing ${segment.path}, already merged by an interrupted compaction` });
 }
 
-/** Fills `segment`'s index from its file; returns the repair for a torn tail, if any. */
-async function scanSegment(segment: Segment, isLast: boolean): Promise<Repair | null> {
-  const handle = await open(segment.path, 'r');
+function checkChained(previous: Segment, next: Segment): void {
+  if (previous.sealedEnd === null) throw corrupt(previous.path, `is not sealed, yet ${next.path} follows it`);
+  if (previous.sealedEnd < next.base) {
+    throw corrupt(next.path, `offsets ${previous.sealedEnd} to ${next.base - 1n} are missing: ${previous.path} ends at ${previous.sealedEnd}, and no segment holds them`);
+  }
+}
+
+/**
+ * The last segment must be the active one, unsealed, unless a roll was interrupted after
+ * its seal: then its successor waits as `.new` and is put in place. Any other `.new` is a
+ * roll interrupted before its seal was written: removed.
+ */
+async function finishRoll(dir: string, identity: SegmentIdentity, names: string[], segments: Segment[], options: ScanOptions, repairs: Repair[]): Promise<void> {
+  const last = segments[segments.length - 1]!;
+  const successorName = last.sealedEnd === null ? null : segmentFileName(last.sealedEnd) + PENDING_SUFFIX;
+  const pending = names.filter((name) => name.endsWith(`.log${PENDING_SUFFIX}`));
+  for (const name of pending.filter((name) => name !== successorName)) {
+    repairs.push({ kind: 'remove', path: join(dir, name), message: `removing ${join(dir, name)}, left by an interrupted segment roll` });
+  }
+  if (successorName === null) return;
+  const successor = new Segment(dir, last.sealedEnd!);
+  if (!pending.includes(successorName)) {
+    throw corrupt(last.path, `is sealed at offset ${last.sealedEnd}, but the segment that follows it (${successor.path}) is missing`);
+  }
+  const handle = await open(successor.path + PENDING_SUFFIX, 'r');
   try {
     const { size } = await handle.stat();
-    const frames = readFrames(handle, 0, size, undefined, true); // frames are checked, never kept
-    let step = await frames.next();
-    for (; !step.done; step = await frames.next()) {
-      const { buf, pos, end, filePos, base } = step.value;
-      const last = lastOffsetOfFrame(buf, pos, end);
-      if (last === null) throw corrupt(segment.path, filePos, 'inconsistent record structure');
-      if (base < segment.base || (segment.lastOffset !== null && base <= segment.lastOffset)) {
-        throw corrupt(segment.path, filePos, `offset ${base} out of order`);
-      }
-      segment.addFrame(filePos, filePos + (end - pos), base, last);
-    }
-    const ending = step.value;
-    if (ending.kind === 'end') return null;
-    const reason = ending.kind === 'bad' ? ending.reason : 'incomplete frame';
-    if (!isLast || (await validFrameAfter(handle, ending.filePos, size))) throw corrupt(segment.path, ending.filePos, reason);
-    const message = `${segment.path}: cutting a torn tail of ${size - ending.filePos} bytes at byte ${ending.filePos} (${reason})`;
-    return { kind: 'truncate', path: segment.path, size: ending.filePos, message };
+    await readHeader(handle, successor.path + PENDING_SUFFIX, identity, successor.base);
+    if (size !== SEGMENT_HEADER_BYTES) throw corrupt(successor.path + PENDING_SUFFIX, 'a segment not yet in place holds more than its header');
   } finally {
+    if (!options.keepHandles) await handle.close();
+  }
+  if (options.keepHandles) successor.keepReadHandle(handle);
+  repairs.push({ kind: 'publish', from: successor.path + PENDING_SUFFIX, to: successor.path, message: `${successor.path}: finishing an interrupted segment roll` });
+  segments.push(successor);
+}
+
+async function readHeader(handle: FileHandle, path: string, identity: SegmentIdentity, base: bigint): Promise<void> {
+  const buf = Buffer.alloc(SEGMENT_HEADER_BYTES);
+  const { bytesRead } = await handle.read(buf, 0, SEGMENT_HEADER_BYTES, 0);
+  checkSegmentHeader(decodeSegmentHeader(buf.subarray(0, bytesRead), path), { ...identity, base }, path);
+}
+
+/** Reads one segment file whole: header, frames, seal. */
+async function openSegment(dir: string, identity: SegmentIdentity, base: bigint, isLast: boolean, options: ScanOptions, repairs: Repair[]): Promise<Segment> {
+  const segment = new Segment(dir, base);
+  const handle = await open(segment.path, 'r');
+  try {
+    await readHeader(handle, segment.path, identity, base);
+    const torn = await scanFrames(segment, handle, isLast);
+    if (torn) repairs.push(torn);
+  } catch (error) {
     await handle.close();
+    throw error;
+  }
+  if (options.keepHandles) segment.keepReadHandle(handle);
+  else await handle.close();
+  return segment;
+}
+
+/** Fills `segment`'s index and seal from its file; returns the repair for a torn tail, if any. */
+async function scanFrames(segment: Segment, handle: FileHandle, isLast: boolean): Promise<Repair | null> {
+  const { size } = await handle.stat();
+  const frames = readFrames(handle, SEGMENT_HEADER_BYTES, size, undefined, true); // frames are checked, never kept
+  let step = await frames.next();
+  for (; !step.done; step = await frames.next()) {
+    const { buf, pos, end, filePos, base } = step.value;
+    const last = lastOffsetOfFrame(buf, pos, end);
+    const at = `bad frame at byte ${filePos}`;
+    if (last === null) throw corrupt(segment.path, `${at}: inconsistent record structure`);
+    if (base < segment.base || (segment.lastOffset !== null && base <= segment.lastOffset)) throw corrupt(segment.path, `${at}: offset ${base} out of order`);
+    segment.addFrame(filePos, filePos + (end - pos), base, last);
+  }
+  const ending = step.value;
+  if (ending.kind === 'end') return null;
+  if (ending.kind === 'seal') {
+    checkSeal(segment, ending.endOffset, ending.filePos, size);
+    segment.sealedEnd = ending.endOffset;
+    return null;
+  }
+  const reason = ending.kind === 'bad' ? ending.reason : 'incomplete frame';
+  if (!isLast || (await validFrameAfter(handle, ending.filePos, size))) throw corrupt(segment.path, `bad frame at byte ${ending.filePos}: ${reason}`);
+  const message = `${segment.path}: cutting a torn tail of ${size - ending.filePos} bytes at byte ${ending.filePos} (${reason})`;
+  return { kind: 'truncate', path: segment.path, size: ending.filePos, message };
+}
+
+function checkSeal(segment: Segment, endOffset: bigint, filePos: number, size: number): void {
+  if (filePos + SEAL_BYTES !== size) throw corrupt(segment.path, `${size - filePos - SEAL_BYTES} bytes after its seal at byte ${filePos}`);
+  if (endOffset < segment.nextOffset || endOffset <= segment.base) {
+    throw corrupt(segment.path, `its seal (end offset ${endOffset}) does not lie after its records (base ${segment.base}, next ${segment.nextOffset})`);
   }
 }
 
-/** Whether a whole, CRC-valid frame starts anywhere in the file after `from`. */
+/** Whether a whole, CRC-valid frame or seal starts anywhere in the file after `from`. */
 async function validFrameAfter(handle: FileHandle, from: number, size: number): Promise<boolean> {
   const rest = Buffer.alloc(size - from);
   await handle.read(rest, 0, rest.length, from);
-  const magic = Buffer.alloc(4);
-  magic.writeUInt32LE(FRAME_MAGIC);
-  for (let at = rest.indexOf(magic, 1); at >= 0; at = rest.indexOf(magic, at + 1)) {
-    if (checkFrame(rest, at, rest.length).kind === 'frame') return true;
+  for (const magicValue of [FRAME_MAGIC, SEAL_MAGIC]) {
+    const magic = Buffer.alloc(4);
+    magic.writeUInt32LE(magicValue);
+    for (let at = rest.indexOf(magic, 1); at >= 0; at = rest.indexOf(magic, at + 1)) {
+      const { kind } = checkFrame(rest, at, rest.length);
+      if (kind === 'frame' || kind === 'seal') return true;
+    }
   }
   return false;
 }

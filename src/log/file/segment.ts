@@ -1,8 +1,10 @@
 /**
  * A segment: one file of a partition's log, named by its base offset (every record in it
- * has an offset >= base and < the next segment's base). In memory it is a little metadata
- * and a sparse index (one entry per INDEX_INTERVAL bytes) from offsets to frame positions,
- * never the records themselves.
+ * has an offset >= base and < the next segment's base). The file is a header (which log,
+ * partition and base: segment-header.ts), frames, and once the segment is no longer the
+ * active one, a seal naming the next segment's base (frame.ts). In memory it is a little
+ * metadata and a sparse index (one entry per INDEX_INTERVAL bytes) from offsets to frame
+ * positions, never the records themselves.
  *
  * Readers read through one shared read handle per segment, opened before compaction may
  * replace the file (see compaction.ts), so a reader always sees the bytes its index
@@ -10,6 +12,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SEGMENT_HEADER_BYTES } from './segment-header.ts';
 
 const INDEX_INTERVAL = 64 << 10;
 const NAME = /^(\d{20})\.log$/;
@@ -26,10 +29,12 @@ export function parseSegmentFileName(name: string): bigint | null {
 export class Segment {
   readonly base: bigint;
   readonly path: string;
-  /** Bytes of whole, committed frames. */
-  size = 0;
+  /** Bytes of the header and the whole, committed frames (the seal not included). */
+  size = SEGMENT_HEADER_BYTES;
   /** Offset of the last record, or null while empty. */
   lastOffset: bigint | null = null;
+  /** The next segment's base, once this one is sealed; null while it is the active segment. */
+  sealedEnd: bigint | null = null;
   #indexDeltas: number[] = [];
   #indexPositions: number[] = [];
   #readHandle: Promise<FileHandle> | null = null;
@@ -46,6 +51,16 @@ export class Segment {
     return this.lastOffset === null ? this.base : this.lastOffset + 1n;
   }
 
+  /** Whether any frame follows the header. */
+  get hasFrames(): boolean {
+    return this.size > SEGMENT_HEADER_BYTES;
+  }
+
+  /** The offsets this segment accounts for end here: at its seal, else after its last record. */
+  get endOffset(): bigint {
+    return this.sealedEnd ?? this.nextOffset;
+  }
+
   /** Records a committed frame [pos, end) whose records span offsets first..last. */
   addFrame(pos: number, end: number, first: bigint, last: bigint): void {
     const lastIndexed = this.#indexPositions.at(-1);
@@ -59,7 +74,7 @@ export class Segment {
 
   /** A byte position at a frame boundary from which reading finds every record >= offset. */
   positionFor(offset: bigint): number {
-    if (offset <= this.base) return 0;
+    if (offset <= this.base) return SEGMENT_HEADER_BYTES;
     const delta = Number(offset - this.base);
     let lo = 0;
     let hi = this.#indexDeltas.length; // find the last entry with delta <= target
@@ -68,7 +83,7 @@ export class Segment {
       if (this.#indexDeltas[mid]! <= delta) lo = mid + 1;
       else hi = mid;
     }
-    return lo === 0 ? 0 : this.#indexPositions[lo - 1]!;
+    return lo === 0 ? SEGMENT_HEADER_BYTES : this.#indexPositions[lo - 1]!;
   }
 
   /** Takes a read reference; false if the segment is retired (look it up again). */
@@ -87,6 +102,11 @@ export class Segment {
   readHandle(): Promise<FileHandle> {
     this.#readHandle ??= open(this.path, 'r');
     return this.#readHandle;
+  }
+
+  /** Reads through `handle` (opened when the segment was scanned), wherever the file goes since. */
+  keepReadHandle(handle: FileHandle): void {
+    this.#readHandle = Promise.resolve(handle);
   }
 
   /** No new readers; the handle closes when the last one releases. */

@@ -19,19 +19,21 @@
  * and since a write starts only after the previous one is durable, a crash can tear only
  * the last frame of the log: recovery (recovery.ts) relies on that.
  *
- * The segment rolls (a new file named by the next offset) before a group that would take
- * the active segment past segmentBytes, and on request (compaction, in the queue's order).
+ * The segment rolls (a new file named by the next offset, the old one sealed: see
+ * segment-file.ts) before a group that would take the active segment past segmentBytes, and
+ * on request (compaction, in the queue's order).
  *
  * If a write or datasync fails, the bytes on disk are unknown: the writer fails every
  * queued and later append with LogUnavailable. Reopening the log recovers (cuts the tail).
  */
 import { fdatasync, writeSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { RunlogError } from '../../errors.ts';
 import type { AppendRecord, LogRecord } from '../event-log.ts';
 import { encodeFrame, frameBytes, recordBytes } from './frame.ts';
-import { Segment } from './segment.ts';
-import { syncDir } from './sync.ts';
+import type { Segment } from './segment.ts';
+import { createSegmentFile, publishSegment, sealSegment } from './segment-file.ts';
+import type { SegmentIdentity } from './segment-header.ts';
 
 const MAX_GROUP_BYTES = 16 << 20;
 
@@ -47,6 +49,7 @@ export interface WriterStats {
 /** What a writer needs from its partition. */
 export interface WriterHost {
   readonly dir: string;
+  readonly identity: SegmentIdentity;
   activeSegment(): Segment;
   addSegment(segment: Segment): void;
   committed(nextOffset: bigint): void;
@@ -156,7 +159,7 @@ export class PartitionWriter {
     );
     const frame = encodeFrame(records, frameBytes(group.reduce((sum, item) => sum + item.bytes, 0)));
     let segment = this.#host.activeSegment();
-    if (segment.size > 0 && segment.size + frame.length > this.#segmentBytes) segment = await this.#roll();
+    if (segment.hasFrames && segment.size + frame.length > this.#segmentBytes) segment = await this.#roll();
     await this.#write(frame, segment.size);
     const last = records[records.length - 1]!.offset;
     segment.addFrame(segment.size, segment.size + frame.length, records[0]!.offset, last);
@@ -186,15 +189,20 @@ export class PartitionWriter {
   }
 
   async #rollRequested(item: QueuedRoll): Promise<void> {
-    if (this.#host.activeSegment().size > 0) await this.#roll();
+    if (this.#host.activeSegment().hasFrames) await this.#roll();
     item.resolve();
   }
 
-  /** Closes the active segment and starts a new one at the next offset. */
+  /** Seals the active segment and starts a new one at the next offset (the steps: segment-file.ts). */
   async #roll(): Promise<Segment> {
-    const segment = new Segment(this.#host.dir, this.#nextOffset);
-    const handle = await open(segment.path, 'wx');
-    if (this.#fsync) await syncDir(this.#host.dir);
+    const { segment, handle } = await createSegmentFile(this.#host.dir, this.#host.identity, this.#nextOffset, this.#fsync);
+    try {
+      await sealSegment(this.#handle, this.#host.activeSegment(), this.#nextOffset, this.#fsync);
+      await publishSegment(segment, this.#fsync);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
     await this.#handle.close();
     this.#handle = handle;
     this.#host.addSegment(segment);
