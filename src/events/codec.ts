@@ -8,7 +8,9 @@
  * resolution) to the newest version of that event type, so old records stay readable.
  */
 import avsc from 'avsc';
+import { describe } from '../describe.ts';
 import { RunlogError, invalidArgument } from '../errors.ts';
+import { isPlainObject } from '../options-object.ts';
 import type { EventType, RunlogEvent } from './types.ts';
 import { loadSchemaDir, type AvroRecordSchema, type SchemaVersion } from './schemas.ts';
 import { fingerprintBytesLE } from './rabin.ts';
@@ -79,9 +81,10 @@ class AvroEventCodec implements EventCodec {
   }
 
   encode(event: RunlogEvent): Uint8Array {
-    const writer = this.#writers.get(event?.type);
-    if (!writer) throw invalidArgument(`cannot encode event of unknown type ${JSON.stringify(event?.type)}`);
-    const value = toAvroValue(event, writer);
+    if (!isPlainObject(event)) throw invalidArgument(`an event must be a plain object, got ${describe(event)}`);
+    const writer = this.#writers.get(readField(event, 'type') as EventType);
+    if (!writer) throw invalidArgument(`cannot encode event of unknown type ${describe(readField(event, 'type'))}`);
+    const value = readingFields(() => toAvroValue(event, writer));
     const end = this.#encodeInto(writer, value, this.#scratch);
     if (end < 0) {
       // Larger than the scratch buffer: encode again into a buffer of its own, returned as is.
@@ -94,6 +97,7 @@ class AvroEventCodec implements EventCodec {
   }
 
   decode(bytes: Uint8Array): RunlogEvent {
+    if (!(bytes instanceof Uint8Array)) throw invalidArgument(`decodeEvent needs a Uint8Array, got ${describe(bytes)}`);
     const reader = this.#readerFor(bytes);
     const [buf, start] = this.#asBuffer(bytes);
     const end = start + bytes.length;
@@ -157,7 +161,8 @@ class AvroEventCodec implements EventCodec {
     try {
       return writer.type.encode(value, buf, HEADER_LENGTH);
     } catch (error) {
-      throw invalidArgument(`cannot encode ${writer.version.eventType}: ${describeInvalid(writer.type, value, error)}`);
+      if (error instanceof RunlogError) throw error;
+      throw invalidArgument(`cannot encode ${writer.version.eventType}: ${readingFields(() => describeInvalid(writer.type, value, error))}`);
     }
   }
 
@@ -292,15 +297,24 @@ function describeInvalid(type: avsc.Type, value: unknown, error: unknown): strin
   const problems: string[] = [];
   type.isValid(value, {
     errorHook: (path: string[], bad: unknown, badType: avsc.Type) =>
-      problems.push(`${path.join('.') || '(record)'} = ${preview(bad)} is not a valid ${badType.typeName}`),
+      problems.push(`${path.join('.') || '(record)'} = ${describe(bad)} is not a valid ${badType.typeName}`),
   });
   return problems.length > 0 ? problems.join('; ') : (error as Error).message;
 }
 
-function preview(value: unknown): string {
-  if (value instanceof Uint8Array) return `<${value.length} bytes>`;
-  const text = typeof value === 'bigint' ? `${value}n` : JSON.stringify(value) ?? String(value);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+/** A field of a caller's event; a throwing getter is InvalidArgument. */
+function readField(event: object, name: string): unknown {
+  return readingFields(() => (event as Record<string, unknown>)[name]);
+}
+
+/** Runs `read` over a caller's event: a getter (or proxy trap) that throws is InvalidArgument, not a raw error. */
+function readingFields<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof RunlogError) throw error;
+    throw invalidArgument(`cannot encode the event: reading it threw ${describe(error)}`);
+  }
 }
 
 function corrupt(message: string, cause?: unknown): RunlogError {

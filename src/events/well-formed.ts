@@ -39,13 +39,13 @@ export function checkText(eventType: string, event: Readonly<Record<string, unkn
 }
 
 function isText(value: unknown): boolean {
-  return typeof value !== 'string' || wellFormed(value);
+  return typeof value !== 'string' || isWellFormed(value);
 }
 
 function isTextMap(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return true; // not a map: avsc reports it
   if (Object.hasOwn(value, '__proto__')) return false;
-  for (const key in value) if (!wellFormed(key) || !isText((value as Record<string, unknown>)[key])) return false;
+  for (const key in value) if (!isWellFormed(key) || !isText((value as Record<string, unknown>)[key])) return false;
   return true;
 }
 
@@ -53,7 +53,8 @@ function isTextArray(value: unknown): boolean {
   return !Array.isArray(value) || value.every(isText);
 }
 
-function wellFormed(text: string): boolean {
+/** Whether `text` has no lone UTF-16 surrogate, so UTF-8 stores it as is. */
+export function isWellFormed(text: string): boolean {
   // String.prototype.isWellFormed: Node 20+, not yet in TypeScript's ES2022 lib.
   return (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 }

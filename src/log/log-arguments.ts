@@ -2,37 +2,42 @@
  * Argument checks every EventLog backend applies before it touches anything, so that a
  * bad call is `InvalidArgument` (naming the value) and writes nothing, whatever the backend.
  */
+import { describe } from '../describe.ts';
 import { invalidArgument } from '../errors.ts';
-import { appendBytes, recordBytes, type AppendRecord, type ReadOptions, type RecordLimits, type TailOptions } from './event-log.ts';
+import { isWellFormed } from '../events/well-formed.ts';
+import { readObject } from '../options-object.ts';
+import { appendBytes, recordBytes, type AppendRecord, type EventLog, type ReadOptions, type RecordLimits, type TailOptions } from './event-log.ts';
 
-function show(value: unknown): string {
-  if (typeof value === 'bigint') return `${value}n`;
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (value instanceof Uint8Array) return `Uint8Array(${value.length})`;
+/** The log argument of a function that takes an opened EventLog (openRunQueueOnLog, replayPartition). */
+export function checkEventLog(log: unknown): EventLog {
+  let ok: boolean;
   try {
-    return String(JSON.stringify(value) ?? value);
+    const candidate = log as Partial<EventLog> | null | undefined;
+    ok = typeof candidate?.read === 'function' && typeof candidate.append === 'function' && Number.isSafeInteger(candidate.partitions) && candidate.partitions! >= 1;
   } catch {
-    return String(value);
+    ok = false;
   }
+  if (!ok) throw invalidArgument(`log must be an opened EventLog, got ${describe(log)}`);
+  return log as EventLog;
 }
 
 export function checkPartitionCount(partitions: unknown): number {
-  if (typeof partitions !== 'number' || !Number.isInteger(partitions) || partitions < 1) {
-    throw invalidArgument(`partitions must be a positive integer, got ${show(partitions)}`);
+  if (typeof partitions !== 'number' || !Number.isSafeInteger(partitions) || partitions < 1) {
+    throw invalidArgument(`partitions must be a positive integer, got ${describe(partitions)}`);
   }
   return partitions;
 }
 
 export function checkPartition(partition: unknown, partitions: number): number {
   if (typeof partition !== 'number' || !Number.isInteger(partition) || partition < 0 || partition >= partitions) {
-    throw invalidArgument(`partition must be an integer in [0, ${partitions}), got ${show(partition)}`);
+    throw invalidArgument(`partition must be an integer in [0, ${partitions}), got ${describe(partition)}`);
   }
   return partition;
 }
 
 export function checkOffset(offset: unknown): bigint {
   if (typeof offset !== 'bigint' || offset < 0n) {
-    throw invalidArgument(`offset must be a non-negative bigint, got ${show(offset)}`);
+    throw invalidArgument(`offset must be a non-negative bigint, got ${describe(offset)}`);
   }
   return offset;
 }
@@ -40,12 +45,12 @@ export function checkOffset(offset: unknown): bigint {
 /**
  * Checks a batch, its records' sizes and its own against the log's limits (`log` names
  * the log and where its limits come from, for the message); an empty batch is allowed
- * (append then writes nothing and resolves []).
+ * (append then writes nothing and resolves []). Answers the records read once, as copies:
+ * the backend appends those, never what a getter might answer next.
  */
 export function checkRecords(records: unknown, limits: RecordLimits, log: string): readonly AppendRecord[] {
-  if (!Array.isArray(records)) throw invalidArgument(`records must be an array, got ${show(records)}`);
-  records.forEach((record: unknown, i) => checkRecord(record, i));
-  const batch = records as readonly AppendRecord[];
+  if (!Array.isArray(records)) throw invalidArgument(`records must be an array, got ${describe(records)}`);
+  const batch = (records as unknown[]).map((record, i) => checkRecord(record, i));
   batch.forEach((record, i) => {
     const bytes = recordBytes(record);
     if (bytes > limits.maxRecordBytes) throw invalidArgument(`records[${i}] is ${bytes} bytes (key and value), more than the record limit of ${log}: ${limits.maxRecordBytes} bytes`);
@@ -55,30 +60,29 @@ export function checkRecords(records: unknown, limits: RecordLimits, log: string
   return batch;
 }
 
-function checkRecord(record: unknown, i: number): void {
-  if (typeof record !== 'object' || record === null) {
-    throw invalidArgument(`records[${i}] must be an object, got ${show(record)}`);
-  }
-  const { key, value } = record as { key?: unknown; value?: unknown };
-  if (typeof key !== 'string' || key.length === 0) {
-    throw invalidArgument(`records[${i}].key must be a non-empty string, got ${show(key)}`);
+/** A record read once into a copy: a plain object of a well-formed key and bytes or null. */
+function checkRecord(record: unknown, i: number): AppendRecord {
+  const { key, value } = readObject(`records[${i}]`, record, ['key', 'value']);
+  if (typeof key !== 'string' || key.length === 0 || !isWellFormed(key)) {
+    throw invalidArgument(`records[${i}].key must be a non-empty string of well-formed text, got ${describe(key)}`);
   }
   if (value !== null && !(value instanceof Uint8Array)) {
-    throw invalidArgument(`records[${i}].value must be a Uint8Array or null, got ${show(value)}`);
+    throw invalidArgument(`records[${i}].value must be a Uint8Array or null, got ${describe(value)}`);
   }
+  return { key, value };
 }
 
 export function checkReadOptions(options: ReadOptions | undefined): number {
-  const max = options?.maxRecords;
+  const max = options === undefined ? undefined : readObject('read options', options, ['maxRecords']).maxRecords;
   if (max === undefined) return Number.POSITIVE_INFINITY;
   if (typeof max !== 'number' || !Number.isInteger(max) || max < 0) {
-    throw invalidArgument(`maxRecords must be a non-negative integer, got ${show(max)}`);
+    throw invalidArgument(`maxRecords must be a non-negative integer, got ${describe(max)}`);
   }
   return max;
 }
 
 export function checkTailOptions(options: TailOptions | undefined): AbortSignal {
-  const signal: unknown = options?.signal;
-  if (!(signal instanceof AbortSignal)) throw invalidArgument(`tail needs options.signal, an AbortSignal, got ${show(signal)}`);
+  const { signal } = readObject('tail options', options, ['signal']);
+  if (!(signal instanceof AbortSignal)) throw invalidArgument(`tail needs options.signal, an AbortSignal, got ${describe(signal)}`);
   return signal;
 }

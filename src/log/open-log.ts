@@ -1,6 +1,9 @@
 /** Opens the log backend a configuration names. Kafka (and kafkajs) load only when asked for. */
+import { describe } from '../describe.ts';
 import { invalidArgument } from '../errors.ts';
 import type { WarningListener } from '../warnings.ts';
+import { readObject, rejectUnknownKeys } from '../options-object.ts';
+import { checkPartitionCount } from './log-arguments.ts';
 import type { EventLog, LogConfig } from './event-log.ts';
 import { openMemoryLog } from './memory/memory-log.ts';
 
@@ -12,9 +15,11 @@ export const DEFAULT_PARTITIONS = 8;
  * its backend's default (file: DEFAULT_FILE_PARTITIONS, Kafka: DEFAULT_KAFKA_PARTITIONS);
  * memory: DEFAULT_PARTITIONS. `onWarning` hears of repairs made on open (default: process.emitWarning).
  */
-export async function openLog(config: LogConfig, partitions?: number, onWarning?: WarningListener): Promise<EventLog> {
-  rejectUnknownOptions(config);
-  switch (config?.kind) {
+export async function openLog(given: LogConfig, partitions?: number, onWarning?: WarningListener): Promise<EventLog> {
+  const config = readConfig(given);
+  if (partitions !== undefined) checkPartitionCount(partitions);
+  if (onWarning !== undefined && typeof onWarning !== 'function') throw invalidArgument(`onWarning must be a function, got ${describe(onWarning)}`);
+  switch (config.kind) {
     case 'memory':
       return openMemoryLog({ partitions: partitions ?? DEFAULT_PARTITIONS });
     case 'file': {
@@ -26,21 +31,23 @@ export async function openLog(config: LogConfig, partitions?: number, onWarning?
       const { openKafkaLog } = await import('./kafka/kafka-log.ts');
       return openKafkaLog({ ...config, ...(partitions === undefined ? {} : { partitions }) });
     }
-    default:
-      throw invalidArgument(`log must be { kind: 'memory' }, { kind: 'file', dir } or { kind: 'kafka', brokers, topic }, got ${JSON.stringify(config)}`);
   }
 }
 
 /** The options each backend takes: a misspelt one is refused, not ignored. */
-const OPTIONS: Record<string, readonly string[]> = {
-  memory: ['kind'],
-  file: ['kind', 'dir', 'fsync'],
-  kafka: ['kind', 'brokers', 'topic', 'clientId', 'replicationFactor', 'topicConfig', 'transactionTimeoutMs', 'tailWaitMs'],
-};
+const OPTIONS = new Map<string, readonly string[]>([
+  ['memory', ['kind']],
+  ['file', ['kind', 'dir', 'fsync']],
+  ['kafka', ['kind', 'brokers', 'topic', 'clientId', 'replicationFactor', 'topicConfig', 'transactionTimeoutMs', 'tailWaitMs']],
+]);
 
-function rejectUnknownOptions(config: LogConfig): void {
-  const allowed = typeof config === 'object' && config !== null ? OPTIONS[config.kind] : undefined;
-  if (allowed === undefined) return; // not a backend at all: openLog's switch says so
-  const unknown = Object.keys(config).find((key) => !allowed.includes(key));
-  if (unknown !== undefined) throw invalidArgument(`the ${config.kind} log has no option ${JSON.stringify(unknown)}; it takes ${allowed.filter((k) => k !== 'kind').join(', ') || 'none'}`);
+const EXPECTED = `{ kind: 'memory' }, { kind: 'file', dir } or { kind: 'kafka', brokers, topic }`;
+
+/** The configuration read once into a copy: a plain object naming a backend, with only that backend's options. */
+function readConfig(given: unknown): LogConfig {
+  const config = readObject('log', given);
+  const allowed = typeof config.kind === 'string' ? OPTIONS.get(config.kind) : undefined;
+  if (allowed === undefined) throw invalidArgument(`log must be ${EXPECTED}, got ${describe(config)}`);
+  rejectUnknownKeys(`the ${config.kind as string} log`, Object.keys(config), allowed);
+  return config as LogConfig;
 }

@@ -3,6 +3,11 @@
  * toPositive(murmur2(keyBytes)) % partitions, so producers in any language agree.
  * The thread key is the UTF-8 bytes of `tenant + "\u0000" + thread`.
  */
+import { describe } from '../describe.ts';
+import { invalidArgument } from '../errors.ts';
+import { isWellFormed } from '../events/well-formed.ts';
+import { checkPartitionCount } from './log-arguments.ts';
+
 const encoder = new TextEncoder();
 
 export function threadKeyBytes(tenant: string, thread: string): Uint8Array {
@@ -10,7 +15,18 @@ export function threadKeyBytes(tenant: string, thread: string): Uint8Array {
 }
 
 export function partitionOf(tenant: string, thread: string, partitions: number): number {
+  checkKeyPart('tenant', tenant);
+  checkKeyPart('thread', thread);
+  checkPartitionCount(partitions);
   return toPositive(murmur2(threadKeyBytes(tenant, thread))) % partitions;
+}
+
+/**
+ * Any string but one with a lone UTF-16 surrogate: encoders disagree on its bytes (U+FFFD
+ * here, "?" in Java), so producers in other languages would pick another partition.
+ */
+function checkKeyPart(name: string, value: unknown): void {
+  if (typeof value !== 'string' || !isWellFormed(value)) throw invalidArgument(`${name} must be a string of well-formed text, got ${describe(value)}`);
 }
 
 /** Kafka's `Utils.toPositive`: clears the sign bit (not Math.abs). */

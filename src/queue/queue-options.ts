@@ -1,10 +1,10 @@
 /** The RunQueue's options, checked: bad values are InvalidArgument naming them. */
 import { invalidArgument } from '../errors.ts';
 import type { EventLog } from '../log/event-log.ts';
-import { WarningCounter } from '../warnings.ts';
+import { WarningCounter, type WarningListener } from '../warnings.ts';
 import type { StoreClockSources } from './store-clock.ts';
-import type { Capacity, Retention, RunQueueOptions } from './types.ts';
-import { describe, rejectUnknownKeys, requireInteger, requireObject } from './validate.ts';
+import type { Capacity, Clock, Retention } from './types.ts';
+import { describe, orDefault, requireInteger, requireObject, requireTimerMs } from './validate.ts';
 
 export const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024;
 const MAX_MAX_INPUT_BYTES = 64 * 1024 * 1024;
@@ -20,17 +20,12 @@ export const RECORD_HEADROOM_BYTES = 32 * 1024;
 
 export const DEFAULT_CLOCK_STEP_TOLERANCE_MS = 1_000;
 
-export const QUEUE_OPTION_KEYS = [
-  'log',
-  'partitions',
-  'clock',
-  'monotonicClock',
-  'clockStepToleranceMs',
-  'onWarning',
-  'capacity',
-  'maxInputBytes',
-  'retention',
-];
+/** The options a queue over an opened log takes (openRunQueueOnLog). */
+export const QUEUE_SETTING_KEYS = ['clock', 'monotonicClock', 'clockStepToleranceMs', 'onWarning', 'capacity', 'maxInputBytes', 'retention'] as const;
+/** The options of openRunQueue: the log to open, and the queue's own. */
+export const QUEUE_OPTION_KEYS = ['log', 'partitions', ...QUEUE_SETTING_KEYS] as const;
+
+type SettingsBody = Partial<Record<(typeof QUEUE_SETTING_KEYS)[number], unknown>>;
 
 export interface QueueSettings {
   clock: StoreClockSources;
@@ -42,32 +37,35 @@ export interface QueueSettings {
   warnings: WarningCounter;
 }
 
-export function checkQueueOptions(options: Omit<RunQueueOptions, 'log' | 'partitions'>): QueueSettings {
-  const maxInputBytes = options.maxInputBytes === undefined ? null : requireInteger('maxInputBytes', options.maxInputBytes, 1, MAX_MAX_INPUT_BYTES);
-  const warnings = new WarningCounter(optionalFunction('onWarning', options.onWarning));
+/** Reads the options once (a plain object of QUEUE_SETTING_KEYS) and checks every value. */
+export function checkQueueOptions(options: unknown): QueueSettings {
+  const body = requireObject('options', options, QUEUE_SETTING_KEYS);
+  const maxInputBytes = body.maxInputBytes === undefined ? null : requireInteger('maxInputBytes', body.maxInputBytes, 1, MAX_MAX_INPUT_BYTES);
+  const warnings = new WarningCounter(optionalFunction<WarningListener>('onWarning', body.onWarning));
   return {
-    clock: clockOptions(options),
-    capacity: capacityOption(options.capacity),
+    clock: clockOptions(body),
+    capacity: capacityOption(body.capacity),
     maxInputBytes,
-    retention: retentionOption(options.retention),
+    retention: retentionOption(body.retention),
     warnings,
   };
 }
 
 /** A lone `clock` (a test's fake wall clock) is the monotonic source too: it never steps against itself. */
-function clockOptions(options: Omit<RunQueueOptions, 'log' | 'partitions'>): StoreClockSources {
-  const wall = optionalFunction('clock', options.clock);
-  const monotonic = optionalFunction('monotonicClock', options.monotonicClock);
+function clockOptions(body: SettingsBody): StoreClockSources {
+  const wall = optionalFunction<Clock>('clock', body.clock);
+  const monotonic = optionalFunction<Clock>('monotonicClock', body.monotonicClock);
   return {
     wall: wall ?? Date.now,
     monotonic: monotonic ?? wall ?? (() => performance.now()),
-    stepToleranceMs: requireInteger('clockStepToleranceMs', options.clockStepToleranceMs ?? DEFAULT_CLOCK_STEP_TOLERANCE_MS, 10, 86_400_000),
+    stepToleranceMs: requireInteger('clockStepToleranceMs', orDefault(body.clockStepToleranceMs, DEFAULT_CLOCK_STEP_TOLERANCE_MS), 10, 86_400_000),
   };
 }
 
-function optionalFunction<T>(name: string, value: T | undefined): T | undefined {
+/** Undefined (left out), or a function; null is no way to ask for the default. */
+function optionalFunction<T>(name: string, value: unknown): T | undefined {
   if (value !== undefined && typeof value !== 'function') throw invalidArgument(`${name} must be a function, got ${describe(value)}`);
-  return value;
+  return value as T | undefined;
 }
 
 /**
@@ -87,23 +85,21 @@ export function inputLimit(asked: number | null, log: Pick<EventLog, 'kind' | 'm
   return asked;
 }
 
-function retentionOption(retention: Retention | undefined): Required<Retention> | null {
+function retentionOption(retention: unknown): Required<Retention> | null {
   if (retention === undefined) return null;
-  const body = requireObject('retention', retention);
-  rejectUnknownKeys('retention', body, ['ticketLifetimeMs', 'everyMs', 'limit']);
+  const body = requireObject('retention', retention, ['ticketLifetimeMs', 'everyMs', 'limit']);
   return {
-    ticketLifetimeMs: requireInteger('retention.ticketLifetimeMs', retention.ticketLifetimeMs, 0),
-    everyMs: requireInteger('retention.everyMs', retention.everyMs ?? 60_000, 1),
-    limit: requireInteger('retention.limit', retention.limit ?? 10_000, 1),
+    ticketLifetimeMs: requireInteger('retention.ticketLifetimeMs', body.ticketLifetimeMs, 0),
+    everyMs: requireTimerMs('retention.everyMs', orDefault(body.everyMs, 60_000), 1),
+    limit: requireInteger('retention.limit', orDefault(body.limit, 10_000), 1),
   };
 }
 
-function capacityOption(capacity: Capacity | undefined): Capacity {
+function capacityOption(capacity: unknown): Capacity {
   if (capacity === undefined) return {};
-  const body = requireObject('capacity', capacity);
-  rejectUnknownKeys('capacity', body, ['perTenant', 'total']);
+  const body = requireObject('capacity', capacity, ['perTenant', 'total']);
   const result: Capacity = {};
-  if (capacity.perTenant !== undefined) result.perTenant = requireInteger('capacity.perTenant', capacity.perTenant, 1);
-  if (capacity.total !== undefined) result.total = requireInteger('capacity.total', capacity.total, 1);
+  if (body.perTenant !== undefined) result.perTenant = requireInteger('capacity.perTenant', body.perTenant, 1);
+  if (body.total !== undefined) result.total = requireInteger('capacity.total', body.total, 1);
   return result;
 }

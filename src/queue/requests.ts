@@ -4,14 +4,13 @@ import type { Outcome } from '../events/types.ts';
 import type { SubmissionFields, YieldFields } from './decide.ts';
 import type { CloseRequest, Lease, SubmitRequest, TakeRequest, YieldRequest } from './types.ts';
 import {
-  describe,
   optionalInteger,
   optionalName,
   optionalText,
-  rejectUnknownKeys,
   requireBytes,
   requireInteger,
   requireName,
+  requireNames,
   requireObject,
   requireOneOf,
   requireStringMap,
@@ -25,11 +24,10 @@ const MAX_ERROR_LENGTH = 64 * 1024;
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
 
-const SUBMIT_KEYS = ['tenant', 'thread', 'agent', 'input', 'key', 'strategy', 'priority', 'notBefore', 'deadline', 'maxAttempts', 'metadata'];
+const SUBMIT_KEYS = ['tenant', 'thread', 'agent', 'input', 'key', 'strategy', 'priority', 'notBefore', 'deadline', 'maxAttempts', 'metadata'] as const;
 
 export function submissionFields(request: SubmitRequest, maxInputBytes: number): SubmissionFields {
-  const body = requireObject('submit request', request);
-  rejectUnknownKeys('submit request', body, SUBMIT_KEYS);
+  const body = requireObject('submit request', request, SUBMIT_KEYS);
   return {
     tenant: requireName('tenant', body.tenant),
     thread: requireName('thread', body.thread),
@@ -46,23 +44,17 @@ export function submissionFields(request: SubmitRequest, maxInputBytes: number):
 }
 
 export function takeRequest(request: TakeRequest): TakeRequest {
-  const body = requireObject('take request', request);
-  rejectUnknownKeys('take request', body, ['agents', 'holder', 'ttlMs']);
-  if (!Array.isArray(body.agents) || body.agents.length === 0) {
-    throw invalidArgument(`agents must be a non-empty array of agent names, got ${describe(body.agents)}`);
-  }
-  const agents = body.agents.map((agent, i) => requireName(`agents[${i}]`, agent));
-  return { agents, ...leaseTerms(body) };
+  const body = requireObject('take request', request, ['agents', 'holder', 'ttlMs']);
+  return { agents: requireNames('agents', body.agents), ...leaseTerms(body) };
 }
 
 /** The request of takeEntry: a take of one named entry, so without agents. */
 export function takeEntryRequest(request: Omit<TakeRequest, 'agents'>): Omit<TakeRequest, 'agents'> {
-  const body = requireObject('take request', request);
-  rejectUnknownKeys('take request', body, ['holder', 'ttlMs']);
+  const body = requireObject('take request', request, ['holder', 'ttlMs']);
   return leaseTerms(body);
 }
 
-function leaseTerms(body: Record<string, unknown>): Omit<TakeRequest, 'agents'> {
+function leaseTerms(body: { holder?: unknown; ttlMs?: unknown }): Omit<TakeRequest, 'agents'> {
   return { holder: requireName('holder', body.holder), ttlMs: ttl(body.ttlMs) };
 }
 
@@ -84,21 +76,19 @@ export function leaseArgument(lease: Lease): Lease {
 }
 
 export function yieldFields(request: YieldRequest): YieldFields {
-  const body = requireObject('yield request', request);
+  const body = requireObject('yield request', request, ['kind', 'error', 'delayMs']);
   const kind = requireOneOf('yield kind', body.kind, ['defer', 'retry'] as const);
   if (kind === 'defer') {
-    rejectUnknownKeys('yield request', body, ['kind']);
+    if (body.error !== undefined || body.delayMs !== undefined) throw invalidArgument('a defer takes no error or delayMs (only a retry does)');
     return { kind, error: null, delayMs: null };
   }
-  rejectUnknownKeys('yield request', body, ['kind', 'error', 'delayMs']);
   const error = optionalText('error', body.error, MAX_ERROR_LENGTH);
   if (error === null) throw invalidArgument('a retry must say its error: error must be a string');
   return { kind, error, delayMs: optionalInteger('delayMs', body.delayMs, 0, MAX_TTL_MS) };
 }
 
 export function closeFields(request: CloseRequest, maxResultBytes: number): { outcome: Outcome; result: Uint8Array | null; error: string | null } {
-  const body = requireObject('close request', request);
-  rejectUnknownKeys('close request', body, ['status', 'result', 'error']);
+  const body = requireObject('close request', request, ['status', 'result', 'error']);
   return {
     outcome: requireOneOf('status', body.status, ['succeeded', 'failed', 'cancelled'] as const),
     result: body.result === undefined || body.result === null ? null : requireBytes('result', body.result, maxResultBytes),

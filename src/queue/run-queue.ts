@@ -10,11 +10,12 @@
  * partition stops serving and is rebuilt from the log; commands meanwhile wait for the
  * rebuild (partition-slot.ts).
  */
-import { RunlogError } from '../errors.ts';
+import { RunlogError, invalidArgument } from '../errors.ts';
 import { encodeEvent } from '../events/codec.ts';
 import { attemptKey, recordKeyOf, stateKey, submissionKey } from '../events/keys.ts';
 import type { RunlogEvent } from '../events/types.ts';
-import type { AppendRecord, EventLog } from '../log/event-log.ts';
+import type { AppendRecord, EventLog, LogConfig } from '../log/event-log.ts';
+import { checkEventLog } from '../log/log-arguments.ts';
 import { openLog } from '../log/open-log.ts';
 export { DEFAULT_PARTITIONS } from '../log/open-log.ts';
 import { partitionOf } from '../log/partitioner.ts';
@@ -27,7 +28,7 @@ import { ClosedWaiters } from './closed-waiters.ts';
 import * as decide from './decide.ts';
 import { parseEntryId } from './entry-id.ts';
 import { closeFields, leaseArgument, submissionFields, takeEntryRequest, takeRequest, ttl, yieldFields } from './requests.ts';
-import { requireInteger, requireName, optionalText, rejectUnknownKeys, requireObject } from './validate.ts';
+import { describe, optionalOptions, orDefault, optionalText, requireInteger, requireName, requireNames, requireObject, requireTimerMs } from './validate.ts';
 import type {
   Attempt,
   AwaitOptions,
@@ -53,14 +54,13 @@ import { StoreClock } from './store-clock.ts';
 export { DEFAULT_MAX_INPUT_BYTES } from './queue-options.ts';
 
 export async function openRunQueue(options: RunQueueOptions): Promise<RunQueue> {
-  const body = requireObject('options', options);
-  rejectUnknownKeys('options', body, QUEUE_OPTION_KEYS);
+  const { log: config, partitions, ...settings } = requireObject('options', options, QUEUE_OPTION_KEYS);
   // Omitted: the log's own default (a file log keeps the count it was created with).
-  const partitions = options.partitions === undefined ? undefined : requireInteger('partitions', options.partitions, 1, 10_000);
-  const settings = checkQueueOptions(options);
-  const log = await openLog(options.log, partitions, settings.warnings.report);
+  const count = partitions === undefined ? undefined : requireInteger('partitions', partitions, 1, 10_000);
+  const checked = checkQueueOptions(settings);
+  const log = await openLog(config as LogConfig, count, checked.warnings.report);
   try {
-    return await queueOnLog(log, settings);
+    return await queueOnLog(log, checked);
   } catch (error) {
     await log.close();
     throw error;
@@ -73,7 +73,7 @@ export async function openRunQueue(options: RunQueueOptions): Promise<RunQueue> 
  * warnings (a torn tail cut on open) went where the caller's log options sent them.
  */
 export async function openRunQueueOnLog(log: EventLog, options: Omit<RunQueueOptions, 'log' | 'partitions'> = {}): Promise<RunQueue> {
-  return queueOnLog(log, checkQueueOptions(options));
+  return queueOnLog(checkEventLog(log), checkQueueOptions(options));
 }
 
 async function queueOnLog(log: EventLog, settings: QueueSettings): Promise<RunQueue> {
@@ -269,8 +269,11 @@ export class RunQueue implements RunQueueApi {
 
   /** One retention sweep: expire overdue entries, then prune up to `limit` closed entries past their lifetime. */
   async sweep(retention: Pick<Retention, 'ticketLifetimeMs' | 'limit'>): Promise<{ expired: number; pruned: number }> {
+    const body = requireObject('sweep options', retention, ['ticketLifetimeMs', 'limit']);
+    const ticketLifetimeMs = requireInteger('ticketLifetimeMs', body.ticketLifetimeMs, 0);
+    const limit = requireInteger('limit', orDefault(body.limit, 10_000), 0);
     const expired = await this.expireOverdue();
-    const pruned = await this.prune(retention.ticketLifetimeMs, retention.limit ?? 10_000);
+    const pruned = await this.prune(ticketLifetimeMs, limit);
     return { expired, pruned };
   }
 
@@ -286,15 +289,16 @@ export class RunQueue implements RunQueueApi {
   /** The closed entry, once its close is durable; null when timeoutMs passes first; rejects when signal aborts. */
   async awaitClosed(tenant: string, entryId: string, options: AwaitOptions = {}): Promise<Entry | null> {
     this.requireRunning();
-    const timeoutMs = options.timeoutMs === undefined ? undefined : requireInteger('timeoutMs', options.timeoutMs, 0);
+    const { signal, timeoutMs } = awaitOptions(options);
     const slot = this.slotOfEntry(tenant, entryId);
     const entry = slot.view.entries.get(entryId);
     // Open now: wait in this same turn, so its close (folded later) wakes the waiter once durable.
-    if (entry !== undefined && entry.tenant === tenant && !entry.closed) return this.waiters.wait(entryId, options.signal, timeoutMs);
+    if (entry !== undefined && entry.tenant === tenant && !entry.closed) return this.waiters.wait(entryId, signal, timeoutMs);
     return this.entry(tenant, entryId);
   }
 
   nextDueAt(agents: readonly string[]): number | null {
+    requireNames('agents', agents);
     let earliest: number | null = null;
     for (const slot of this.slots) {
       const at = slot.view.nextDueAt(agents);
@@ -304,6 +308,7 @@ export class RunQueue implements RunQueueApi {
   }
 
   onWork(listener: () => void): () => void {
+    if (typeof listener !== 'function') throw invalidArgument(`onWork needs a listener function, got ${describe(listener)}`);
     this.workListeners.add(listener);
     return () => this.workListeners.delete(listener);
   }
@@ -428,8 +433,10 @@ export class RunQueue implements RunQueueApi {
   /** The partition of `tenant`'s entry `entryId` (the tenant is checked here; isolation is the decider's). */
   private slotOfEntry(tenant: string, entryId: string): PartitionSlot {
     requireName('tenant', tenant);
+    // Any string is looked up (one that is no ticket id was never issued); anything else is a bad argument.
+    if (typeof entryId !== 'string') throw invalidArgument(`entryId must be a string, got ${describe(entryId)}`);
     const parsed = parseEntryId(entryId, this.slots.length);
-    if (parsed === null) throw new RunlogError('TicketNotFound', `ticket ${JSON.stringify(entryId)} was never issued`);
+    if (parsed === null) throw new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);
     return this.slots[parsed.partition]!;
   }
 
@@ -444,6 +451,13 @@ export class RunQueue implements RunQueueApi {
   private requireRunning(): void {
     if (this.stopped) throw new RunlogError('Stopped', 'the run queue was stopped');
   }
+}
+
+/** awaitClosed's options: a plain object of an AbortSignal and a timer's timeout, nothing else. */
+function awaitOptions(options: unknown): { signal: AbortSignal | undefined; timeoutMs: number | undefined } {
+  const body = optionalOptions('awaitClosed options', options, ['signal', 'timeoutMs']);
+  if (body.signal !== undefined && !(body.signal instanceof AbortSignal)) throw invalidArgument(`signal must be an AbortSignal, got ${describe(body.signal)}`);
+  return { signal: body.signal, timeoutMs: body.timeoutMs === undefined ? undefined : requireTimerMs('timeoutMs', body.timeoutMs, 0) };
 }
 
 /** What take answers for an entry it has just leased. */

@@ -2,10 +2,11 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { invalidArgument } from '../errors.ts';
-import { describe, rejectUnknownKeys, requireInteger, requireName, requireObject } from '../queue/validate.ts';
+import { describe, MAX_TIMER_MS, orDefault, requireInteger, requireName, requireObject, requireTimerMs } from '../queue/validate.ts';
 import { defaultBackoff } from './backoff.ts';
+import { stderrLogger } from './report.ts';
 import { realTimers } from './timers.ts';
-import type { Timers, WorkerEvent, WorkerOptions } from './types.ts';
+import type { Timers, WorkerEvent, WorkerLogRecord } from './types.ts';
 
 export const DEFAULT_CONCURRENCY = 4;
 export const DEFAULT_LEASE_MS = 2 * 60 * 1000;
@@ -24,25 +25,28 @@ export interface ResolvedOptions {
   periodicTenant: string;
   timers: Timers;
   onEvent: (event: WorkerEvent) => void;
+  logger: (record: WorkerLogRecord) => void;
 }
 
-const OPTION_KEYS = ['concurrency', 'leaseMs', 'pollMs', 'maxAttempts', 'backoff', 'holder', 'graceMs', 'periodicTenant', 'timers', 'onEvent'];
+const OPTION_KEYS = ['concurrency', 'leaseMs', 'pollMs', 'maxAttempts', 'backoff', 'holder', 'graceMs', 'periodicTenant', 'timers', 'onEvent', 'logger'] as const;
 const DAY_MS = 24 * 3600 * 1000;
 
-export function resolveOptions(options: WorkerOptions = {}): ResolvedOptions {
-  const body = requireObject('worker options', options);
-  rejectUnknownKeys('worker options', body, OPTION_KEYS);
+/** Reads the options once and checks every value; timer durations stay within what a Node timer can wait (MAX_TIMER_MS). */
+export function resolveOptions(options: unknown = {}): ResolvedOptions {
+  const body = requireObject('worker options', options, OPTION_KEYS);
   return {
-    concurrency: requireInteger('concurrency', options.concurrency ?? DEFAULT_CONCURRENCY, 1, 10_000),
-    leaseMs: requireInteger('leaseMs', options.leaseMs ?? DEFAULT_LEASE_MS, 2, 365 * DAY_MS),
-    pollMs: requireInteger('pollMs', options.pollMs ?? DEFAULT_POLL_MS, 1, DAY_MS),
-    maxAttempts: options.maxAttempts === undefined ? null : requireInteger('maxAttempts', options.maxAttempts, 1, 2 ** 31 - 1),
-    backoff: requireFunction('backoff', options.backoff ?? defaultBackoff),
-    holder: options.holder === undefined ? defaultHolder() : requireName('holder', options.holder),
-    graceMs: requireInteger('graceMs', options.graceMs ?? DEFAULT_GRACE_MS, 0, DAY_MS),
-    periodicTenant: requireName('periodicTenant', options.periodicTenant ?? DEFAULT_PERIODIC_TENANT),
-    timers: requireTimers(options.timers ?? realTimers),
-    onEvent: guarded(requireFunction('onEvent', options.onEvent ?? (() => {}))),
+    concurrency: requireInteger('concurrency', orDefault(body.concurrency, DEFAULT_CONCURRENCY), 1, 10_000),
+    // Renewed every half lease by a timer.
+    leaseMs: requireInteger('leaseMs', orDefault(body.leaseMs, DEFAULT_LEASE_MS), 2, MAX_TIMER_MS),
+    pollMs: requireInteger('pollMs', orDefault(body.pollMs, DEFAULT_POLL_MS), 1, DAY_MS),
+    maxAttempts: body.maxAttempts === undefined ? null : requireInteger('maxAttempts', body.maxAttempts, 1, 2 ** 31 - 1),
+    backoff: requireFunction('backoff', orDefault(body.backoff, defaultBackoff)),
+    holder: body.holder === undefined ? defaultHolder() : requireName('holder', body.holder),
+    graceMs: requireTimerMs('graceMs', orDefault(body.graceMs, DEFAULT_GRACE_MS), 0),
+    periodicTenant: requireName('periodicTenant', orDefault(body.periodicTenant, DEFAULT_PERIODIC_TENANT)),
+    timers: requireTimers(orDefault(body.timers, realTimers)),
+    onEvent: guarded(requireFunction('onEvent', orDefault(body.onEvent, () => {}))),
+    logger: requireFunction('logger', orDefault(body.logger, stderrLogger)),
   };
 }
 
@@ -51,17 +55,21 @@ export function defaultHolder(): string {
   return `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
 }
 
-export function requireFunction<F>(name: string, value: F): F {
+export function requireFunction<F = (...args: never[]) => unknown>(name: string, value: unknown): F {
   if (typeof value !== 'function') throw invalidArgument(`${name} must be a function, got ${describe(value)}`);
-  return value;
+  return value as F;
 }
 
-function requireTimers(value: Timers): Timers {
-  const body = requireObject('timers', value);
-  if (typeof body.setTimeout !== 'function' || typeof body.clearTimeout !== 'function') {
-    throw invalidArgument('timers must have setTimeout(callback, ms) and clearTimeout(handle) functions');
+/** An object with setTimeout and clearTimeout functions (a class instance of fake timers is fine); kept as given, so its methods keep their `this`. */
+function requireTimers(value: unknown): Timers {
+  let ok: boolean;
+  try {
+    ok = typeof value === 'object' && value !== null && typeof (value as Timers).setTimeout === 'function' && typeof (value as Timers).clearTimeout === 'function';
+  } catch {
+    ok = false;
   }
-  return value;
+  if (!ok) throw invalidArgument(`timers must have setTimeout(callback, ms) and clearTimeout(handle) functions, got ${describe(value)}`);
+  return value as Timers;
 }
 
 /** A listener that throws must not break a run. */

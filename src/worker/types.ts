@@ -44,6 +44,26 @@ export type WorkerEvent =
   | { type: 'enqueued'; entryId: string; agent: string }
   | { type: 'error'; error: unknown; context: string };
 
+/** What the `logger` option is told about (report.ts): the runs and trouble a person should see. */
+export type WorkerLogKind = 'attempt-failed' | 'parked' | 'abandoned' | 'lease-lost' | 'worker-error';
+
+/** One record for the `logger` option; at most 10 per kind a minute (store clock), the rest counted in `suppressed`. */
+export interface WorkerLogRecord {
+  level: 'warn' | 'error';
+  kind: WorkerLogKind;
+  /** The worker's holder name. */
+  holder: string;
+  /** One line for a person. */
+  message: string;
+  entryId?: string;
+  agent?: string;
+  attempt?: number;
+  /** The recorded error text (a failed attempt or parking) or the worker error, described. */
+  error?: string | null;
+  /** Records of this kind dropped by the rate limit before this one (or, at stop, not yet told). */
+  suppressed?: number;
+}
+
 /** Fake time goes through this; the default is the global timers. */
 export interface Timers {
   setTimeout(callback: () => void, ms: number): unknown;
@@ -68,7 +88,13 @@ export interface WorkerOptions {
   /** The tenant periodic entries are submitted under (default 'runlog'). */
   periodicTenant?: string;
   timers?: Timers;
+  /** Every event, for logs and tests (default: none). */
   onEvent?: (event: WorkerEvent) => void;
+  /**
+   * Told about failed attempts, parked, abandoned and lost runs and the worker's own
+   * errors, rate-limited per kind (default: one line each on stderr). `() => {}` silences it.
+   */
+  logger?: (record: WorkerLogRecord) => void;
 }
 
 export interface WorkerMetricsSnapshot {

@@ -6,7 +6,7 @@
 import { setMaxListeners } from 'node:events';
 import { RunlogError, invalidArgument } from '../errors.ts';
 import type { Entry, RunQueueApi } from '../queue/types.ts';
-import { describe, requireInteger, requireName } from '../queue/validate.ts';
+import { describe, optionalOptions, requireName, requireTimerMs } from '../queue/validate.ts';
 import { ensureFresh } from './ensure-fresh.ts';
 import { requireFunction, resolveOptions, type ResolvedOptions } from './options.ts';
 import { Periodic } from './periodic.ts';
@@ -15,6 +15,7 @@ import type { RunContext } from './run-entry.ts';
 import { Pool } from './run-loop.ts';
 import type { Handler, WorkerMetricsSnapshot, WorkerOptions } from './types.ts';
 import { Waker } from './waker.ts';
+import { WorkerReporter } from './report.ts';
 import { WorkerMetrics } from './worker-metrics.ts';
 
 const NEVER = new AbortController().signal;
@@ -22,6 +23,7 @@ const NEVER = new AbortController().signal;
 export class Worker {
   readonly holder: string;
   private readonly options: ResolvedOptions;
+  private readonly reporter: WorkerReporter;
   private readonly handlers = new Map<string, Handler>();
   private readonly everyMs = new Map<string, number>();
   private readonly counters = new WorkerMetrics();
@@ -39,9 +41,15 @@ export class Worker {
     private readonly queue: RunQueueApi,
     options: WorkerOptions = {},
   ) {
-    if (typeof queue?.take !== 'function') throw invalidArgument(`queue must be a RunQueue, got ${describe(queue)}`);
-    this.options = resolveOptions(options);
-    this.holder = this.options.holder;
+    if (!isQueue(queue)) throw invalidArgument(`queue must be a RunQueue, got ${describe(queue)}`);
+    const resolved = resolveOptions(options);
+    this.holder = resolved.holder;
+    this.reporter = new WorkerReporter(this.holder, resolved.logger, () => queue.now());
+    // Every event goes to onEvent, and what a person must see also to the logger.
+    this.options = { ...resolved, onEvent: (event) => {
+      resolved.onEvent(event);
+      this.reporter.event(event);
+    } };
     this.waker = new Waker(this.options.timers);
     this.ctx = {
       queue,
@@ -57,14 +65,14 @@ export class Worker {
   handle(agent: string, handler: Handler): void {
     requireName('agent', agent);
     requireFunction('handler', handler);
-    if (this.running) throw invalidArgument(`register handlers before run: agent ${JSON.stringify(agent)} came too late`);
-    if (this.handlers.has(agent)) throw invalidArgument(`agent ${JSON.stringify(agent)} already has a handler`);
+    if (this.running) throw invalidArgument(`register handlers before run: agent ${describe(agent)} came too late`);
+    if (this.handlers.has(agent)) throw invalidArgument(`agent ${describe(agent)} already has a handler`);
     this.handlers.set(agent, handler);
   }
 
   /** Registers periodic work: its entries run every everyMs on a timer, not as soon as due. */
   handleEvery(agent: string, everyMs: number, handler: Handler): void {
-    requireInteger('everyMs', everyMs, 1, 365 * 24 * 3600 * 1000);
+    requireTimerMs('everyMs', everyMs, 1);
     this.handle(agent, handler);
     this.everyMs.set(agent, everyMs);
   }
@@ -97,6 +105,7 @@ export class Worker {
       this.pool = null;
       this.running = false;
       this.stopping = NEVER;
+      this.reporter.flush();
       this.checkIdle();
     }
   }
@@ -112,7 +121,8 @@ export class Worker {
     requireName('tenant', tenant);
     requireName('thread', thread);
     this.requireHandler(agent);
-    return this.track(() => ensureFresh(this.ctx, this.holder, tenant, thread, agent, options.signal));
+    const signal = optionalSignal('signal', optionalOptions('ensureFresh options', options, ['signal']).signal);
+    return this.track(() => ensureFresh(this.ctx, this.holder, tenant, thread, agent, signal));
   }
 
   /**
@@ -120,8 +130,9 @@ export class Worker {
    * (parked entries and periodic entries waiting for their timer do not count). For tests;
    * needs run() running when pool agents exist, as nothing else takes their entries.
    */
-  waitIdle(signal?: AbortSignal): Promise<void> {
+  waitIdle(given?: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
+      const signal = optionalSignal('waitIdle signal', given);
       const check = (): void => {
         if (signal?.aborted) finish(signal.reason);
         else if (this.isIdle()) finish();
@@ -188,6 +199,19 @@ export class Worker {
 
   private requireHandler(agent: string): void {
     requireName('agent', agent);
-    if (!this.handlers.has(agent)) throw new RunlogError('InvalidArgument', `agent ${JSON.stringify(agent)} has no handler`);
+    if (!this.handlers.has(agent)) throw new RunlogError('InvalidArgument', `agent ${describe(agent)} has no handler`);
   }
+}
+
+function isQueue(queue: unknown): queue is RunQueueApi {
+  try {
+    return typeof (queue as RunQueueApi | undefined)?.take === 'function';
+  } catch {
+    return false;
+  }
+}
+
+function optionalSignal(name: string, value: unknown): AbortSignal | undefined {
+  if (value !== undefined && !(value instanceof AbortSignal)) throw invalidArgument(`${name} must be an AbortSignal, got ${describe(value)}`);
+  return value;
 }

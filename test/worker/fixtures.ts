@@ -130,7 +130,8 @@ export async function workerOn(
     worker(workerOptions = {}) {
       const time = new FakeTime(clock);
       const events = new EventRecorder();
-      const worker = new Worker(fixture.queue, { timers: time.timers, onEvent: events.listener, ...workerOptions });
+      // The suites check events; the default logger's stderr lines would only be noise here (report.test.ts tests it).
+      const worker = new Worker(fixture.queue, { timers: time.timers, onEvent: events.listener, logger: () => {}, ...workerOptions });
       return {
         worker,
         time,

@@ -359,7 +359,7 @@ export function workerSemantics(name: string, openLog: OpenWorkerLog): void {
       const expectations: [string, RegExp][] = [
         ['string', /non-Error value: "just a string"/],
         ['huge', /result could not be recorded.*4096 bytes, more than the limit of 1024/],
-        ['object', /returned \{"not":"bytes"\}; a result must be a Uint8Array, a string or undefined/],
+        ['object', /returned \{ not: 'bytes' \}; a result must be a Uint8Array, a string or undefined/],
       ];
       for (const [what, message] of expectations) {
         const ticket = await fx.queue.submit(submitOf('acme', what, { input: what }));

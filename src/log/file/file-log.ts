@@ -11,7 +11,9 @@
  * (read-only-log.ts), also while a writer holds the log.
  */
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { describe } from '../../describe.ts';
 import { RunlogError, invalidArgument } from '../../errors.ts';
+import { isWellFormed } from '../../events/well-formed.ts';
 import { emitProcessWarning, type RunlogWarning, type WarningListener } from '../../warnings.ts';
 import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
 import {
@@ -91,13 +93,15 @@ interface Settings {
 
 function checkOptions(options: FileLogOptions): Settings {
   const { dir, fsync = true, segmentBytes = DEFAULT_SEGMENT_BYTES, readOnly = false, onWarning = emitProcessWarning } = options;
-  if (typeof dir !== 'string' || dir.length === 0) throw invalidArgument(`dir must be a non-empty path, got ${String(dir)}`);
-  if (dir.includes('\u0000')) throw invalidArgument(`dir must not contain NUL characters, got ${JSON.stringify(dir)}`);
-  if (typeof fsync !== 'boolean') throw invalidArgument(`fsync must be a boolean, got ${String(fsync)}`);
-  if (typeof readOnly !== 'boolean') throw invalidArgument(`readOnly must be a boolean, got ${String(readOnly)}`);
-  if (typeof onWarning !== 'function') throw invalidArgument(`onWarning must be a function, got ${typeof onWarning}`);
+  if (typeof dir !== 'string' || dir.length === 0) throw invalidArgument(`dir must be a non-empty path, got ${describe(dir)}`);
+  if (dir.includes('\u0000')) throw invalidArgument(`dir must not contain NUL characters, got ${describe(dir)}`);
+  // A lone surrogate would name another directory (its UTF-8 is U+FFFD).
+  if (!isWellFormed(dir)) throw invalidArgument(`dir holds a lone UTF-16 surrogate, got ${describe(dir)}`);
+  if (typeof fsync !== 'boolean') throw invalidArgument(`fsync must be a boolean, got ${describe(fsync)}`);
+  if (typeof readOnly !== 'boolean') throw invalidArgument(`readOnly must be a boolean, got ${describe(readOnly)}`);
+  if (typeof onWarning !== 'function') throw invalidArgument(`onWarning must be a function, got ${describe(onWarning)}`);
   if (!Number.isInteger(segmentBytes) || segmentBytes < 1) {
-    throw invalidArgument(`segmentBytes must be a positive integer, got ${String(segmentBytes)}`);
+    throw invalidArgument(`segmentBytes must be a positive integer, got ${describe(segmentBytes)}`);
   }
   const partitions = options.partitions === undefined ? undefined : checkPartitionCount(options.partitions);
   return { dir, fsync, segmentBytes, partitions, readOnly, onWarning };
@@ -285,8 +289,9 @@ class FileLogImpl implements FileLog {
 
   async append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]> {
     const part = this.#partition(partition);
-    if (checkRecords(records, this, `the file log in ${this.#dir}`).length === 0) return [];
-    return part.writer.append(records);
+    const checked = checkRecords(records, this, `the file log in ${this.#dir}`);
+    if (checked.length === 0) return [];
+    return part.writer.append(checked);
   }
 
   read(partition: number, fromOffset: bigint, options?: ReadOptions): AsyncIterable<LogRecord> {

@@ -1,0 +1,363 @@
+/**
+ * Every public entry point against malformed arguments, as one table: each row is a call,
+ * the code it must be refused with (InvalidArgument unless said) and what its message must
+ * name (the argument and the bad value as described). After the table: nothing was
+ * written (end offsets and files unchanged), no timer was left behind, and no exception
+ * escaped (an uncaught one would kill a caller's process).
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import {
+  decodeEvent,
+  encodeEvent,
+  isRunlogError,
+  openLog,
+  openRunQueue,
+  openRunQueueOnLog,
+  partitionOf,
+  replayPartition,
+  Worker,
+  type ErrorCode,
+  type EventLog,
+  type Lease,
+  type RunQueue,
+} from '../../src/index.ts';
+import { FakeClock } from '../contract/fixtures.ts';
+
+interface Row {
+  label: string;
+  call: () => unknown;
+  /** Each must appear in the message (the argument's name, the bad value described). */
+  mentions: readonly string[];
+  code?: ErrorCode;
+}
+
+class Foo {
+  x = 1;
+}
+
+const TIMER_OVERFLOW = 2 ** 31;
+
+/** A plain object whose `key` getter throws. */
+function throwingGetter(key: string): object {
+  return Object.defineProperty({}, key, { enumerable: true, get: () => { throw new Error('getter boom'); } });
+}
+
+/** A proxy whose every trap throws. */
+function hostileProxy(): object {
+  const fail = (): never => {
+    throw new Error('trap boom');
+  };
+  return new Proxy({}, { get: fail, getPrototypeOf: fail, ownKeys: fail, getOwnPropertyDescriptor: fail, has: fail });
+}
+
+/** Values that are no integer (or out of every range given here), with how the message must show them. */
+const NOT_INTEGERS: [unknown, string][] = [
+  [Number.NaN, 'NaN'],
+  [Number.POSITIVE_INFINITY, 'Infinity'],
+  [Number.NEGATIVE_INFINITY, '-Infinity'],
+  [1.5, '1.5'],
+  ['5', '"5"'],
+  [5n, '5n'],
+  [-1, '-1'],
+];
+
+const NOT_NAMES: [unknown, string][] = [
+  [42, '42'],
+  ['', '""'],
+  ['a\u0000b', '"a\\u0000b"'],
+  ['lone \ud800 surrogate', '"lone \\ud800 surrogate"'],
+  [Symbol('s'), 'Symbol(s)'],
+  [{}, '{}'],
+  [null, 'null'],
+];
+
+/** Objects an options or request argument must not be, each with what the message must name. */
+function notPlainObjects(goodKey: string): [unknown, string][] {
+  return [
+    [null, 'null'],
+    [[], '[]'],
+    [new Map([[goodKey, 1]]), 'Map(1)'],
+    [new Date(0), 'Date(1970-01-01T00:00:00.000Z)'],
+    [new Foo(), 'Foo { x: 1 }'],
+    [42, '42'],
+    [hostileProxy(), 'Proxy'],
+    [throwingGetter(goodKey), `.${goodKey} could not be read`],
+  ];
+}
+
+function rows(label: string, name: string, values: [unknown, string][], call: (value: unknown) => unknown, code?: ErrorCode): Row[] {
+  return values.map(([value, shown]) => ({ label: `${label} ${shown}`, call: () => call(value), mentions: [name, shown], ...(code ? { code } : {}) }));
+}
+
+/** Rows for an object argument: not a plain object, or with a misspelt key. */
+function objectRows(label: string, name: string, goodKey: string, call: (value: unknown) => unknown, misspelt = 'colour'): Row[] {
+  return [...rows(label, name, notPlainObjects(goodKey), call), { label: `${label} with unknown key`, call: () => call({ [misspelt]: 1 }), mentions: [name, `"${misspelt}"`] }];
+}
+
+/**
+ * A refusal comes before any I/O, so a call still pending after HANG_MS slipped through
+ * (it would wait forever, or is connecting somewhere): reported as such, not waited for.
+ * Not a timing assertion: every correct row settles within microseconds.
+ */
+const HANG_MS = 5_000;
+const HUNG = new Error('still pending: the call slipped through and waits');
+
+async function outcome(call: () => unknown): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<unknown>((resolve) => {
+    timer = setTimeout(() => resolve(HUNG), HANG_MS);
+  });
+  try {
+    return await Promise.race([settle(call), hung]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function settle(call: () => unknown): Promise<unknown> {
+  try {
+    const value = call();
+    if (value !== null && typeof value === 'object' && Symbol.asyncIterator in value) {
+      for await (const _ of value as AsyncIterable<unknown>) break;
+    } else {
+      await value;
+    }
+    return undefined;
+  } catch (error) {
+    return error;
+  }
+}
+
+function fileSizes(dir: string): string {
+  return (readdirSync(dir, { recursive: true }) as string[])
+    .sort()
+    .map((name) => `${name}:${statSync(join(dir, name)).size}`)
+    .join(',');
+}
+
+async function endOffsets(log: EventLog): Promise<bigint[]> {
+  return Promise.all(Array.from({ length: log.partitions }, (_, p) => log.endOffset(p)));
+}
+
+function timersActive(): number {
+  return process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
+}
+
+describe('bad arguments', () => {
+  it('every public entry point refuses every malformed argument with InvalidArgument naming it, writes nothing and leaves nothing running', { timeout: 600_000 }, async (t) => {
+    const escaped: unknown[] = [];
+    const onEscape = (error: unknown): void => void escaped.push(error);
+    process.on('uncaughtException', onEscape);
+    process.on('unhandledRejection', onEscape);
+    t.after(() => {
+      process.off('uncaughtException', onEscape);
+      process.off('unhandledRejection', onEscape);
+    });
+    const tmp = mkdtempSync(join(tmpdir(), 'runlog-bad-arguments-'));
+    t.after(() => rmSync(tmp, { recursive: true, force: true }));
+    const neverDir = join(tmp, 'never');
+    const clock = new FakeClock();
+    const queue: RunQueue = await openRunQueue({ log: { kind: 'file', dir: join(tmp, 'queue') }, clock: clock.read });
+    t.after(() => queue.stop());
+    const memory = await openLog({ kind: 'memory' }, 2);
+    t.after(() => memory.close());
+    const submit = { tenant: 'acme', thread: 't1', agent: 'build', input: 'x' };
+    const open = await queue.submit(submit);
+    await queue.submit({ ...submit, thread: 't2' });
+    const lease: Lease = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: 60_000 }))!.lease;
+    const worker = new Worker(queue, { logger: () => {} });
+    worker.handle('build', () => 'done');
+    const badLease = (field: string, value: unknown): Lease => ({ ...lease, [field]: value }) as Lease;
+    const queueOptions = (extra: object) => ({ log: { kind: 'memory' }, ...extra });
+    const fileLog = (extra: object) => ({ kind: 'file', dir: neverDir, ...extra });
+    const kafkaLog = (extra: object) => ({ kind: 'kafka', brokers: ['127.0.0.1:1'], topic: 'never', ...extra });
+    const logConfigRows = (label: string, open: (config: unknown) => unknown): Row[] => [
+      ...rows(`${label} log`, 'log', [...notPlainObjects('kind'), [{ colour: 1 }, '{ colour: 1 }']], open),
+      ...rows(`${label} log kind`, 'log', [['__proto__', "kind: '__proto__'"], ['toString', "kind: 'toString'"], ['disk', "kind: 'disk'"], [undefined, 'kind: undefined']], (kind) => open({ kind })),
+      ...rows(`${label} file dir`, 'dir', [[42, '42'], ['', '""'], [`${neverDir}\u0000x`, '\\u0000x'], [undefined, 'undefined']], (dir) => open(fileLog({ dir }))),
+      ...rows(`${label} file fsync`, 'fsync', [['yes', '"yes"'], [1, '1']], (fsync) => open(fileLog({ fsync }))),
+      { label: `${label} file log with unknown key`, call: () => open(fileLog({ fsynk: false })), mentions: ['file log', '"fsynk"'] },
+      { label: `${label} memory log with unknown key`, call: () => open({ kind: 'memory', dir: neverDir }), mentions: ['memory log', '"dir"'] },
+      ...rows(`${label} kafka brokers`, 'brokers', [[[], '[]'], ['127.0.0.1:1', '"127.0.0.1:1"'], [[42], '[ 42 ]']], (brokers) => open(kafkaLog({ brokers }))),
+      ...rows(`${label} kafka topic`, 'topic', [['bad topic!', '"bad topic!"'], [42, '42']], (topic) => open(kafkaLog({ topic }))),
+      ...rows(`${label} kafka clientId`, 'clientId', [[42, '42'], ['', '""']], (clientId) => open(kafkaLog({ clientId }))),
+      ...rows(`${label} kafka replicationFactor`, 'replicationFactor', [[0, '0'], [Number.NaN, 'NaN'], [1.5, '1.5']], (replicationFactor) => open(kafkaLog({ replicationFactor }))),
+      ...rows(`${label} kafka transactionTimeoutMs`, 'transactionTimeoutMs', [[Number.POSITIVE_INFINITY, 'Infinity'], [1.5, '1.5']], (transactionTimeoutMs) => open(kafkaLog({ transactionTimeoutMs }))),
+      ...rows(`${label} kafka tailWaitMs`, 'tailWaitMs', [[Number.NaN, 'NaN'], [0, '0']], (tailWaitMs) => open(kafkaLog({ tailWaitMs }))),
+      ...rows(`${label} kafka topicConfig`, 'topicConfig', [[new Map(), 'Map(0)'], [{ 'retention.ms': 1 }, "'retention.ms': 1"], [[], '[]']], (topicConfig) => open(kafkaLog({ topicConfig }))),
+      { label: `${label} kafka log with unknown key`, call: () => open(kafkaLog({ broker: 'x' })), mentions: ['kafka log', '"broker"'] },
+    ];
+    const settingRows = (label: string, open: (options: unknown) => unknown): Row[] => [
+      ...rows(`${label} clock`, 'clock', [[5, '5'], ['now', '"now"'], [null, 'null']], (clock) => open({ clock })),
+      ...objectRows(`${label} capacity`, 'capacity', 'perTenant', (capacity) => open({ capacity })),
+      ...rows(`${label} capacity.perTenant`, 'capacity.perTenant', [...NOT_INTEGERS, [0, '0']], (perTenant) => open({ capacity: { perTenant } })),
+      ...rows(`${label} capacity.total`, 'capacity.total', [...NOT_INTEGERS, [0, '0']], (total) => open({ capacity: { total } })),
+      ...rows(`${label} maxInputBytes`, 'maxInputBytes', [...NOT_INTEGERS, [0, '0']], (maxInputBytes) => open({ maxInputBytes })),
+      ...objectRows(`${label} retention`, 'retention', 'ticketLifetimeMs', (retention) => open({ retention }), 'every'),
+      ...rows(`${label} retention.ticketLifetimeMs`, 'retention.ticketLifetimeMs', [...NOT_INTEGERS, [undefined, 'undefined']], (ticketLifetimeMs) => open({ retention: { ticketLifetimeMs } })),
+      ...rows(`${label} retention.everyMs`, 'retention.everyMs', [...NOT_INTEGERS, [0, '0'], [TIMER_OVERFLOW, String(TIMER_OVERFLOW)]], (everyMs) => open({ retention: { ticketLifetimeMs: 0, everyMs } })),
+      ...rows(`${label} retention.limit`, 'retention.limit', [...NOT_INTEGERS, [0, '0']], (limit) => open({ retention: { ticketLifetimeMs: 0, limit } })),
+    ];
+    const table: Row[] = [
+      // openRunQueue and its options, nested ones included
+      ...objectRows('openRunQueue options', 'options', 'log', (options) => openRunQueue(options as never), 'partition'),
+      ...logConfigRows('openRunQueue', (log) => openRunQueue({ log } as never)),
+      ...rows('openRunQueue partitions', 'partitions', [...NOT_INTEGERS, [0, '0']], (partitions) => openRunQueue(queueOptions({ partitions }) as never)),
+      ...settingRows('openRunQueue', (options) => openRunQueue(queueOptions(options as object) as never)),
+      // openRunQueueOnLog
+      ...rows('openRunQueueOnLog log', 'log', [[null, 'null'], [{}, '{}']], (log) => openRunQueueOnLog(log as never)),
+      ...objectRows('openRunQueueOnLog options', 'options', 'clock', (options) => openRunQueueOnLog(memory, options as never)),
+      { label: 'openRunQueueOnLog options naming a log', call: () => openRunQueueOnLog(memory, { log: { kind: 'memory' } } as never), mentions: ['options', '"log"'] },
+      ...settingRows('openRunQueueOnLog', (options) => openRunQueueOnLog(memory, options as never)),
+      // openLog
+      ...logConfigRows('openLog', (config) => openLog(config as never)),
+      ...rows('openLog partitions', 'partitions', [...NOT_INTEGERS, [0, '0']], (partitions) => openLog({ kind: 'memory' }, partitions as never)),
+      // submit
+      ...objectRows('submit', 'submit request', 'tenant', (request) => queue.submit(request as never)),
+      ...['tenant', 'thread', 'agent'].flatMap((field) => rows(`submit ${field}`, field, NOT_NAMES, (value) => queue.submit({ ...submit, [field]: value } as never))),
+      ...rows('submit input', 'input', [[42, '42'], [null, 'null'], [undefined, 'undefined'], [new Map(), 'Map(0)'], [[1, 2], '[ 1, 2 ]'], ['lone \udc00', '"lone \\udc00"']], (input) => queue.submit({ ...submit, input } as never)),
+      ...rows('submit key', 'key', NOT_NAMES.filter(([value]) => value !== null), (key) => queue.submit({ ...submit, key } as never)),
+      ...rows('submit strategy', 'strategy', [['queue', '"queue"'], [1, '1'], [null, 'null']], (strategy) => queue.submit({ ...submit, strategy } as never)),
+      ...rows('submit priority', 'priority', [...NOT_INTEGERS.filter(([v]) => v !== -1), [TIMER_OVERFLOW, String(TIMER_OVERFLOW)]], (priority) => queue.submit({ ...submit, priority } as never)),
+      ...rows('submit notBefore', 'notBefore', NOT_INTEGERS, (notBefore) => queue.submit({ ...submit, notBefore } as never)),
+      ...rows('submit deadline', 'deadline', NOT_INTEGERS, (deadline) => queue.submit({ ...submit, deadline } as never)),
+      ...rows('submit maxAttempts', 'maxAttempts', [...NOT_INTEGERS, [0, '0']], (maxAttempts) => queue.submit({ ...submit, maxAttempts } as never)),
+      ...rows('submit metadata', 'metadata', notPlainObjects('a').filter(([value]) => value !== null), (metadata) => queue.submit({ ...submit, metadata } as never)),
+      ...rows('submit metadata value', 'metadata.a', [[1, '1'], [null, 'null'], [new Date(0), 'Date('], ['\ud800', '"\\ud800"']], (a) => queue.submit({ ...submit, metadata: { a } } as never)),
+      { label: 'submit metadata key with a lone surrogate', call: () => queue.submit({ ...submit, metadata: { 'k\ud800': 'v' } }), mentions: ['metadata', '"k\\ud800"'] },
+      { label: 'submit metadata "__proto__" key', call: () => queue.submit({ ...submit, metadata: JSON.parse('{"__proto__":"x"}') as Record<string, string> }), mentions: ['metadata', '"__proto__"'] },
+      { label: 'submit misspelt option', call: () => queue.submit({ ...submit, maxAttempt: 3 } as never), mentions: ['submit request', '"maxAttempt"'] },
+      // take, takeEntry
+      ...objectRows('take', 'take request', 'agents', (request) => queue.take(request as never)),
+      ...rows('take agents', 'agents', [[[], '[]'], ['build', '"build"'], [[42], '42'], [[''], '""'], [null, 'null']], (agents) => queue.take({ agents, holder: 'w', ttlMs: 1000 } as never)),
+      ...rows('take holder', 'holder', NOT_NAMES, (holder) => queue.take({ agents: ['build'], holder, ttlMs: 1000 } as never)),
+      ...rows('take ttlMs', 'ttlMs', [...NOT_INTEGERS, [0, '0']], (ttlMs) => queue.take({ agents: ['build'], holder: 'w', ttlMs } as never)),
+      ...rows('takeEntry tenant', 'tenant', NOT_NAMES, (tenant) => queue.takeEntry(tenant as never, open.entryId, { holder: 'w', ttlMs: 1000 })),
+      ...rows('takeEntry entryId', 'entryId', [[42, '42'], [null, 'null'], [{}, '{}'], [Symbol('id'), 'Symbol(id)']], (entryId) => queue.takeEntry('acme', entryId as never, { holder: 'w', ttlMs: 1000 })),
+      ...objectRows('takeEntry', 'take request', 'holder', (request) => queue.takeEntry('acme', open.entryId, request as never)),
+      ...rows('takeEntry ttlMs', 'ttlMs', NOT_INTEGERS, (ttlMs) => queue.takeEntry('acme', open.entryId, { holder: 'w', ttlMs } as never)),
+      // the lease commands
+      ...rows('extend lease', 'lease', notPlainObjects('tenant'), (value) => queue.extend(value as never, 1000)),
+      ...rows('extend lease.epoch', 'lease.epoch', [...NOT_INTEGERS, [0, '0']], (epoch) => queue.extend(badLease('epoch', epoch), 1000)),
+      ...rows('extend lease.tenant', 'lease.tenant', NOT_NAMES, (tenant) => queue.extend(badLease('tenant', tenant), 1000)),
+      ...rows('extend lease.entryId', 'lease.entryId', NOT_NAMES, (entryId) => queue.extend(badLease('entryId', entryId), 1000)),
+      ...rows('extend ttlMs', 'ttlMs', [...NOT_INTEGERS, [0, '0']], (ttlMs) => queue.extend(lease, ttlMs as never)),
+      ...rows('startAttempt runId', 'runId', NOT_NAMES, (runId) => queue.startAttempt(lease, runId as never)),
+      ...objectRows('yield', 'yield request', 'kind', (request) => queue.yield(lease, request as never), 'delay'),
+      ...rows('yield kind', 'yield kind', [['later', '"later"'], [undefined, 'undefined']], (kind) => queue.yield(lease, { kind } as never)),
+      ...rows('yield retry error', 'error', [[42, '42'], ['\ud800', '"\\ud800"']], (error) => queue.yield(lease, { kind: 'retry', error } as never)),
+      { label: 'yield retry without error', call: () => queue.yield(lease, { kind: 'retry' } as never), mentions: ['error'] },
+      ...rows('yield retry delayMs', 'delayMs', NOT_INTEGERS, (delayMs) => queue.yield(lease, { kind: 'retry', error: 'e', delayMs } as never)),
+      { label: 'yield defer with a delay', call: () => queue.yield(lease, { kind: 'defer', delayMs: 5 } as never), mentions: ['defer', 'delayMs'] },
+      ...objectRows('close', 'close request', 'status', (request) => queue.close(lease, request as never), 'outcome'),
+      ...rows('close status', 'status', [['done', '"done"'], [undefined, 'undefined']], (status) => queue.close(lease, { status } as never)),
+      ...rows('close result', 'result', [[42, '42'], [new Map(), 'Map(0)'], ['\ud800', '"\\ud800"']], (result) => queue.close(lease, { status: 'succeeded', result } as never)),
+      ...rows('close error', 'error', [[42, '42'], ['\ud800', '"\\ud800"']], (error) => queue.close(lease, { status: 'failed', error } as never)),
+      // entry reads and the thread/entry commands
+      ...rows('cancel tenant', 'tenant', NOT_NAMES, (tenant) => queue.cancel(tenant as never, open.entryId)),
+      ...rows('cancel entryId', 'entryId', [[42, '42'], [null, 'null']], (entryId) => queue.cancel('acme', entryId as never)),
+      ...rows('cancel reason', 'reason', [[42, '42'], ['\ud800', '"\\ud800"']], (reason) => queue.cancel('acme', open.entryId, reason as never)),
+      ...rows('entry tenant', 'tenant', NOT_NAMES, (tenant) => queue.entry(tenant as never, open.entryId)),
+      ...rows('entry entryId', 'entryId', [[42, '42'], [null, 'null'], [undefined, 'undefined'], [Number.NaN, 'NaN'], [{}, '{}']], (entryId) => queue.entry('acme', entryId as never)),
+      ...['tenant', 'thread'].flatMap((field) => rows(`openEntries ${field}`, field, NOT_NAMES, (value) => (field === 'tenant' ? queue.openEntries(value as never, 't1') : queue.openEntries('acme', value as never)))),
+      ...['tenant', 'thread'].flatMap((field) => rows(`deleteThread ${field}`, field, NOT_NAMES, (value) => (field === 'tenant' ? queue.deleteThread(value as never, 't1') : queue.deleteThread('acme', value as never)))),
+      // retention and waiting
+      ...rows('prune ticketLifetimeMs', 'ticketLifetimeMs', NOT_INTEGERS, (value) => queue.prune(value as never, 10)),
+      ...rows('prune limit', 'limit', NOT_INTEGERS, (value) => queue.prune(0, value as never)),
+      ...objectRows('sweep', 'sweep options', 'ticketLifetimeMs', (options) => queue.sweep(options as never), 'everyMs'),
+      ...rows('sweep ticketLifetimeMs', 'ticketLifetimeMs', [...NOT_INTEGERS, [undefined, 'undefined']], (ticketLifetimeMs) => queue.sweep({ ticketLifetimeMs } as never)),
+      ...rows('sweep limit', 'limit', NOT_INTEGERS, (limit) => queue.sweep({ ticketLifetimeMs: 0, limit } as never)),
+      ...objectRows('awaitClosed', 'awaitClosed options', 'timeoutMs', (options) => queue.awaitClosed('acme', open.entryId, options as never), 'timeout'),
+      ...rows('awaitClosed signal', 'signal', [[{}, '{}'], ['abort', '"abort"'], [null, 'null']], (signal) => queue.awaitClosed('acme', open.entryId, { signal, timeoutMs: 10 } as never)),
+      ...rows('awaitClosed timeoutMs', 'timeoutMs', [...NOT_INTEGERS, [TIMER_OVERFLOW, String(TIMER_OVERFLOW)]], (timeoutMs) => queue.awaitClosed('acme', open.entryId, { timeoutMs } as never)),
+      ...rows('awaitClosed entryId', 'entryId', [[42, '42'], [null, 'null']], (entryId) => queue.awaitClosed('acme', entryId as never)),
+      ...rows('nextDueAt agents', 'agents', [[[], '[]'], ['build', '"build"'], [[42], '42'], [null, 'null'], [undefined, 'undefined']], (agents) => queue.nextDueAt(agents as never)),
+      ...rows('onWork listener', 'listener', [[42, '42'], [null, 'null'], [{}, '{}']], (listener) => queue.onWork(listener as never)),
+      // the Worker
+      ...rows('Worker queue', 'queue', [[null, 'null'], [{}, '{}'], [hostileProxy(), 'Proxy']], (value) => new Worker(value as never)),
+      ...objectRows('Worker options', 'worker options', 'concurrency', (options) => new Worker(queue, options as never), 'logLevel'),
+      ...rows('Worker concurrency', 'concurrency', [...NOT_INTEGERS, [0, '0']], (concurrency) => new Worker(queue, { concurrency } as never)),
+      ...rows('Worker leaseMs', 'leaseMs', [...NOT_INTEGERS, [1, '1'], [TIMER_OVERFLOW * 2, String(TIMER_OVERFLOW * 2)]], (leaseMs) => new Worker(queue, { leaseMs } as never)),
+      ...rows('Worker pollMs', 'pollMs', [...NOT_INTEGERS, [0, '0']], (pollMs) => new Worker(queue, { pollMs } as never)),
+      ...rows('Worker maxAttempts', 'maxAttempts', [...NOT_INTEGERS, [0, '0']], (maxAttempts) => new Worker(queue, { maxAttempts } as never)),
+      ...rows('Worker graceMs', 'graceMs', [...NOT_INTEGERS, [TIMER_OVERFLOW, String(TIMER_OVERFLOW)]], (graceMs) => new Worker(queue, { graceMs } as never)),
+      ...rows('Worker holder', 'holder', NOT_NAMES, (holder) => new Worker(queue, { holder } as never)),
+      ...rows('Worker periodicTenant', 'periodicTenant', NOT_NAMES, (periodicTenant) => new Worker(queue, { periodicTenant } as never)),
+      ...['backoff', 'onEvent', 'logger'].flatMap((field) => rows(`Worker ${field}`, field, [[5, '5'], ['log', '"log"'], [null, 'null']], (value) => new Worker(queue, { [field]: value } as never))),
+      ...rows('Worker timers', 'timers', [[{}, '{}'], [null, 'null'], [{ setTimeout: 1, clearTimeout: 2 }, 'setTimeout: 1'], [hostileProxy(), 'Proxy']], (timers) => new Worker(queue, { timers } as never)),
+      ...rows('handle agent', 'agent', NOT_NAMES, (agent) => new Worker(queue, { logger: () => {} }).handle(agent as never, () => undefined)),
+      ...rows('handle handler', 'handler', [['run', '"run"'], [null, 'null']], (handler) => new Worker(queue, { logger: () => {} }).handle('build', handler as never)),
+      { label: 'handle twice', call: () => worker.handle('build', () => undefined), mentions: ['"build"', 'already has a handler'] },
+      ...rows('handleEvery everyMs', 'everyMs', [...NOT_INTEGERS, [0, '0'], [TIMER_OVERFLOW, String(TIMER_OVERFLOW)]], (everyMs) => new Worker(queue, { logger: () => {} }).handleEvery('tick', everyMs as never, () => undefined)),
+      ...rows('handleEvery agent', 'agent', NOT_NAMES, (agent) => new Worker(queue, { logger: () => {} }).handleEvery(agent as never, 1000, () => undefined)),
+      ...rows('ensureFresh tenant', 'tenant', NOT_NAMES, (tenant) => worker.ensureFresh(tenant as never, 't1', 'build')),
+      ...rows('ensureFresh thread', 'thread', NOT_NAMES, (thread) => worker.ensureFresh('acme', thread as never, 'build')),
+      ...rows('ensureFresh agent', 'agent', [...NOT_NAMES, ['deploy', '"deploy"']], (agent) => worker.ensureFresh('acme', 't1', agent as never)),
+      ...objectRows('ensureFresh options', 'ensureFresh options', 'signal', (options) => worker.ensureFresh('acme', 't1', 'build', options as never)),
+      ...rows('ensureFresh signal', 'signal', [[{}, '{}'], ['stop', '"stop"']], (signal) => worker.ensureFresh('acme', 't1', 'build', { signal } as never)),
+      ...rows('run signal', 'AbortSignal', [[undefined, 'undefined'], [{}, '{}'], [null, 'null']], (signal) => worker.run(signal as never)),
+      ...rows('runDue agent', 'agent', [...NOT_NAMES, ['deploy', '"deploy"']], (agent) => worker.runDue(agent as never)),
+      ...rows('waitIdle signal', 'signal', [[{}, '{}'], ['x', '"x"'], [null, 'null']], (signal) => worker.waitIdle(signal as never)),
+      // an EventLog: the memory log and the queue's own file log
+      ...[memory, queue.log].flatMap((log) => [
+        ...rows(`${log.kind} append partition`, 'partition', [...NOT_INTEGERS, [99, '99']], (partition) => log.append(partition as never, [])),
+        ...rows(`${log.kind} append records`, 'records', [[null, 'null'], [{}, '{}'], ['r', '"r"']], (records) => log.append(0, records as never)),
+        ...rows(`${log.kind} append record`, 'records[0]', notPlainObjects('key'), (record) => log.append(0, [record] as never)),
+        ...rows(`${log.kind} append record key`, 'records[0].key', [[42, '42'], ['', '""'], ['k\ud800', '"k\\ud800"']], (key) => log.append(0, [{ key, value: null }] as never)),
+        ...rows(`${log.kind} append record value`, 'records[0].value', [['bytes', '"bytes"'], [[1], '[ 1 ]'], [undefined, 'undefined']], (value) => log.append(0, [{ key: 'k', value }] as never)),
+        { label: `${log.kind} append record with unknown key`, call: () => log.append(0, [{ key: 'k', value: null, offset: 5n }] as never), mentions: ['records[0]', '"offset"'] },
+        ...rows(`${log.kind} read offset`, 'offset', [[0, '0'], [-1n, '-1n'], [Number.NaN, 'NaN']], (offset) => log.read(0, offset as never)),
+        ...objectRows(`${log.kind} read options`, 'read options', 'maxRecords', (options) => log.read(0, 0n, options as never), 'max'),
+        ...rows(`${log.kind} read maxRecords`, 'maxRecords', NOT_INTEGERS, (maxRecords) => log.read(0, 0n, { maxRecords } as never)),
+        ...objectRows(`${log.kind} tail options`, 'tail options', 'signal', (options) => log.tail(0, 0n, options as never)),
+        ...rows(`${log.kind} tail signal`, 'signal', [[undefined, 'undefined'], [{}, '{}']], (signal) => log.tail(0, 0n, { signal } as never)),
+        ...rows(`${log.kind} endOffset partition`, 'partition', [[-1, '-1'], ['0', '"0"']], (partition) => log.endOffset(partition as never)),
+        ...rows(`${log.kind} compact partition`, 'partition', [[Number.NaN, 'NaN'], [2.5, '2.5']], (partition) => log.compact(partition as never)),
+      ]),
+      // the codec, the partitioner and replay
+      ...rows('encodeEvent', 'event', [[null, 'null'], [new Map(), 'Map(0)'], [new Foo(), 'Foo'], [hostileProxy(), 'Proxy']], (event) => encodeEvent(event as never)),
+      ...rows('encodeEvent type', 'type', [['__proto__', '"__proto__"'], ['toString', '"toString"'], [42, '42']], (type) => encodeEvent({ type } as never)),
+      { label: 'encodeEvent with a throwing getter', call: () => encodeEvent(Object.defineProperty({ type: 'CancelRequested' }, 'tenant', { enumerable: true, get: () => { throw new Error('getter boom'); } }) as never), mentions: ['getter boom'] },
+      { label: 'encodeEvent missing fields', call: () => encodeEvent({ type: 'CancelRequested', tenant: 'acme' } as never), mentions: ['CancelRequested', 'thread'] },
+      ...rows('decodeEvent', 'Uint8Array', [[null, 'null'], ['abc', '"abc"'], [[0xc3, 1], '[ 195, 1 ]']], (bytes) => decodeEvent(bytes as never)),
+      // partitionOf hashes any string (the queue checks names) but one UTF-8 encoders disagree on
+      ...rows('partitionOf tenant', 'tenant', NOT_NAMES.filter(([value]) => typeof value !== 'string' || value.includes('\ud800')), (tenant) => partitionOf(tenant as never, 't', 8)),
+      ...rows('partitionOf thread', 'thread', NOT_NAMES.filter(([value]) => typeof value !== 'string' || value.includes('\ud800')), (thread) => partitionOf('acme', thread as never, 8)),
+      ...rows('partitionOf partitions', 'partitions', [...NOT_INTEGERS, [0, '0']], (partitions) => partitionOf('acme', 't', partitions as never)),
+      ...rows('replayPartition log', 'log', [[null, 'null'], [{}, '{}']], (log) => replayPartition(log as never, 0)),
+      ...rows('replayPartition partition', 'partition', [[2, '2'], [Number.NaN, 'NaN']], (partition) => replayPartition(memory, partition as never)),
+    ];
+
+    const memoryBefore = await endOffsets(memory);
+    const queueBefore = await endOffsets(queue.log);
+    const filesBefore = fileSizes(tmp);
+    const timersBefore = timersActive();
+    const failures: string[] = [];
+    for (const row of table) {
+      const error = await outcome(row.call);
+      const code = row.code ?? 'InvalidArgument';
+      if (!isRunlogError(error, code)) {
+        failures.push(`${row.label}: expected ${code}, got ${error === undefined ? 'no error' : String(error)}`);
+        continue;
+      }
+      const missing = row.mentions.filter((text) => !error.message.includes(text));
+      if (missing.length > 0) failures.push(`${row.label}: the message ${JSON.stringify(error.message)} does not name ${missing.map((m) => JSON.stringify(m)).join(', ')}`);
+    }
+    // Let anything a bad call scheduled run: an escaped error shows up in `escaped`.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(failures, [], `${failures.length} of ${table.length} rows failed:\n${failures.join('\n')}`);
+    assert.deepEqual(await endOffsets(memory), memoryBefore, 'a refused call wrote to the memory log');
+    assert.deepEqual(await endOffsets(queue.log), queueBefore, "a refused call wrote to the queue's log");
+    assert.equal(fileSizes(tmp), filesBefore, 'a refused call created or changed files');
+    assert.equal(existsSync(neverDir), false, 'a refused open created its directory');
+    assert.equal(timersActive(), timersBefore, 'a refused call left a timer behind');
+    assert.deepEqual(escaped, [], 'an error escaped as an uncaught exception or unhandled rejection');
+    // The queue still serves, and what was there is intact.
+    assert.equal((await queue.entry('acme', open.entryId)).status, 'open');
+    assert.ok(table.length > 400, `the table has ${table.length} rows`);
+  });
+});
