@@ -192,7 +192,8 @@ describe('bad arguments', () => {
       { label: `${label} kafka log with unknown key`, call: () => open(kafkaLog({ broker: 'x' })), mentions: ['kafka log', '"broker"'] },
     ];
     const settingRows = (label: string, open: (options: unknown) => unknown): Row[] => [
-      ...rows(`${label} clock`, 'clock', [[5, '5'], ['now', '"now"'], [null, 'null']], (clock) => open({ clock })),
+      ...['clock', 'monotonicClock', 'onWarning'].flatMap((field) => rows(`${label} ${field}`, field, [[5, '5'], ['now', '"now"'], [null, 'null']], (value) => open({ [field]: value }))),
+      ...rows(`${label} clockStepToleranceMs`, 'clockStepToleranceMs', [...NOT_INTEGERS, [null, 'null']], (clockStepToleranceMs) => open({ clockStepToleranceMs })),
       ...objectRows(`${label} capacity`, 'capacity', 'perTenant', (capacity) => open({ capacity })),
       ...rows(`${label} capacity.perTenant`, 'capacity.perTenant', [...NOT_INTEGERS, [0, '0']], (perTenant) => open({ capacity: { perTenant } })),
       ...rows(`${label} capacity.total`, 'capacity.total', [...NOT_INTEGERS, [0, '0']], (total) => open({ capacity: { total } })),
