@@ -402,8 +402,19 @@ export class RunQueue implements RunQueueApi {
     if (work) this.notifyWork();
   }
 
+  /**
+   * Calls every onWork listener. It runs after a command's events are durable, inside that
+   * command: a listener that throws must not turn the command's answer into its error, so
+   * what it throws becomes a warning (RUNLOG_LISTENER).
+   */
   private notifyWork(): void {
-    for (const listener of this.workListeners) listener();
+    for (const listener of this.workListeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.warnings.report({ code: 'RUNLOG_LISTENER', message: `an onWork listener threw: ${describe(error)}` });
+      }
+    }
   }
 
   private bestHead(agents: readonly string[], now: number): [PartitionSlot, EntryState] | undefined {

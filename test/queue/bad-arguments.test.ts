@@ -361,4 +361,16 @@ describe('bad arguments', () => {
     assert.equal((await queue.entry('acme', open.entryId)).status, 'open');
     assert.ok(table.length > 400, `the table has ${table.length} rows`);
   });
+
+  it("an onWork listener that throws is a warning, not the answer of the command that woke it", async (t) => {
+    const warnings: { code: string; message: string }[] = [];
+    const queue = await openRunQueue({ log: { kind: 'memory' }, onWarning: (warning) => warnings.push(warning) });
+    t.after(() => queue.stop());
+    queue.onWork(() => {
+      throw new Error('listener boom');
+    });
+    const ticket = await queue.submit({ tenant: 'acme', thread: 't', agent: 'build', input: 'x' });
+    assert.equal((await queue.entry('acme', ticket.entryId)).status, 'open');
+    assert.deepEqual(warnings, [{ code: 'RUNLOG_LISTENER', message: 'an onWork listener threw: Error: listener boom' }]);
+  });
 });
