@@ -6,7 +6,7 @@
  * escaped (an uncaught one would kill a caller's process).
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -171,6 +171,20 @@ describe('bad arguments', () => {
     const lease: Lease = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: 60_000 }))!.lease;
     const worker = new Worker(queue, { logger: () => {} });
     worker.handle('build', () => 'done');
+    // For rows of other items of the issue (a file where a dir belongs, a garbage log.json).
+    const aFile = join(tmp, 'a-file');
+    writeFileSync(aFile, 'not a log');
+    const garbage = join(tmp, 'garbage');
+    mkdirSync(garbage);
+    writeFileSync(join(garbage, 'log.json'), 'garbage');
+    const withQueue = async (options: object, use: (queue: RunQueue) => Promise<unknown>): Promise<void> => {
+      const opened = await openRunQueue({ log: { kind: 'memory' }, ...options } as never);
+      try {
+        await use(opened);
+      } finally {
+        await opened.stop();
+      }
+    };
     const badLease = (field: string, value: unknown): Lease => ({ ...lease, [field]: value }) as Lease;
     const queueOptions = (extra: object) => ({ log: { kind: 'memory' }, ...extra });
     const fileLog = (extra: object) => ({ kind: 'file', dir: neverDir, ...extra });
@@ -331,6 +345,11 @@ describe('bad arguments', () => {
       ...rows('partitionOf partitions', 'partitions', [...NOT_INTEGERS, [0, '0']], (partitions) => partitionOf('acme', 't', partitions as never)),
       ...rows('replayPartition log', 'log', [[null, 'null'], [{}, '{}']], (log) => replayPartition(log as never, 0)),
       ...rows('replayPartition partition', 'partition', [[2, '2'], [Number.NaN, 'NaN']], (partition) => replayPartition(memory, partition as never)),
+      // rows for what other items of the issue fixed: bounds, the file log's own files, the clock
+      { label: 'submit metadata of too many keys', call: () => queue.submit({ ...submit, metadata: Object.fromEntries(Array.from({ length: 129 }, (_, i) => [`k${i}`, 'v'])) }), mentions: ['metadata', '129 keys'] },
+      { label: 'openRunQueue file dir naming a file', call: () => openRunQueue({ log: { kind: 'file', dir: aFile } }), mentions: [aFile] },
+      { label: 'openRunQueue file dir holding a garbage log.json', call: () => openRunQueue({ log: { kind: 'file', dir: garbage } }), mentions: [join(garbage, 'log.json')], code: 'Corrupt' },
+      ...rows('a clock returning', 'clock', [[Number.NaN, 'NaN'], [Number.POSITIVE_INFINITY, 'Infinity'], ['now', '"now"']], (value) => withQueue({ clock: () => value }, (opened) => opened.submit(submit))),
     ];
 
     const memoryBefore = await endOffsets(memory);
