@@ -7,7 +7,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import type { AppendRecord, EventLog, LogRecord } from '../../src/log/event-log.ts';
+import kafkajs from 'kafkajs';
 import { openKafkaLog } from '../../src/log/kafka/kafka-log.ts';
+import { TransactionalProducer } from '../../src/log/kafka/transactional-producer.ts';
+import { isFencingError } from '../../src/log/kafka/errors.ts';
 import { kafkaBrokers, openTestKafkaLog } from './kafka-test-support.ts';
 
 const rec = (key: string): AppendRecord => ({ key, value: new TextEncoder().encode(key) });
@@ -107,6 +110,21 @@ describe('Kafka log: fencing', () => {
     assert.ok(firstFailure > 0, `some appends succeeded and some failed: ${outcomes.join(',')}`);
     assert.ok(outcomes.slice(firstFailure).every((o) => o === 'fenced'), `after the first failure every append is Fenced: ${outcomes.join(',')}`);
     assert.deepEqual(await keys(second, 0), keysInCallOrder.slice(0, firstFailure), 'exactly the answered appends, in call order');
+  });
+
+  it("a loser's late claim of the second lane does not unseat the owner: it proves lane 0 its own, claims lane 1 back, and the loser's lane is fenced", async (t) => {
+    const owner = await openTestKafkaLog(t, 1);
+    await owner.claim(0);
+    // A racing opener that lost lane 0 to the owner but initialised lane 1 after it did.
+    const kafka = new kafkajs.Kafka({ clientId: 'runlog-test-loser', brokers: kafkaBrokers(), logLevel: kafkajs.logLevel.NOTHING });
+    const loserLane1 = await TransactionalProducer.connect({ kafka, transactionalId: `runlog:${owner.topic}:0:1`, transactionTimeoutMs: 60_000, topic: owner.topic, partition: 0 });
+    t.after(() => loserLane1.disconnect());
+
+    await owner.append(0, [rec('on-lane-0')]);
+    await owner.append(0, [rec('on-lane-1')]); // lane 1 was fenced by the loser: claimed back, not given up
+    await owner.append(0, [rec('on-lane-0-again')]);
+    await assert.rejects(loserLane1.begin(), (error: unknown) => isFencingError(error), "the loser's lane 1 is fenced now");
+    assert.deepEqual(await keys(owner, 0), ['on-lane-0', 'on-lane-1', 'on-lane-0-again']);
   });
 
   it('appends on a closed log are Stopped', async (t) => {

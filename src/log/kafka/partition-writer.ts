@@ -23,8 +23,9 @@
  * every append called before that failure was reported fails too (EventLog's contract,
  * which lets the RunQueue keep more than one append in flight). Outcomes are reported in
  * batch order. After a failure the writer waits for everything in flight to end (appends
- * made meanwhile are refused with the failure), drops both producers, and connects fresh
- * ones for the next append: their InitProducerId aborts whatever the failure left open.
+ * made meanwhile are refused with the failure), drops lane 1's producer, and for the next
+ * append (or claim) proves lane 0 still its own, then initialises both afresh: their
+ * InitProducerId aborts whatever the failure left open.
  *
  * Durable, not yet visible. EndTxn returns once the coordinator has logged the commit
  * decision (replicated, acks=all): from then on the transaction will complete even if
@@ -32,20 +33,39 @@
  * partition a moment later; only then do read_committed readers see the records (the LSO
  * moves past them). kafka-log.ts covers that gap for its own reads (see there).
  *
- * Fencing. claim() connects both lanes. A new writer of the partition does the same, which
- * bumps both epochs and aborts both ids' open transactions; the coordinator then refuses the
- * older epochs (INVALID_PRODUCER_EPOCH / PRODUCER_FENCED). A stale writer's next
- * AddPartitionsToTxn, Produce or EndTxn fails on whichever lane it uses, nothing of that
- * transaction ever becomes visible to read_committed readers, and this writer turns into a
- * permanent `Fenced` state: it never reconnects, because a new InitProducerId would fence
- * the rightful owner in turn.
+ * Fencing and ownership. Lane 0 is the ownership lane: claim() initialises it first
+ * (InitProducerId: this bumps its epoch, aborts its open transaction and from then on the
+ * coordinator refuses the older epochs) and only then lane 1. Of writers racing to claim
+ * the partition, the one whose lane-0 InitProducerId came last owns it. The lanes are
+ * claimed separately, though, so a loser may have claimed lane 1 after the owner did. The
+ * rules that make that harmless:
+ *   - Fencing seen on lane 0 is final: this writer is `Fenced` for good and never connects
+ *     again (a new InitProducerId would fence the rightful owner in turn).
+ *   - Fencing seen on lane 1 only says another writer claimed lane 1. Before claiming it
+ *     again, this writer proves lane 0 is still its own, fencing nobody (lane.probe():
+ *     AddPartitionsToTxn, refused for an older epoch); lost, it is Fenced. A writer that
+ *     lost lane 0 thus never claims anything again.
+ *   - A commit on lane 1 needs proof that lane 0 was still this writer's after lane 1's
+ *     latest InitProducerId: normally the previous batch's commit on lane 0 (batches
+ *     alternate, the first batch after a claim goes on lane 0, and a batch commits only
+ *     after the previous one did); after lane 1 is claimed again, a probe of lane 0.
+ * Why that suffices: the owner O initialised lane 0 after every other writer W did, so W's
+ * lane 0 is fenced from then on. Any commit of W on lane 1 comes after a proof that W's lane 0
+ * was current after W's latest lane-1 InitProducerId, hence that InitProducerId came before
+ * O's lane-0 one, hence before O's lane-1 one, which fences it: W's commit either came before
+ * O's claim ended (and O, replaying after its claim, sees it: InitProducerId completes the
+ * id's pending transaction first) or it fails. So after any race only O acknowledges
+ * anything, and W's appends fail with Fenced. If a batch's begin or produce on lane 1 is
+ * refused as fenced, nothing of it was written: it is produced again on the re-claimed lane.
+ * If its commit is refused, the batch fails (LogUnavailable) and the writer recovers.
+ * A stale writer's transaction never becomes visible to read_committed readers.
  *
  * Other failures (broker unreachable, timeouts) fail with LogUnavailable. If the failure hit
  * the commit itself, its outcome is unknown (the coordinator may have logged the commit): a
  * caller that keeps state beside the log must re-read the log after a LogUnavailable append.
  */
 import type { Kafka } from 'kafkajs';
-import { RunlogError } from '../../errors.ts';
+import { RunlogError, isRunlogError } from '../../errors.ts';
 import type { AppendRecord } from '../event-log.ts';
 import { splitBatches } from './batch-size.ts';
 import { isFencingError, toRunlogError } from './errors.ts';
@@ -56,6 +76,8 @@ import type { ProducedMessage } from './transactional-producer.ts';
 const MAX_BATCH_BYTES = 512 * 1024;
 const MAX_BATCH_RECORDS = 5000;
 const RECORD_OVERHEAD_BYTES = 24;
+/** How often one batch may claim lane 1 again after finding it fenced, before it fails. */
+const MAX_RECLAIMS = 3;
 
 interface Pending {
   records: readonly AppendRecord[];
@@ -87,6 +109,9 @@ export class PartitionWriter {
   /** Set from a failed batch until everything in flight has ended and the lanes are dropped (#recovering). */
   #broken: RunlogError | null = null;
   #recovering: Promise<void> = Promise.resolve();
+  /** After a failure: lane 0 (its producer kept) must be proved still ours before it is initialised afresh. */
+  #renewLane0 = false;
+  #renewing: Promise<void> | null = null;
   /** Closed or fenced: for good. */
   #stopped: RunlogError | null = null;
 
@@ -117,19 +142,62 @@ export class PartitionWriter {
     });
   }
 
-  /** Connects both lanes now (InitProducerId), fencing any earlier writer of the partition. */
+  /**
+   * Claims the partition: connects both lanes (InitProducerId), lane 0 first, fencing any
+   * earlier writer. After a failure, only once lane 0 is proved still this writer's (else Fenced).
+   */
   async claim(): Promise<void> {
+    if (this.#stopped) throw this.#stopped;
+    await this.#recovering;
     if (this.#stopped) throw this.#stopped;
     await this.#connectLanes();
   }
 
+  get #ownershipLane(): TransactionalLane {
+    return this.#lanes[0]!;
+  }
+
   /**
-   * Both lanes connect together, on the first append or claim (and again after a failure),
-   * never one alone later: a lane connecting after another writer claimed the partition
-   * would fence that writer's lane in turn.
+   * Both lanes, lane 0 first, on the first append or claim (and again after a failure),
+   * never one alone later except lane 1 under the ownership rules (see the top).
    */
   async #connectLanes(): Promise<void> {
-    await Promise.all(this.#lanes.map((lane) => lane.connected()));
+    if (this.#renewLane0) {
+      this.#renewing ??= this.#renewOwnershipLane().finally(() => (this.#renewing = null));
+      await this.#renewing;
+    }
+    await this.#ownershipLane.connected();
+    await this.#lanes[1]!.connected();
+  }
+
+  /**
+   * After a failure: prove lane 0 is still ours, fencing nobody, then let it connect afresh.
+   * A lane 0 without a producer (its connect failed) has nothing to prove with: it connects
+   * afresh, as on the first claim.
+   */
+  async #renewOwnershipLane(): Promise<void> {
+    if (this.#ownershipLane.hasProducer) await this.#proveOwnership();
+    await this.#ownershipLane.drop(false);
+    this.#renewLane0 = false;
+  }
+
+  /** Resolves if lane 0 is still this writer's now; else this writer is Fenced for good (rejects with that), or rejects with why it could not tell. */
+  async #proveOwnership(): Promise<void> {
+    try {
+      await this.#ownershipLane.probe();
+    } catch (error) {
+      if (isRunlogError(error) || !isFencingError(error)) throw toRunlogError(error, `checking that ${this.#describe} is still this writer's`);
+      this.#stopped ??= toRunlogError(error, `append to ${this.#describe}`);
+      throw this.#stopped;
+    }
+  }
+
+  /** Lane 1 was claimed by another writer: claim it again if lane 0 is ours before and after (see the top). */
+  async #reclaim(lane: TransactionalLane): Promise<void> {
+    await this.#proveOwnership();
+    await lane.drop(false);
+    await lane.connected();
+    await this.#proveOwnership();
   }
 
   async close(): Promise<void> {
@@ -186,14 +254,24 @@ export class PartitionWriter {
     try {
       if (this.#stopped) throw this.#stopped; // closed: never connect again
       await this.#connectLanes();
-      transaction = await lane.begin();
-      const refusal = this.#stopped ?? this.#broken; // closed, or an earlier batch failed, while the lane connected
-      if (refusal) throw refusal;
-      offsets = await this.#send(transaction, batch);
+      for (let reclaims = 0; ; reclaims++) {
+        try {
+          transaction = await lane.begin();
+          const refusal = this.#stopped ?? this.#broken; // closed, or an earlier batch failed, while the lane connected
+          if (refusal) throw refusal;
+          offsets = await this.#send(transaction, batch);
+          break;
+        } catch (error) {
+          // Refused as fenced before the produce was acknowledged: nothing of the batch was written.
+          if (lane === this.#ownershipLane || isRunlogError(error) || !isFencingError(error) || reclaims >= MAX_RECLAIMS) throw error;
+          transaction = undefined;
+          await this.#reclaim(lane);
+        }
+      }
       const produced = transaction;
-      outcome = this.#afterPrevious((previous) => (previous ? this.#abortAfter(produced, previous) : this.#commit(produced)));
+      outcome = this.#afterPrevious((previous) => (previous ? this.#abortAfter(produced, previous, lane) : this.#commit(produced, lane)));
     } catch (error) {
-      const failure = this.#failed(error, transaction);
+      const failure = this.#failed(error, transaction, lane);
       outcome = this.#afterPrevious(async (previous) => previous ?? (await failure));
     }
     lane.endsWhen(outcome.then((failure) => failure === null));
@@ -217,19 +295,19 @@ export class PartitionWriter {
     return outcome;
   }
 
-  async #commit(transaction: OpenTransaction): Outcome {
+  async #commit(transaction: OpenTransaction, lane: TransactionalLane): Outcome {
     try {
       await transaction.commit();
       return null;
     } catch (error) {
-      return this.#failed(error, transaction);
+      return this.#failed(error, transaction, lane);
     }
   }
 
   /** The previous batch failed: this one must never become visible. */
-  async #abortAfter(transaction: OpenTransaction, previous: RunlogError): Outcome {
+  async #abortAfter(transaction: OpenTransaction, previous: RunlogError, lane: TransactionalLane): Outcome {
     const fenced = await this.#abortTelling(transaction);
-    if (fenced) this.#stopped ??= toRunlogError(fenced, `append to ${this.#describe}`);
+    if (fenced && lane === this.#ownershipLane) this.#stopped ??= toRunlogError(fenced, `append to ${this.#describe}`);
     return previous;
   }
 
@@ -249,27 +327,40 @@ export class PartitionWriter {
 
   /**
    * Records a failed batch: the writer is broken until everything in flight has ended;
-   * fenced, for good. A failure that does not say why (a broker error racing a new writer's
-   * InitProducerId, a broken connection) is asked through the transaction's abort: refused
-   * as fenced, this writer is fenced. Otherwise the abort is best effort: the next
-   * InitProducerId (ours after recovering, or the new owner's) aborts the transaction anyway.
+   * fenced on lane 0, for good. A failure that does not say why (a broker error racing a new
+   * writer's InitProducerId, a broken connection) is asked through the transaction's abort.
+   * Otherwise the abort is best effort: the next InitProducerId (ours after recovering, or
+   * the new owner's) aborts the transaction anyway.
    */
-  async #failed(error: unknown, transaction: OpenTransaction | undefined): Promise<RunlogError> {
+  async #failed(error: unknown, transaction: OpenTransaction | undefined, lane: TransactionalLane): Promise<RunlogError> {
     if (this.#broken === null) {
-      this.#broken = toRunlogError(error, `append to ${this.#describe}`);
+      this.#broken = this.#failure(error, lane);
       this.#recovering = this.#recover();
     }
     this.#failQueued(this.#broken);
     const fenced = isFencingError(error) || transaction === undefined ? null : await this.#abortTelling(transaction);
-    const failure = toRunlogError(fenced ?? error, `append to ${this.#describe}`);
+    const failure = this.#failure(fenced ?? error, lane);
     if (failure.code === 'Fenced') this.#stopped ??= failure;
     return failure;
   }
 
   /**
+   * A lane's failure as this writer reports it. Fencing is final only on lane 0; on lane 1
+   * it says another writer claimed that lane, and whether this writer still owns the
+   * partition is found out (fencing nobody) before it claims anything again.
+   */
+  #failure(error: unknown, lane: TransactionalLane): RunlogError {
+    const failure = toRunlogError(error, `append to ${this.#describe}`);
+    if (failure.code !== 'Fenced' || lane === this.#ownershipLane || isRunlogError(error)) return failure;
+    const why = 'another writer claimed its second transactional lane; whether this writer still owns the partition is checked before it writes again';
+    return new RunlogError('LogUnavailable', `append to ${this.#describe}: ${why} (${failure.message})`, { cause: error });
+  }
+
+  /**
    * Runs as soon as a batch fails: once every batch in flight has ended (their outcomes stop
-   * changing: nothing new is produced while broken), drop both producers and serve again; the
-   * next append connects fresh ones. Appends meanwhile are refused with the failure.
+   * changing: nothing new is produced while broken), drop lane 1's producer and serve again:
+   * the next append (or claim) proves lane 0 still ours, then connects both afresh, and its
+   * first batch goes on lane 0. Appends meanwhile are refused with the failure.
    */
   async #recover(): Promise<void> {
     for (let last = this.#lastOutcome; ; last = this.#lastOutcome) {
@@ -277,7 +368,9 @@ export class PartitionWriter {
       if (last === this.#lastOutcome) break;
     }
     this.#lastOutcome = Promise.resolve(null); // the failed batches are over: the next one does not follow them
-    await this.#dropLanes(false);
+    await this.#lanes[1]!.drop(false);
+    this.#renewLane0 = true;
+    this.#turn = 0;
     if (this.#stopped) this.#failQueued(this.#stopped);
     else this.#broken = null;
   }

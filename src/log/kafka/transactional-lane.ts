@@ -81,8 +81,27 @@ export class TransactionalLane {
   /** Begins the next transaction ahead, once the last one has committed (not after a failure). */
   prepareNext(): void {
     void this.#ended.then(() => {
-      if (this.#lastCommitted) this.#beginAhead();
+      if (this.#lastCommitted) void this.#beginAhead();
     });
+  }
+
+  /**
+   * Proves the lane's producer is still its transactional id's current one, fencing nobody:
+   * once the lane is idle, AddPartitionsToTxn, which the coordinator refuses for an older
+   * epoch. The transaction it opens is the lane's next one, begun ahead (the next batch uses
+   * it, or it is aborted when idle; if one was begun ahead already, the request only asks
+   * again). Rejects with the coordinator's refusal (a fencing error) or a connection error.
+   */
+  async probe(): Promise<void> {
+    await this.#ended;
+    const producer = this.#producer;
+    if (producer === null) throw new RunlogError('LogUnavailable', `the writer of ${this.#options.describe} is not connected`);
+    await (this.#ahead === null ? this.#beginAhead() : (await producer).begin());
+  }
+
+  /** Whether the lane has a producer (connected, or connecting). */
+  get hasProducer(): boolean {
+    return this.#producer !== null;
   }
 
   connected(): Promise<TransactionalProducer> {
@@ -104,14 +123,16 @@ export class TransactionalLane {
     await producer.then((p) => p.disconnect()).catch(noop);
   }
 
-  #beginAhead(): void {
+  /** Begins the lane's next transaction now, unless one is begun already; answers when it is open. */
+  #beginAhead(): Promise<void> | null {
     const producer = this.#producer;
-    if (producer === null || this.#ahead !== null) return;
+    if (producer === null || this.#ahead !== null) return null;
     const begun = producer.then((p) => p.begin());
     begun.catch(noop); // a failure (fencing, say) is met by the begin() that takes it
     const timer = setTimeout(() => this.#abortIdle(), this.#idleAbortMs);
     timer.unref();
     this.#ahead = { producer, begun, timer };
+    return begun;
   }
 
   /** The transaction begun ahead on the current producer, if any, now no longer ahead. */
