@@ -132,7 +132,7 @@ function read(name: string, clock: Clock): number {
   try {
     value = clock();
   } catch (error) {
-    throw new RunlogError('InvalidArgument', `the ${name} option threw: ${String(error)}`, { cause: error });
+    throw new RunlogError('InvalidArgument', `the ${name} option threw: ${describe(error)}`, { cause: error });
   }
   if (typeof value !== 'number' || !Number.isFinite(value)) throw clockError(name, `returned ${describe(value)}, not a finite number of ms`);
   return value;

@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { RunlogError, isRunlogError } from '../errors.ts';
 import type { Attempt, Entry, Lease, RunQueueApi, Taken } from '../queue/types.ts';
+import { describe } from '../describe.ts';
 import { badResult, describeFailure } from './failure.ts';
 import type { ResolvedOptions } from './options.ts';
 import { supervise, type Supervised } from './supervise.ts';
@@ -135,10 +136,20 @@ async function handBack(ctx: RunContext, lease: Lease, entry: Entry, attempt: nu
   }
 }
 
+/** The backoff option's delay; one that throws or answers no whole number of ms is reported, and the retry comes at once. */
 function backoffOf(ctx: RunContext, attempt: number): number {
-  const ms = ctx.options.backoff(attempt);
-  if (Number.isSafeInteger(ms) && ms >= 0) return ms;
-  const error = new RunlogError('InvalidArgument', `backoff(${attempt}) answered ${String(ms)}, not a whole number of ms >= 0; retrying at once`);
+  let ms: unknown;
+  try {
+    ms = ctx.options.backoff(attempt);
+  } catch (error) {
+    return badBackoff(ctx, `backoff(${attempt}) threw ${describe(error)}; retrying at once`, error);
+  }
+  if (typeof ms === 'number' && Number.isSafeInteger(ms) && ms >= 0) return ms;
+  return badBackoff(ctx, `backoff(${attempt}) answered ${describe(ms)}, not a whole number of ms >= 0; retrying at once`);
+}
+
+function badBackoff(ctx: RunContext, message: string, cause?: unknown): number {
+  const error = new RunlogError('InvalidArgument', message, cause === undefined ? {} : { cause });
   ctx.options.onEvent({ type: 'error', error, context: 'backoff' });
   return 0;
 }

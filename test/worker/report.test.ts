@@ -96,4 +96,25 @@ describe('worker reporting', () => {
     assert.equal(await worker.runDue('billing'), 1);
     assert.equal((await queue.entry('acme', entryId)).outcome, 'failed');
   });
+
+  it('a backoff option that throws or answers NaN is reported, and the retry comes at once', async (t) => {
+    for (const backoff of [() => { throw new Error('no backoff'); }, () => Number.NaN]) {
+      const clock = new FakeClock();
+      const queue = await openRunQueueOnLog(await openMemoryLog({ partitions: 1 }), { clock: clock.read });
+      t.after(() => queue.stop());
+      const records: WorkerLogRecord[] = [];
+      const worker = new Worker(queue, { timers: new ManualTimers(), backoff, logger: (record) => records.push(record) });
+      worker.handle('billing', () => {
+        throw new Error('card declined');
+      });
+      const { entryId } = await queue.submit({ tenant: 'acme', thread: 't', agent: 'billing', input: 'x', maxAttempts: 3 });
+      assert.equal(await worker.runDue('billing'), 1);
+      const entry = await queue.entry('acme', entryId);
+      assert.equal(entry.status, 'open');
+      assert.equal(entry.attempts.length, 1);
+      assert.ok(entry.notBefore === null || entry.notBefore <= queue.now(), 'takeable again at once');
+      const trouble = records.find((record) => record.kind === 'worker-error');
+      assert.match(trouble?.message ?? '', /^backoff failed: RunlogError InvalidArgument: backoff\(1\) (threw Error: no backoff|answered NaN, not a whole number)/);
+    }
+  });
 });
