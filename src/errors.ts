@@ -2,6 +2,8 @@
  * The one error class of runlog. Callers test `code`, never the message;
  * messages name the offending value.
  */
+import { describe } from './describe.ts';
+
 export const ERROR_CODES = [
   'ThreadBusy',
   'SubmissionKeyReused',
@@ -45,7 +47,11 @@ export class RunlogError extends Error {
   }
 }
 
+/** Whether `error` is a RunlogError (of `code`, when given). A code runlog does not have is InvalidArgument: a misspelt one would never match. */
 export function isRunlogError(error: unknown, code?: ErrorCode): error is RunlogError {
+  if (code !== undefined && !(ERROR_CODES as readonly unknown[]).includes(code)) {
+    throw invalidArgument(`code must be one of ${ERROR_CODES.join(', ')}, got ${describe(code)}`);
+  }
   return error instanceof RunlogError && (code === undefined || error.code === code);
 }
 

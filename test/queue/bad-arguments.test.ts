@@ -345,6 +345,7 @@ describe('bad arguments', () => {
       ...rows('partitionOf partitions', 'partitions', [...NOT_INTEGERS, [0, '0']], (partitions) => partitionOf('acme', 't', partitions as never)),
       ...rows('replayPartition log', 'log', [[null, 'null'], [{}, '{}']], (log) => replayPartition(log as never, 0)),
       ...rows('replayPartition partition', 'partition', [[2, '2'], [Number.NaN, 'NaN']], (partition) => replayPartition(memory, partition as never)),
+      ...rows('isRunlogError code', 'code', [['QueueFul', '"QueueFul"'], [42, '42'], [null, 'null']], (code) => isRunlogError(new Error('x'), code as never)),
       // rows for what other items of the issue fixed: bounds, the file log's own files, the clock
       { label: 'submit metadata of too many keys', call: () => queue.submit({ ...submit, metadata: Object.fromEntries(Array.from({ length: 129 }, (_, i) => [`k${i}`, 'v'])) }), mentions: ['metadata', '129 keys'] },
       { label: 'openRunQueue file dir naming a file', call: () => openRunQueue({ log: { kind: 'file', dir: aFile } }), mentions: [aFile] },
