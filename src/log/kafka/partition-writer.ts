@@ -72,7 +72,7 @@ import { isFencingError, toRunlogError } from './errors.ts';
 import { TransactionalLane, type OpenTransaction } from './transactional-lane.ts';
 import type { ProducedMessage } from './transactional-producer.ts';
 
-/** Stay well below the broker's default message.max.bytes (1 MiB) when coalescing appends. */
+/** How much one transaction coalesces (at least one append): bounds a batch's latency; record batches are split to fit the topic anyway (batch-size.ts). */
 const MAX_BATCH_BYTES = 512 * 1024;
 const MAX_BATCH_RECORDS = 5000;
 const RECORD_OVERHEAD_BYTES = 24;
