@@ -116,13 +116,18 @@ export function isCurrentLease(entry: EntryState, holder: string, epoch: number,
   return !entry.closed && lease !== null && lease.epoch === epoch && lease.holder === holder && lease.expiresAt > now;
 }
 
+/**
+ * A copy of the entry for a caller: nothing in it aliases the view (input, result,
+ * metadata, attempts and lease are built fresh), so whatever the caller does with it
+ * changes neither the view nor what replay gives.
+ */
 export function toPublicEntry(entry: EntryState): Entry {
   return {
     entryId: entry.entryId,
     tenant: entry.tenant,
     thread: entry.thread,
     agent: entry.agent,
-    input: entry.input,
+    input: copyBytes(entry.input),
     key: entry.key,
     priority: entry.priority,
     notBefore: entry.notBefore,
@@ -135,8 +140,18 @@ export function toPublicEntry(entry: EntryState): Entry {
     attempts: entry.attempts.map((attempt) => ({ ...attempt })),
     deferredAttempts: entry.deferredAttempts,
     outcome: entry.outcome,
-    result: entry.result,
+    result: entry.result === null ? null : copyBytes(entry.result),
     error: entry.error,
     closedAt: entry.closedAt,
   };
+}
+
+/**
+ * `new Uint8Array(n)` then `set`, not Uint8Array.from: only the former keeps a small copy's
+ * bytes on V8's heap (no native backing store per answer; see src/queue/validate.ts).
+ */
+function copyBytes(bytes: Uint8Array): Uint8Array {
+  const copy = new Uint8Array(bytes.length);
+  copy.set(bytes);
+  return copy;
 }

@@ -28,8 +28,9 @@ export class ClosedWaiters {
     return this.byEntry.has(entryId);
   }
 
-  wake(entryId: string, entry: Entry): void {
-    for (const waiter of this.byEntry.get(entryId) ?? []) waiter(entry);
+  /** Wakes every waiter of `entryId`, each with an entry of its own (`answer` builds one per call). */
+  wake(entryId: string, answer: () => Entry): void {
+    for (const waiter of this.byEntry.get(entryId) ?? []) waiter(answer());
   }
 
   failAll(error: unknown): void {

@@ -9,6 +9,11 @@
  * append fails, the partition's view may hold events the log does not, so the
  * partition stops serving and is rebuilt from the log; commands meanwhile wait for the
  * rebuild (partition-slot.ts).
+ *
+ * A command's answer is built right after its own events are folded, in the same turn as
+ * its decision (`answerWhenDurable`), and handed over once they are durable: by then
+ * other commands of the same tick may have changed or pruned the entry, and the caller
+ * must get what was made durable for it, not what the view says later.
  */
 import { RunlogError, invalidArgument } from '../errors.ts';
 import { encodeEvent } from '../events/codec.ts';
@@ -146,9 +151,8 @@ export class RunQueue implements RunQueueApi {
         expiries.push(this.commit(slot, [decide.decideExpire(entry, now)]));
         continue;
       }
-      const leased = decide.decideLease(entry, holder, ttlMs, now);
-      await Promise.all([...expiries, this.commit(slot, [leased])]);
-      return taken(entry);
+      const leased = this.commit(slot, [decide.decideLease(entry, holder, ttlMs, now)]);
+      return answerWhenDurable(Promise.all([...expiries, leased]), taken(entry));
     }
     await Promise.all(expiries);
     return null;
@@ -166,8 +170,8 @@ export class RunQueue implements RunQueueApi {
       await this.commit(slot, [decide.decideExpire(entry, now)]);
       return null;
     }
-    await this.commit(slot, [decide.decideLease(entry, holder, ttlMs, now)]);
-    return taken(entry);
+    const leased = this.commit(slot, [decide.decideLease(entry, holder, ttlMs, now)]);
+    return answerWhenDurable(leased, taken(entry));
   }
 
   async extend(lease: Lease, ttlMs: number): Promise<Lease> {
@@ -175,8 +179,9 @@ export class RunQueue implements RunQueueApi {
     const ttlMsChecked = ttl(ttlMs);
     if (!slot.serving) await slot.ready();
     const event = decide.decideExtend(slot.view, checked, ttlMsChecked, this.now());
-    await this.commit(slot, [event]);
-    return { ...checked, agent: this.entryOf(slot, event.entryId).agent, expiresAt: event.expiresAt };
+    const extended = this.commit(slot, [event]);
+    // The stored lease, never the caller's copy (whose thread or agent it may have edited).
+    return answerWhenDurable(extended, leaseOf(this.entryOf(slot, event.entryId))!);
   }
 
   async startAttempt(lease: Lease, runId: string): Promise<Attempt> {
@@ -203,8 +208,8 @@ export class RunQueue implements RunQueueApi {
     const fields = closeFields(request, this.maxInputBytes);
     if (!slot.serving) await slot.ready();
     const event = decide.decideClose(slot.view, checked, fields, this.now());
-    await this.commit(slot, [event]);
-    return toPublicEntry(this.entryOf(slot, event.entryId));
+    const closed = this.commit(slot, [event]);
+    return answerWhenDurable(closed, toPublicEntry(this.entryOf(slot, event.entryId)));
   }
 
   async cancel(tenant: string, entryId: string, reason?: string): Promise<Entry> {
@@ -213,8 +218,8 @@ export class RunQueue implements RunQueueApi {
     const why = optionalText('reason', reason, 64 * 1024);
     if (!slot.serving) await slot.ready();
     const event = decide.decideCancel(slot.view, tenant, entryId, why, this.now());
-    await this.commit(slot, [event]);
-    return toPublicEntry(this.entryOf(slot, entryId));
+    const cancelled = this.commit(slot, [event]);
+    return answerWhenDurable(cancelled, toPublicEntry(this.entryOf(slot, entryId)));
   }
 
   async entry(tenant: string, entryId: string): Promise<Entry> {
@@ -269,11 +274,14 @@ export class RunQueue implements RunQueueApi {
 
   /** One retention sweep: expire overdue entries, then prune up to `limit` closed entries past their lifetime. */
   async sweep(retention: Pick<Retention, 'ticketLifetimeMs' | 'limit'>): Promise<{ expired: number; pruned: number }> {
+    this.requireRunning();
     const body = requireObject('sweep options', retention, ['ticketLifetimeMs', 'limit']);
     const ticketLifetimeMs = requireInteger('ticketLifetimeMs', body.ticketLifetimeMs, 0);
     const limit = requireInteger('limit', orDefault(body.limit, 10_000), 0);
-    const expired = await this.expireOverdue();
-    const pruned = await this.prune(ticketLifetimeMs, limit);
+    // Both decided now, in this turn, like every command: the prune sees the expiries folded.
+    const expiring = this.expireOverdue();
+    const pruning = this.prune(ticketLifetimeMs, limit);
+    const [expired, pruned] = await Promise.all([expiring, pruning]);
     return { expired, pruned };
   }
 
@@ -375,7 +383,9 @@ export class RunQueue implements RunQueueApi {
 
   /**
    * Encodes, checks the records fit the log, folds, appends durably, then wakes waiters.
-   * Encoding and checking first: a bad or oversized event changes nothing.
+   * Encoding and checking first: a bad or oversized event changes nothing. Everything up to
+   * the append runs in the caller's turn (the function's first await is the append), so the
+   * events are folded when this returns.
    */
   private async commit(slot: PartitionSlot, events: RunlogEvent[], tombstones: AppendRecord[] = []): Promise<void> {
     slot.requireServing();
@@ -383,23 +393,28 @@ export class RunQueue implements RunQueueApi {
     records.push(...tombstones);
     checkRecordsFit(this.log, events, records);
     for (const [i, event] of events.entries()) slot.view.apply(null, records[i]!.key, event);
+    // The entries these events close, taken now: one pruned in the same group is gone from the view once durable.
+    const closed = this.awaitedClosures(slot, events);
     for (const record of tombstones) slot.view.apply(null, record.key, null);
     const offsets = await slot.writer.write(records);
     slot.view.appended(offsets[offsets.length - 1]!);
-    this.afterDurable(slot, events);
+    this.afterDurable(events, closed);
   }
 
-  private afterDurable(slot: PartitionSlot, events: RunlogEvent[]): void {
-    let work = false;
+  /** The entries closed by `events` that someone awaits (closed entries never change again). */
+  private awaitedClosures(slot: PartitionSlot, events: RunlogEvent[]): EntryState[] {
+    const closed: EntryState[] = [];
     for (const event of events) {
-      if (event.type === 'Submitted' || event.type === 'Yielded') work = true;
-      if (event.type === 'Closed' || event.type === 'CancelRequested' || event.type === 'ThreadDeleted') {
-        work = true;
-        const entry = slot.view.entries.get(event.entryId);
-        if (entry !== undefined && this.waiters.has(event.entryId)) this.waiters.wake(event.entryId, toPublicEntry(entry));
-      }
+      if (!isClosing(event) || !this.waiters.has(event.entryId)) continue;
+      const entry = slot.view.entries.get(event.entryId);
+      if (entry !== undefined) closed.push(entry);
     }
-    if (work) this.notifyWork();
+    return closed;
+  }
+
+  private afterDurable(events: RunlogEvent[], closed: EntryState[]): void {
+    for (const entry of closed) this.waiters.wake(entry.entryId, () => toPublicEntry(entry));
+    if (events.some((event) => event.type === 'Submitted' || event.type === 'Yielded' || isClosing(event))) this.notifyWork();
   }
 
   /**
@@ -471,9 +486,19 @@ function awaitOptions(options: unknown): { signal: AbortSignal | undefined; time
   return { signal: body.signal, timeoutMs: body.timeoutMs === undefined ? undefined : requireTimerMs('timeoutMs', body.timeoutMs, 0) };
 }
 
-/** What take answers for an entry it has just leased. */
+/** What take answers for an entry whose lease it has just folded (so the lease is there). */
 function taken(entry: EntryState): Taken {
   return { lease: leaseOf(entry)!, entry: toPublicEntry(entry) };
+}
+
+/** `answer`, built when the command's events were folded, once they are durable. */
+async function answerWhenDurable<T>(durable: Promise<unknown>, answer: T): Promise<T> {
+  await durable;
+  return answer;
+}
+
+function isClosing(event: RunlogEvent): boolean {
+  return event.type === 'Closed' || event.type === 'CancelRequested' || event.type === 'ThreadDeleted';
 }
 
 function tombstonesOf(entry: EntryState): AppendRecord[] {

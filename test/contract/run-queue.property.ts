@@ -1,44 +1,67 @@
 /**
- * Model-based property test, run on every backend: random command sequences against the
- * real RunQueue and the reference model (queue-model.ts) must answer alike; after each
- * sequence, replaying the log into fresh views gives the live view, and delivering
- * every record twice changes nothing.
+ * Model-based property test, run on every backend: random schedules of commands against
+ * the real RunQueue and the reference model (queue-model.ts) must answer alike; after each
+ * tick of several commands and after each schedule, replaying the log into fresh views gives
+ * the live view, and delivering every record twice changes nothing.
+ *
+ * A schedule is a list of ticks. The commands of one tick are all called in the same turn,
+ * without awaiting one another (as concurrent callers would), and share group commits;
+ * then all of them are awaited before the next tick. The queue decides each command in
+ * the turn it is called, so the model decides them in call order; each answer must be
+ * what was decided for its command, whatever the later commands of its tick did.
  */
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import fc from 'fast-check';
 import { isRunlogError } from '../../src/errors.ts';
 import { decodeEvent } from '../../src/events/codec.ts';
+import { parseEntryId } from '../../src/queue/entry-id.ts';
 import type { RunQueue } from '../../src/queue/run-queue.ts';
-import type { Lease } from '../../src/queue/types.ts';
+import type { Lease, Taken } from '../../src/queue/types.ts';
 import { PartitionView } from '../../projections/partition-view.ts';
 import { snapshotView } from '../../projections/snapshot.ts';
 import { assertReplayEqualsLive, queueOn, type FakeClock, type OpenLog } from './fixtures.ts';
-import { QueueModel, type ModelAnswer } from './queue-model.ts';
+import { QueueModel, type ModelAnswer, type ModelEntry } from './queue-model.ts';
+
+const PARTITIONS = 3;
 
 type Command =
   | { kind: 'submit'; tenant: string; thread: string; agent: string; priority: number; key: string | null; input: string }
   | { kind: 'take'; agents: readonly string[]; holder: string; ttlMs: number }
+  | { kind: 'takeEntry'; entry: number; tenant: string; holder: string; ttlMs: number }
+  | { kind: 'extend'; lease: number; ttlMs: number }
   | { kind: 'startAttempt'; lease: number; runId: string }
   | { kind: 'yield'; lease: number; delayMs: number | null }
   | { kind: 'close'; lease: number }
   | { kind: 'cancel'; entry: number; tenant: string }
+  | { kind: 'deleteThread'; tenant: string; thread: string }
   | { kind: 'entry'; entry: number; tenant: string }
   | { kind: 'advance'; ms: number }
-  | { kind: 'prune'; lifetimeMs: number; limit: number };
+  | { kind: 'prune'; lifetimeMs: number; limit: number }
+  | { kind: 'sweep'; lifetimeMs: number; limit: number };
 
 const tenant = fc.constantFrom('acme', 'globex');
+const thread = fc.constantFrom('t0', 't1', 't2', 't3');
+const holder = fc.constantFrom('h0', 'h1');
+const ttlMs = fc.integer({ min: 10, max: 100 });
+const retention = { lifetimeMs: fc.integer({ min: 0, max: 100 }), limit: fc.integer({ min: 1, max: 3 }) };
 const commandArb: fc.Arbitrary<Command> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('submit' as const), tenant, thread: fc.constantFrom('t0', 't1', 't2', 't3'), agent: fc.constantFrom('x', 'y'), priority: fc.integer({ min: 0, max: 2 }), key: fc.constantFrom(null, 'k0', 'k1'), input: fc.constantFrom('i0', 'i1') }) },
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('take' as const), agents: fc.constantFrom<string[]>(['x'], ['y'], ['x', 'y']), holder: fc.constantFrom('h0', 'h1'), ttlMs: fc.integer({ min: 10, max: 100 }) }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('submit' as const), tenant, thread, agent: fc.constantFrom('x', 'y'), priority: fc.integer({ min: 0, max: 2 }), key: fc.constantFrom(null, 'k0', 'k1'), input: fc.constantFrom('i0', 'i1') }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('take' as const), agents: fc.constantFrom<string[]>(['x'], ['y'], ['x', 'y']), holder, ttlMs }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('takeEntry' as const), entry: fc.nat(), tenant, holder, ttlMs }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('extend' as const), lease: fc.nat(), ttlMs }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('startAttempt' as const), lease: fc.nat(), runId: fc.constantFrom('r0', 'r1', 'r2', 'r3') }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('yield' as const), lease: fc.nat(), delayMs: fc.constantFrom(null, 0, 30) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('close' as const), lease: fc.nat() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), entry: fc.nat(), tenant }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('cancel' as const), entry: fc.nat(), tenant }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteThread' as const), tenant, thread }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('entry' as const), entry: fc.nat(), tenant }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 60 }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('prune' as const), lifetimeMs: fc.integer({ min: 0, max: 100 }), limit: fc.integer({ min: 1, max: 3 }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('prune' as const), ...retention }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('sweep' as const), ...retention }) },
 );
+/** Mostly ticks of one command (one after another), often several at once. */
+const tickArb = fc.oneof({ weight: 2, arbitrary: fc.array(commandArb, { minLength: 1, maxLength: 1 }) }, { weight: 3, arbitrary: fc.array(commandArb, { minLength: 2, maxLength: 5 }) });
 
 interface World {
   queue: RunQueue;
@@ -48,6 +71,15 @@ interface World {
   entryIds: string[];
 }
 
+/** One command of a tick: the queue's answer (pending) and what the model decided. */
+interface Issued {
+  command: Command;
+  now: number;
+  real: Promise<ModelAnswer>;
+  expected: ModelAnswer;
+}
+
+/** The queue's answer, or the code of its refusal (anything else fails the test). */
 async function answer(action: () => Promise<unknown>): Promise<ModelAnswer> {
   try {
     return { ok: await action() };
@@ -57,62 +89,124 @@ async function answer(action: () => Promise<unknown>): Promise<ModelAnswer> {
   }
 }
 
-async function step(world: World, command: Command): Promise<void> {
+/** Calls the command on the queue (not awaited) and decides it in the model; null when it has nothing to act on. */
+function issue(world: World, command: Command): Issued | null {
   const { queue, clock, model, leases, entryIds } = world;
   const now = clock.nowMs;
   const lease = 'lease' in command ? leases[command.lease % Math.max(leases.length, 1)] : undefined;
   const entryId = 'entry' in command ? entryIds[command.entry % Math.max(entryIds.length, 1)] : undefined;
-  let real: ModelAnswer;
-  let expected: ModelAnswer;
+  const issued = (real: () => Promise<unknown>, expected: () => ModelAnswer): Issued => ({ command, now, real: answer(real), expected: expected() });
   switch (command.kind) {
     case 'submit': {
       const { tenant, thread, agent, priority, key, input } = command;
-      real = await answer(async () => (await queue.submit({ tenant, thread, agent, priority, input, ...(key ? { key } : {}) })).entryId);
-      expected = model.submit(tenant, thread, agent, priority, key, input, now, () => ('ok' in real ? String(real.ok) : 'refused'));
-      if ('ok' in real && !entryIds.includes(String(real.ok))) entryIds.push(String(real.ok));
-      break;
+      return issued(
+        async () => (await queue.submit({ tenant, thread, agent, priority, input, ...(key ? { key } : {}) })).entryId,
+        () => model.submit(tenant, thread, agent, priority, key, input, now),
+      );
     }
-    case 'take': {
-      const taken = await answer(() => queue.take({ agents: command.agents, holder: command.holder, ttlMs: command.ttlMs }));
-      real = 'ok' in taken ? { ok: (taken.ok as { lease: Lease } | null)?.lease.entryId ?? null } : taken;
-      if ('ok' in taken && taken.ok !== null) leases.push((taken.ok as { lease: Lease }).lease);
-      expected = model.take(command.agents, command.holder, command.ttlMs, now);
-      break;
-    }
+    case 'take':
+      return issued(() => queue.take({ agents: command.agents, holder: command.holder, ttlMs: command.ttlMs }), () => model.take(command.agents, command.holder, command.ttlMs, now));
+    case 'takeEntry':
+      if (entryId === undefined) return null;
+      return issued(
+        () => queue.takeEntry(command.tenant, entryId, { holder: command.holder, ttlMs: command.ttlMs }),
+        () => model.takeEntry(entryId, command.tenant, command.holder, command.ttlMs, now),
+      );
+    case 'extend':
+      if (lease === undefined) return null;
+      return issued(
+        async () => {
+          const extended = await queue.extend(lease, command.ttlMs);
+          assert.deepEqual(extended, { ...lease, expiresAt: extended.expiresAt }, 'extend answers the stored lease, extended');
+          return extended.expiresAt;
+        },
+        () => model.extend(lease.entryId, lease.tenant, lease.holder, lease.epoch, command.ttlMs, now),
+      );
     case 'startAttempt':
-      if (lease === undefined) return;
-      real = await answer(async () => (await queue.startAttempt(lease, command.runId)).attempt);
-      expected = model.startAttempt(lease.entryId, lease.tenant, lease.holder, lease.epoch, command.runId, now);
-      break;
+      if (lease === undefined) return null;
+      return issued(
+        async () => (await queue.startAttempt(lease, command.runId)).attempt,
+        () => model.startAttempt(lease.entryId, lease.tenant, lease.holder, lease.epoch, command.runId, now),
+      );
     case 'yield':
-      if (lease === undefined) return;
-      real = await answer(() => queue.yield(lease, command.delayMs === null ? { kind: 'defer' } : { kind: 'retry', error: 'e', delayMs: command.delayMs }));
-      expected = model.yield(lease.entryId, lease.tenant, lease.holder, lease.epoch, command.delayMs, now);
-      break;
+      if (lease === undefined) return null;
+      return issued(
+        () => queue.yield(lease, command.delayMs === null ? { kind: 'defer' } : { kind: 'retry', error: 'e', delayMs: command.delayMs }),
+        () => model.yield(lease.entryId, lease.tenant, lease.holder, lease.epoch, command.delayMs, now),
+      );
     case 'close':
-      if (lease === undefined) return;
-      real = await answer(async () => (await queue.close(lease, { status: 'succeeded' })).status);
-      expected = model.close(lease.entryId, lease.tenant, lease.holder, lease.epoch, now);
-      break;
+      if (lease === undefined) return null;
+      return issued(
+        async () => closedOutcome(await queue.close(lease, { status: 'succeeded' }), lease.entryId),
+        () => model.close(lease.entryId, lease.tenant, lease.holder, lease.epoch, now),
+      );
     case 'cancel':
-      if (entryId === undefined) return;
-      real = await answer(async () => (await queue.cancel(command.tenant, entryId)).outcome);
-      expected = model.cancel(entryId, command.tenant, now);
-      break;
+      if (entryId === undefined) return null;
+      return issued(async () => closedOutcome(await queue.cancel(command.tenant, entryId), entryId), () => model.cancel(entryId, command.tenant, now));
+    case 'deleteThread':
+      return issued(() => queue.deleteThread(command.tenant, command.thread), () => model.deleteThread(command.tenant, command.thread, now));
     case 'entry':
-      if (entryId === undefined) return;
-      real = await answer(async () => (await queue.entry(command.tenant, entryId)).status);
-      expected = model.entryStatus(entryId, command.tenant);
-      break;
+      if (entryId === undefined) return null;
+      return issued(async () => (await queue.entry(command.tenant, entryId)).status, () => model.entryStatus(entryId, command.tenant));
     case 'advance':
       clock.advance(command.ms);
-      return;
+      return null;
     case 'prune':
-      real = await answer(() => queue.prune(command.lifetimeMs, command.limit));
-      expected = model.prune(command.lifetimeMs, command.limit, now);
-      break;
+      return issued(() => queue.prune(command.lifetimeMs, command.limit), () => model.prune(command.lifetimeMs, command.limit, now));
+    case 'sweep':
+      return issued(
+        () => queue.sweep({ ticketLifetimeMs: command.lifetimeMs, limit: command.limit }),
+        () => {
+          const pruned = model.prune(command.lifetimeMs, command.limit, now);
+          return 'ok' in pruned ? { ok: { expired: 0, pruned: pruned.ok } } : pruned;
+        },
+      );
   }
-  assert.deepEqual(real, expected, `${JSON.stringify(command)} at ${now}`);
+}
+
+/** A close or cancel answers the closed entry it made durable. */
+function closedOutcome(entry: { entryId: string; status: string; outcome: string | null }, entryId: string): string | null {
+  assert.deepEqual([entry.entryId, entry.status], [entryId, 'closed']);
+  return entry.outcome;
+}
+
+/** Compares one command's answer with the model's, binding new entries to the ids the queue answered. */
+async function settle(world: World, { command, now, real, expected }: Issued): Promise<void> {
+  const got = await real;
+  const message = `${JSON.stringify(command)} at ${now}`;
+  if (command.kind === 'submit' && 'ok' in got && 'ok' in expected) {
+    bind(world, expected.ok as ModelEntry, String(got.ok), message);
+    if (!world.entryIds.includes(String(got.ok))) world.entryIds.push(String(got.ok));
+  }
+  if ((command.kind === 'take' || command.kind === 'takeEntry') && 'ok' in got && got.ok !== null) {
+    const taken = got.ok as Taken;
+    assert.ok(taken.lease !== null && taken.lease.entryId === taken.entry.entryId, `a Taken carries its lease: ${message}`);
+    assert.deepEqual(taken.entry.lease, taken.lease, message);
+    world.leases.push(taken.lease);
+    got.ok = taken.lease.entryId;
+  }
+  assert.deepEqual(got, rendered(expected), message);
+}
+
+/** The model's answer with its entries named by the ids the queue gave them. */
+function rendered(expected: ModelAnswer): ModelAnswer {
+  if (!('ok' in expected) || expected.ok === null || typeof expected.ok !== 'object' || !('realId' in expected.ok)) return expected;
+  return { ok: (expected.ok as ModelEntry).realId };
+}
+
+function bind(world: World, entry: ModelEntry, entryId: string, message: string): void {
+  if (entry.realId !== null) return;
+  assert.ok(!world.model.entries.some((other) => other.realId === entryId), `ticket id ${entryId} issued twice: ${message}`);
+  assert.equal(parseEntryId(entryId, PARTITIONS)?.partition, entry.partition, `ticket ${entryId} names its thread's partition: ${message}`);
+  entry.realId = entryId;
+}
+
+async function runTick(world: World, tick: readonly Command[]): Promise<void> {
+  const issued = tick.map((command) => issue(world, command)).filter((item): item is Issued => item !== null);
+  // Await every answer before comparing any (a failed comparison must not leave calls running).
+  await Promise.allSettled(issued.map((item) => item.real));
+  for (const item of issued) await settle(world, item);
+  if (issued.length > 1) await assertReplayEqualsLive(world.queue);
 }
 
 /** Folding every record twice must give the same view as folding it once. */
@@ -130,13 +224,13 @@ async function assertIdempotentFold(queue: RunQueue): Promise<void> {
 
 export function runQueueModelProperty(name: string, openLog: OpenLog, numRuns: number): void {
   describe(`RunQueue model-based property on ${name}`, () => {
-    it('random command sequences: the queue agrees with the model, and replay equals the live view', async (t: TestContext) => {
+    it('random schedules, several commands in a tick: the queue agrees with the model, and replay equals the live view', async (t: TestContext) => {
       await fc.assert(
-        fc.asyncProperty(fc.array(commandArb, { minLength: 1, maxLength: 60 }), async (commands) => {
-          const { queue, clock } = await queueOn(openLog, t, { partitions: 3 });
-          const world: World = { queue, clock, model: new QueueModel(), leases: [], entryIds: [] };
+        fc.asyncProperty(fc.array(tickArb, { minLength: 1, maxLength: 30 }), async (ticks) => {
+          const { queue, clock } = await queueOn(openLog, t, { partitions: PARTITIONS });
+          const world: World = { queue, clock, model: new QueueModel(PARTITIONS), leases: [], entryIds: [] };
           try {
-            for (const command of commands) await step(world, command);
+            for (const tick of ticks) await runTick(world, tick);
             await assertReplayEqualsLive(queue);
             await assertIdempotentFold(queue);
           } catch (error) {

@@ -55,6 +55,26 @@ export function workerSemantics(name: string, openLog: OpenWorkerLog): void {
       assert.deepEqual([m.failed, m.retried, m.parked, m.processed, m.succeeded], [3, 2, 1, 3, 0]);
     });
 
+    it('a handler that changes its input and fails gets the original bytes on the retry', async (t) => {
+      const fx = await workerOn(openLog, t);
+      const { worker, time } = fx.worker({ backoff: () => 5 });
+      const seen: (string | null)[] = [];
+      worker.handle('build', ({ input, entry }) => {
+        seen.push(text(input));
+        input.fill(0x21);
+        entry.metadata.m = 'changed';
+        if (seen.length === 1) throw new Error('first attempt fails');
+        return 'ok';
+      });
+      const ticket = await fx.queue.submit(submitOf('acme', 't1', { input: 'pristine', metadata: { m: '1' } }));
+      assert.equal(await worker.runDue('build'), 1);
+      time.advance(5);
+      assert.equal(await worker.runDue('build'), 1);
+      assert.deepEqual(seen, ['pristine', 'pristine']);
+      const entry = await fx.queue.entry('acme', ticket.entryId);
+      assert.deepEqual([entry.outcome, text(entry.input), entry.metadata], ['succeeded', 'pristine', { m: '1' }]);
+    });
+
     it('a custom backoff and a worker maxAttempts cap apply', async (t) => {
       const fx = await workerOn(openLog, t);
       const { worker, time, events } = fx.worker({ backoff: (attempt) => attempt * 7, maxAttempts: 2 });
