@@ -11,7 +11,7 @@
  * e.g. a lease clears notBefore and a close clears the lease, exactly as the surviving
  * record alone would say.
  */
-import type { AttemptStarted, EntriesPruned, RunlogEvent, Submitted } from '../src/events/types.ts';
+import type { AttemptStarted, EntriesPruned, RunlogEvent, Submitted, TicketKeyCreated } from '../src/events/types.ts';
 import { entryIdOfKey } from '../src/events/keys.ts';
 import { Heap } from './heap.ts';
 import { HeadIndex, takesBefore } from './head-index.ts';
@@ -37,6 +37,8 @@ export class PartitionView {
   lastAt = 0;
   /** The highest entry sequence ever issued here (survives pruning and compaction). */
   issuedThrough = 0;
+  /** The partition's ticket key (src/queue/entry-id.ts); null until its first submission. */
+  ticketKey: Pick<TicketKeyCreated, 'secret' | 'legacyThrough'> | null = null;
   openCount = 0;
   readonly entries = new Map<string, EntryState>();
   readonly threads = new Map<string, ThreadState>();
@@ -125,6 +127,10 @@ export class PartitionView {
   private applyEvent(event: RunlogEvent): void {
     if (event.type === 'Submitted') return this.submit(event);
     if (event.type === 'EntriesPruned') return this.pruned(event);
+    if (event.type === 'TicketKeyCreated') {
+      this.ticketKey = { secret: event.secret, legacyThrough: event.legacyThrough };
+      return;
+    }
     const entry = this.entries.get(event.entryId);
     if (entry === undefined) return;
     switch (event.type) {

@@ -8,6 +8,7 @@ import type { Entry } from '../src/queue/types.ts';
 
 export interface ViewSnapshot {
   issuedThrough: number;
+  ticketKey: { secret: string; legacyThrough: number } | null;
   entries: Entry[];
   openEntries: Record<string, string[]>;
   runIds: Record<string, string>;
@@ -25,6 +26,7 @@ export function snapshotView(view: PartitionView): ViewSnapshot {
   }
   return {
     issuedThrough: view.issuedThrough,
+    ticketKey: view.ticketKey === null ? null : { secret: Buffer.from(view.ticketKey.secret).toString('hex'), legacyThrough: view.ticketKey.legacyThrough },
     entries,
     openEntries,
     runIds,

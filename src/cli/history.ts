@@ -63,6 +63,8 @@ export function describeEvent(event: RunlogEvent): string {
       return '';
     case 'EntriesPruned':
       return fields({ pruned: event.entryIds.length });
+    case 'TicketKeyCreated':
+      return fields({ legacyThrough: event.legacyThrough }); // never the secret itself
   }
 }
 

@@ -6,11 +6,13 @@
  *   e/<entryId>/m        the entry's latest mutable state: Leased, LeaseExtended, Yielded,
  *                        CancelRequested, Closed, ThreadDeleted (each carries its whole state)
  *   p/pruned             EntriesPruned: the partition's retention watermark
+ *   p/ticket-key         TicketKeyCreated: the partition's ticket key (never tombstoned)
  * Pruning an entry tombstones all its keys.
  */
 import type { RunlogEvent } from './types.ts';
 
 export const PRUNED_KEY = 'p/pruned';
+export const TICKET_KEY_KEY = 'p/ticket-key';
 
 export function submissionKey(entryId: string): string {
   return `e/${entryId}/s`;
@@ -32,6 +34,8 @@ export function recordKeyOf(event: RunlogEvent): string {
       return attemptKey(event.entryId, event.attempt);
     case 'EntriesPruned':
       return PRUNED_KEY;
+    case 'TicketKeyCreated':
+      return TICKET_KEY_KEY;
     default:
       return stateKey(event.entryId);
   }

@@ -105,6 +105,20 @@ export interface EntriesPruned extends EventBase {
   issuedThrough: number;
 }
 
+/**
+ * The partition's ticket key (src/queue/ticket-id.ts): written once, with the first
+ * submission the partition takes, under one fixed key that is never tombstoned, so that
+ * after every entry is pruned and compacted away an issued id still reads TicketExpired
+ * and a forged one TicketNotFound. Its `entryId`, `tenant` and `thread` are empty.
+ */
+export interface TicketKeyCreated extends EventBase {
+  type: 'TicketKeyCreated';
+  /** 16 random bytes, the AES-128 key of the partition's ticket ids. */
+  secret: Uint8Array;
+  /** The highest sequence issued before the key, under plain `<partition>-<seq>` ids (0: none). */
+  legacyThrough: number;
+}
+
 export type RunlogEvent =
   | Submitted
   | Leased
@@ -114,7 +128,8 @@ export type RunlogEvent =
   | CancelRequested
   | Closed
   | ThreadDeleted
-  | EntriesPruned;
+  | EntriesPruned
+  | TicketKeyCreated;
 
 export type EventType = RunlogEvent['type'];
 
@@ -128,4 +143,5 @@ export const EVENT_TYPES: readonly EventType[] = [
   'Closed',
   'ThreadDeleted',
   'EntriesPruned',
+  'TicketKeyCreated',
 ];

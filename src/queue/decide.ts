@@ -11,13 +11,15 @@ import type {
   EntriesPruned,
   LeaseExtended,
   Leased,
+  RunlogEvent,
   Submitted,
   ThreadDeleted,
+  TicketKeyCreated,
   Yielded,
 } from '../events/types.ts';
 import { isCurrentLease, type EntryState } from '../../projections/entry-state.ts';
 import { submissionKeyId, threadId, type PartitionView } from '../../projections/partition-view.ts';
-import { formatEntryId, parseEntryId } from './entry-id.ts';
+import { formatEntryId, parseEntryId, sequenceOf } from './entry-id.ts';
 import type { Capacity, Lease } from './types.ts';
 
 /** A submission after validation: every field present. */
@@ -28,27 +30,40 @@ export interface OpenCounts {
   total: number;
 }
 
-export type SubmitDecision = { entryId: string; event: Submitted | null };
+/** The entry the submission names, and the events to append (none when its key names an existing entry). */
+export type SubmitDecision = { entryId: string; events: RunlogEvent[] };
 
+/**
+ * `freshSecret`: a new ticket key, drawn by the shell when the partition has none yet; the
+ * first submission of a partition writes it (TicketKeyCreated) in the same append.
+ */
 export function decideSubmit(
   view: PartitionView,
   submission: SubmissionFields,
   now: number,
   capacity: Capacity,
   counts: OpenCounts,
+  freshSecret: Uint8Array | null,
 ): SubmitDecision {
   const { tenant, thread, key } = submission;
   if (key !== null) {
     const existing = view.submissionKeys.get(submissionKeyId(tenant, thread, key));
-    if (existing !== undefined) return { entryId: sameSubmission(view.entries.get(existing)!, submission), event: null };
+    if (existing !== undefined) return { entryId: sameSubmission(view.entries.get(existing)!, submission), events: [] };
   }
   if (submission.strategy === 'reject' && (view.thread(tenant, thread)?.openCount ?? 0) > 0) {
     throw new RunlogError('ThreadBusy', `thread ${JSON.stringify(thread)} of tenant ${JSON.stringify(tenant)} has an open entry`);
   }
   requireCapacity(tenant, capacity, counts);
+  const keyCreated = view.ticketKey === null ? decideTicketKey(view, freshSecret, now) : null;
   const seq = view.issuedThrough + 1;
-  const entryId = formatEntryId(view.partition, seq);
-  return { entryId, event: { type: 'Submitted', ...submission, entryId, seq, at: now } };
+  const entryId = formatEntryId(view.partition, seq, (view.ticketKey ?? keyCreated!).secret);
+  const submitted: Submitted = { type: 'Submitted', ...submission, entryId, seq, at: now };
+  return { entryId, events: keyCreated === null ? [submitted] : [keyCreated, submitted] };
+}
+
+function decideTicketKey(view: PartitionView, secret: Uint8Array | null, now: number): TicketKeyCreated {
+  if (secret === null) throw new Error(`partition ${view.partition} has no ticket key and none was drawn`);
+  return { type: 'TicketKeyCreated', tenant: '', thread: '', entryId: '', at: now, secret, legacyThrough: view.issuedThrough };
 }
 
 function sameSubmission(entry: EntryState, submission: SubmissionFields): string {
@@ -74,7 +89,8 @@ function requireCapacity(tenant: string, capacity: Capacity, counts: OpenCounts)
     throw new RunlogError('QueueFull', `tenant ${JSON.stringify(tenant)} has ${counts.tenant} open entries, its capacity`);
   }
   if (capacity.total !== undefined && counts.total >= capacity.total) {
-    throw new RunlogError('QueueFull', `the queue has ${counts.total} open entries, its capacity`);
+    // Nothing about the other tenants: not how many open entries they hold.
+    throw new RunlogError('QueueFull', 'the queue is full: it holds as many open entries as its total capacity allows');
   }
 }
 
@@ -145,13 +161,27 @@ export function decidePrune(view: PartitionView, closedBy: number, limit: number
   return { type: 'EntriesPruned', tenant: '', thread: '', entryId: '', at: now, entryIds, issuedThrough: view.issuedThrough };
 }
 
-/** The tenant's entry, or the refusal that tells "gone" from "never issued". */
+/**
+ * The tenant's entry, or the refusal that tells "gone" from "never issued". Another
+ * tenant's entry reads exactly as a pruned one does (TicketExpired, the same message).
+ */
 export function findEntry(view: PartitionView, tenant: string, entryId: string): EntryState {
   const entry = view.entries.get(entryId);
   if (entry !== undefined && entry.tenant === tenant) return entry;
-  const parsed = parseEntryId(entryId, view.partition + 1);
-  if (parsed !== null && parsed.partition === view.partition && parsed.seq <= view.issuedThrough) throw new RunlogError('TicketExpired', `ticket ${entryId} has expired or is not tenant ${JSON.stringify(tenant)}'s`);
+  if (entry !== undefined || wasIssued(view, entryId)) {
+    throw new RunlogError('TicketExpired', `ticket ${entryId} has expired or is not tenant ${JSON.stringify(tenant)}'s`);
+  }
   throw new RunlogError('TicketNotFound', `ticket ${entryId} was never issued`);
+}
+
+/** True when this partition issued `entryId` (see entry-id.ts); needs no memory per ticket. */
+function wasIssued(view: PartitionView, entryId: string): boolean {
+  const parsed = parseEntryId(entryId, view.partition + 1);
+  if (parsed === null || parsed.partition !== view.partition) return false;
+  const legacyThrough = view.ticketKey?.legacyThrough ?? view.issuedThrough;
+  if (parsed.token === null) return parsed.seq <= legacyThrough;
+  const seq = view.ticketKey === null ? null : sequenceOf(parsed.token, view.ticketKey.secret);
+  return seq !== null && seq > legacyThrough && seq <= view.issuedThrough;
 }
 
 function entryOfLease(view: PartitionView, lease: Lease): EntryState {

@@ -31,7 +31,7 @@ import { addMetrics, emptyMetrics } from '../../projections/metrics.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
 import { ClosedWaiters } from './closed-waiters.ts';
 import * as decide from './decide.ts';
-import { parseEntryId } from './entry-id.ts';
+import { newTicketSecret, parseEntryId } from './entry-id.ts';
 import { closeFields, leaseArgument, submissionFields, takeEntryRequest, takeRequest, ttl, yieldFields } from './requests.ts';
 import { describe, optionalOptions, orDefault, optionalText, requireInteger, requireName, requireNames, requireObject, requireTimerMs } from './validate.ts';
 import type {
@@ -132,10 +132,11 @@ export class RunQueue implements RunQueueApi {
     const slot = this.slotOf(fields.tenant, fields.thread);
     if (!slot.serving) await slot.ready();
     const counts = { tenant: this.openOfTenant(fields.tenant), total: this.openTotal() };
-    const decision = decide.decideSubmit(slot.view, fields, now, this.capacity, counts);
-    if (decision.event === null) await slot.writer.barrier();
-    else await this.commit(slot, [decision.event]);
-    return { tenant: fields.tenant, thread: fields.thread, entryId: decision.entryId, created: decision.event !== null };
+    const freshSecret = slot.view.ticketKey === null ? newTicketSecret() : null;
+    const decision = decide.decideSubmit(slot.view, fields, now, this.capacity, counts, freshSecret);
+    const created = decision.events.length > 0;
+    await (created ? this.commit(slot, decision.events) : slot.writer.barrier());
+    return { tenant: fields.tenant, thread: fields.thread, entryId: decision.entryId, created };
   }
 
   async take(request: TakeRequest): Promise<Taken | null> {

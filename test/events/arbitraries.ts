@@ -43,4 +43,5 @@ export const anyEvent: fc.Arbitrary<RunlogEvent> = fc.oneof(
   }),
   record({ ...base, type: fc.constant('ThreadDeleted' as const) }),
   record({ ...base, type: fc.constant('EntriesPruned' as const), entryIds: fc.array(text, { maxLength: 20 }), issuedThrough: long }),
+  record({ ...base, type: fc.constant('TicketKeyCreated' as const), secret: bytes, legacyThrough: long }),
 );

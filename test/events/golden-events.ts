@@ -25,4 +25,8 @@ export const GOLDEN_EVENTS: Readonly<Record<string, RunlogEvent>> = {
     tenant: '', thread: '', entryId: '', at: 1_767_312_000_000, type: 'EntriesPruned',
     entryIds: ['p3-000000000001', 'p3-000000000002'], issuedThrough: 9_007_199_254_740_000,
   },
+  'TicketKeyCreated.v1.bin': {
+    tenant: '', thread: '', entryId: '', at: 1_767_225_500_000, type: 'TicketKeyCreated',
+    secret: Uint8Array.of(0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff), legacyThrough: 41,
+  },
 };

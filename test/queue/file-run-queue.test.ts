@@ -1,12 +1,16 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { test, type TestContext } from 'node:test';
 import { openFileLog } from '../../src/log/file/file-log.ts';
+import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
+import { FakeClock, submitOf } from '../contract/fixtures.ts';
 import { runQueueSemantics } from '../contract/run-queue.contract.ts';
 import { runQueueModelProperty } from '../contract/run-queue.property.ts';
 import { runQueueOwnedValues } from '../contract/run-queue-owned-values.contract.ts';
 import { runQueueRaces } from '../contract/run-queue-races.contract.ts';
+import { runQueueTenants } from '../contract/run-queue-tenants.contract.ts';
 
 async function openLog(partitions: number, t: TestContext) {
   const dir = await mkdtemp(join(tmpdir(), 'runlog-queue-'));
@@ -17,4 +21,27 @@ async function openLog(partitions: number, t: TestContext) {
 runQueueSemantics('the file log', openLog);
 runQueueOwnedValues('the file log', openLog);
 runQueueRaces('the file log', openLog);
+runQueueTenants('the file log', openLog);
 runQueueModelProperty('the file log', openLog, 60);
+
+test('the ticket key survives a restart and compaction: the owner id reads TicketExpired, a forged one TicketNotFound, ids are never reused', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'runlog-queue-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const clock = new FakeClock();
+  const open = async () => openRunQueueOnLog(await openFileLog({ dir, partitions: 1 }), { clock: clock.read });
+  let queue = await open();
+  const ticket = await queue.submit(submitOf('acme', 't1'));
+  await queue.cancel('acme', ticket.entryId);
+  assert.equal(await queue.prune(0, 10), 1);
+  await queue.log.compact(0);
+  await queue.stop();
+  queue = await open();
+  t.after(() => queue.stop());
+  const forged = ticket.entryId.slice(0, -2) + (ticket.entryId.at(-2) === 'x' ? 'y' : 'x') + ticket.entryId.at(-1);
+  await assert.rejects(queue.entry('acme', ticket.entryId), { code: 'TicketExpired' });
+  await assert.rejects(queue.entry('globex', ticket.entryId), { code: 'TicketExpired' });
+  await assert.rejects(queue.entry('acme', forged), { code: 'TicketNotFound' });
+  const fresh = await queue.submit(submitOf('acme', 't1'));
+  assert.notEqual(fresh.entryId, ticket.entryId);
+  assert.equal(queue.views()[0]!.issuedThrough, 2);
+});
