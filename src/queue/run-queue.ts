@@ -256,8 +256,9 @@ export class RunQueue implements RunQueueApi {
       .slice(0, limit);
     const perSlot = new Map<PartitionSlot, number>();
     for (const { slot } of due) perSlot.set(slot, (perSlot.get(slot) ?? 0) + 1);
-    await Promise.all([...perSlot].map(([slot, count]) => this.prunePartition(slot, closedBy, count)));
-    return due.length;
+    // What each partition pruned (a partition being rebuilt decides once it serves again).
+    const pruned = await Promise.all([...perSlot].map(([slot, count]) => this.prunePartition(slot, closedBy, count)));
+    return pruned.reduce((a, b) => a + b, 0);
   }
 
   /** Closes `expired` every open entry whose start deadline passed unstarted; answers how many. */
@@ -374,12 +375,14 @@ export class RunQueue implements RunQueueApi {
     this.warnings.report({ code: 'RUNLOG_SWEEP', message: `runlog retention sweep failed: ${String(error)}` });
   }
 
-  private async prunePartition(slot: PartitionSlot, closedBy: number, limit: number): Promise<void> {
+  /** Prunes up to `limit` entries of the partition; answers how many it pruned. */
+  private async prunePartition(slot: PartitionSlot, closedBy: number, limit: number): Promise<number> {
     if (!slot.serving) await slot.ready();
     const event = decide.decidePrune(slot.view, closedBy, limit, this.now());
-    if (event === null) return;
+    if (event === null) return 0;
     const tombstones = event.entryIds.flatMap((entryId) => tombstonesOf(this.entryOf(slot, entryId)));
     await this.commit(slot, [event], tombstones);
+    return event.entryIds.length;
   }
 
   /**

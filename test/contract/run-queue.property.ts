@@ -36,6 +36,8 @@ type Command =
   | { kind: 'cancel'; entry: number; tenant: string }
   | { kind: 'deleteThread'; tenant: string; thread: string }
   | { kind: 'entry'; entry: number; tenant: string }
+  /** Reads an id never issued: the plain `<partition>-<seq>` of an issued sequence, or an issued id with its token altered. */
+  | { kind: 'probe'; entry: number; seq: number; tenant: string }
   | { kind: 'advance'; ms: number }
   | { kind: 'prune'; lifetimeMs: number; limit: number }
   | { kind: 'sweep'; lifetimeMs: number; limit: number };
@@ -56,6 +58,7 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('cancel' as const), entry: fc.nat(), tenant }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteThread' as const), tenant, thread }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('entry' as const), entry: fc.nat(), tenant }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('probe' as const), entry: fc.nat(), seq: fc.integer({ min: 0, max: 8 }), tenant }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 60 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('prune' as const), ...retention }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('sweep' as const), ...retention }) },
@@ -148,6 +151,11 @@ function issue(world: World, command: Command): Issued | null {
     case 'entry':
       if (entryId === undefined) return null;
       return issued(async () => (await queue.entry(command.tenant, entryId)).status, () => model.entryStatus(entryId, command.tenant));
+    case 'probe': {
+      if (entryId === undefined) return null;
+      const probed = command.seq === 0 ? forged(entryId) : `${parseEntryId(entryId, PARTITIONS)!.partition}-${command.seq}`;
+      return issued(() => queue.entry(command.tenant, probed), () => ({ error: 'TicketNotFound' }));
+    }
     case 'advance':
       clock.advance(command.ms);
       return null;
@@ -162,6 +170,12 @@ function issue(world: World, command: Command): Issued | null {
         },
       );
   }
+}
+
+/** `entryId` with one character of its token changed. */
+function forged(entryId: string): string {
+  const at = entryId.length - 3;
+  return entryId.slice(0, at) + (entryId[at] === 'Q' ? 'R' : 'Q') + entryId.slice(at + 1);
 }
 
 /** A close or cancel answers the closed entry it made durable. */
