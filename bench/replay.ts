@@ -11,7 +11,7 @@ import { partitionOf } from '../src/log/partitioner.ts';
 import { openRunQueue, openRunQueueOnLog } from '../src/queue/run-queue.ts';
 import type { LogSite } from './logs.ts';
 import { profiled } from './profile.ts';
-import { PARTITIONS, TENANT, lifecycleEvents, recordsOf } from './throughput.ts';
+import { PARTITIONS, TENANT, benchEntryId, lifecycleEvents, recordsOf } from './throughput.ts';
 
 const THREADS = 1000;
 const BATCH_RECORDS = 8192;
@@ -46,7 +46,7 @@ async function buildLog(log: EventLog, lifecycles: number): Promise<number> {
     const thread = `replay-${i % THREADS}`;
     const p = partitionOf(TENANT, thread, PARTITIONS);
     const seq = ++seqs[p]!;
-    const records = recordsOf(lifecycleEvents(TENANT, thread, `${p}-${seq}`, seq, at + i, `run-${i}`));
+    const records = recordsOf(lifecycleEvents(TENANT, thread, benchEntryId(p, seq), seq, at + i, `run-${i}`));
     batches[p]!.push(...records);
     events += records.length;
     if (batches[p]!.length >= BATCH_RECORDS) await flush(BATCH_RECORDS);

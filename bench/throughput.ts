@@ -14,6 +14,7 @@ import type { RunlogEvent } from '../src/events/types.ts';
 import type { AppendRecord } from '../src/log/event-log.ts';
 import { openLog } from '../src/log/open-log.ts';
 import { partitionOf } from '../src/log/partitioner.ts';
+import { formatEntryId } from '../src/queue/entry-id.ts';
 import { openRunQueue, type RunQueue } from '../src/queue/run-queue.ts';
 import type { LogSite } from './logs.ts';
 import { profiled } from './profile.ts';
@@ -104,6 +105,13 @@ export async function lifecycleRate(site: LogSite, callers: number, durationMs: 
   }
 }
 
+const BENCH_TICKET_SECRET = new Uint8Array(16).fill(7);
+
+/** A ticket id shaped as the queue issues them (`<partition>-<token>`), so records weigh the same. */
+export function benchEntryId(partition: number, seq: number): string {
+  return formatEntryId(partition, seq, BENCH_TICKET_SECRET);
+}
+
 /** The four events a lifecycle writes, as the queue would write them. */
 export function lifecycleEvents(tenant: string, thread: string, entryId: string, seq: number, at: number, runId: string): RunlogEvent[] {
   const ids = { tenant, thread, entryId };
@@ -129,7 +137,7 @@ export async function rawAppendRate(site: LogSite, callers: number, durationMs: 
     const plans = Array.from({ length: callers }, (_, caller) => {
       const thread = `thread-${caller}`;
       const partition = partitionOf(TENANT, thread, log.partitions);
-      const records = recordsOf(lifecycleEvents(TENANT, thread, `${partition}-${caller + 1}`, caller + 1, Date.now(), randomUUID()));
+      const records = recordsOf(lifecycleEvents(TENANT, thread, benchEntryId(partition, caller + 1), caller + 1, Date.now(), randomUUID()));
       return { partition, records };
     });
     const loop = async (caller: number): Promise<void> => {
