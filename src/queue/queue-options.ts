@@ -86,7 +86,11 @@ export function inputLimit(asked: number | null, log: Pick<EventLog, 'kind' | 'm
 }
 
 function retentionOption(retention: unknown): Required<Retention> | null {
-  if (retention === undefined) return null;
+  return retention === undefined ? null : checkRetention(retention);
+}
+
+/** The retention option (or startSweeping's argument): a plain object of a lifetime, a timer period and a limit. */
+export function checkRetention(retention: unknown): Required<Retention> {
   const body = requireObject('retention', retention, ['ticketLifetimeMs', 'everyMs', 'limit']);
   return {
     ticketLifetimeMs: requireInteger('retention.ticketLifetimeMs', body.ticketLifetimeMs, 0),

@@ -52,7 +52,7 @@ import type {
   YieldRequest,
 } from './types.ts';
 import { PartitionSlot } from './partition-slot.ts';
-import { checkQueueOptions, inputLimit, QUEUE_OPTION_KEYS, type QueueSettings } from './queue-options.ts';
+import { checkQueueOptions, checkRetention, inputLimit, QUEUE_OPTION_KEYS, type QueueSettings } from './queue-options.ts';
 import { checkRecordsFit } from './record-bounds.ts';
 import { WarningCounter } from '../warnings.ts';
 import { StoreClock } from './store-clock.ts';
@@ -288,11 +288,13 @@ export class RunQueue implements RunQueueApi {
   }
 
   /** Runs `sweep` every `everyMs` until stop (the timer does not keep the process alive). */
-  startSweeping(retention: Required<Retention>): void {
+  startSweeping(retention: Retention): void {
+    this.requireRunning();
+    const { ticketLifetimeMs, everyMs, limit } = checkRetention(retention);
     clearInterval(this.sweepTimer);
     this.sweepTimer = setInterval(() => {
-      this.sweep(retention).catch((error: unknown) => this.reportSweepFailure(error));
-    }, retention.everyMs);
+      this.sweep({ ticketLifetimeMs, limit }).catch((error: unknown) => this.reportSweepFailure(error));
+    }, everyMs);
     this.sweepTimer.unref();
   }
 

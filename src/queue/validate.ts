@@ -2,7 +2,7 @@
 import { describe } from '../describe.ts';
 import { invalidArgument } from '../errors.ts';
 import { isWellFormed } from '../events/well-formed.ts';
-import { readObject } from '../options-object.ts';
+import { readObject, rejectUnknownKeys as rejectUnknownKeysOf } from '../options-object.ts';
 
 export { describe };
 
@@ -24,10 +24,9 @@ export function optionalOptions<K extends string>(name: string, value: unknown, 
   return value === undefined ? {} : readObject(name, value, allowed);
 }
 
+/** Refuses a key of `value` not in `allowed` (prefer requireObject(name, value, allowed), which also reads it once). */
 export function rejectUnknownKeys(name: string, value: Record<string, unknown>, allowed: readonly string[]): void {
-  for (const key of Object.keys(value)) {
-    if (!allowed.includes(key)) throw invalidArgument(`${name} has an unknown option ${describe(key)}; allowed: ${allowed.join(', ')}`);
-  }
+  rejectUnknownKeysOf(name, Object.keys(value), allowed);
 }
 
 /** A non-empty name (tenant, thread, agent, holder, key, run id, entry id): well-formed text without NUL characters. */

@@ -287,6 +287,8 @@ describe('bad arguments', () => {
       ...rows('sweep ticketLifetimeMs', 'ticketLifetimeMs', [...NOT_INTEGERS, [undefined, 'undefined']], (ticketLifetimeMs) => queue.sweep({ ticketLifetimeMs } as never)),
       ...rows('sweep limit', 'limit', NOT_INTEGERS, (limit) => queue.sweep({ ticketLifetimeMs: 0, limit } as never)),
       ...objectRows('awaitClosed', 'awaitClosed options', 'timeoutMs', (options) => queue.awaitClosed('acme', open.entryId, options as never), 'timeout'),
+      ...objectRows('startSweeping', 'retention', 'ticketLifetimeMs', (retention) => queue.startSweeping(retention as never), 'every'),
+      ...rows('startSweeping everyMs', 'retention.everyMs', [[TIMER_OVERFLOW, String(TIMER_OVERFLOW)], [0, '0'], [Number.NaN, 'NaN']], (everyMs) => queue.startSweeping({ ticketLifetimeMs: 0, everyMs } as never)),
       ...rows('awaitClosed signal', 'signal', [[{}, '{}'], ['abort', '"abort"'], [null, 'null']], (signal) => queue.awaitClosed('acme', open.entryId, { signal, timeoutMs: 10 } as never)),
       ...rows('awaitClosed timeoutMs', 'timeoutMs', [...NOT_INTEGERS, [TIMER_OVERFLOW, String(TIMER_OVERFLOW)]], (timeoutMs) => queue.awaitClosed('acme', open.entryId, { timeoutMs } as never)),
       ...rows('awaitClosed entryId', 'entryId', [[42, '42'], [null, 'null']], (entryId) => queue.awaitClosed('acme', entryId as never)),
@@ -392,5 +394,20 @@ describe('bad arguments', () => {
     const ticket = await queue.submit({ tenant: 'acme', thread: 't', agent: 'build', input: 'x' });
     assert.equal((await queue.entry('acme', ticket.entryId)).status, 'open');
     assert.deepEqual(warnings, [{ code: 'RUNLOG_LISTENER', message: 'an onWork listener threw: Error: listener boom' }]);
+  });
+
+  it('the retention sweep runs on its timer with the retention it was given', async (t) => {
+    const warnings: { code: string; message: string }[] = [];
+    const clock = new FakeClock();
+    const queue = await openRunQueue({ log: { kind: 'memory' }, clock: clock.read, retention: { ticketLifetimeMs: 1000, everyMs: 1 }, onWarning: (warning) => warnings.push(warning) });
+    t.after(() => queue.stop());
+    await queue.submit({ tenant: 'acme', thread: 't', agent: 'build', input: 'x' });
+    const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: 60_000 }))!;
+    await queue.close(taken.lease, { status: 'succeeded' });
+    clock.advance(1000);
+    // Waits for the sweep's timer (1 ms) to fire and prune, or to fail: no timing is asserted.
+    while (queue.metrics().dropped === 0 && warnings.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    assert.deepEqual(warnings, []);
+    assert.equal(queue.metrics().dropped, 1);
   });
 });
