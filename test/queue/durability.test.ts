@@ -82,12 +82,12 @@ async function gatedQueue(t: { after: (fn: () => Promise<void>) => void }, appen
   return { gated, queue };
 }
 
-/** Submits on `thread` until the partition serves again after a failed append (it is being rebuilt meanwhile). */
 /** The sequence number behind a ticket id of the queue's one partition (the id itself does not tell it). */
 function seqOf(queue: Queue, entryId: string): number | undefined {
   return queue.views()[0]!.entries.get(entryId)?.seq;
 }
 
+/** Submits on `thread` until the partition serves again after a failed append (it is being rebuilt meanwhile). */
 async function submitOnceServing(queue: Queue, thread: string): Promise<{ entryId: string }> {
   for (let i = 0; i < 100; i++) {
     const ticket = await queue.submit(submitOf('acme', thread)).catch(() => undefined);
