@@ -21,9 +21,25 @@ export function checkEventLog(log: unknown): EventLog {
   return log as EventLog;
 }
 
-export function checkPartitionCount(partitions: unknown): number {
-  if (typeof partitions !== 'number' || !Number.isSafeInteger(partitions) || partitions < 1) {
-    throw invalidArgument(`partitions must be a positive integer, got ${describe(partitions)}`);
+/**
+ * The most partitions each backend serves, checked before anything is written:
+ *   memory  1024: a partition is a few arrays and a RunQueue view; beyond that, sweeps and
+ *           takes that visit every partition slow down for nothing (one process serves all).
+ *   file    256: one process writes every partition, each holding at least two descriptors
+ *           (its active segment's writer, and a reader per segment read), so 256 partitions
+ *           take 512 of the 1024 descriptors many systems allow; more buy a file log nothing
+ *           but more, smaller datasyncs (its default is 1).
+ *   kafka   256: each partition is written by two transactional producers, each with its own
+ *           broker connections, and a RunQueue claims every partition when it opens.
+ */
+export const MAX_PARTITIONS = { memory: 1024, file: 256, kafka: 256 } as const;
+
+/** A partition count: a positive integer, at most the backend's maximum when a backend is named. */
+export function checkPartitionCount(partitions: unknown, backend?: keyof typeof MAX_PARTITIONS): number {
+  const max = backend === undefined ? Number.MAX_SAFE_INTEGER : MAX_PARTITIONS[backend];
+  if (typeof partitions !== 'number' || !Number.isSafeInteger(partitions) || partitions < 1 || partitions > max) {
+    const range = backend === undefined ? 'a positive integer' : `an integer from 1 to ${max} (the most a ${backend} log serves)`;
+    throw invalidArgument(`partitions must be ${range}, got ${describe(partitions)}`);
   }
   return partitions;
 }

@@ -17,7 +17,7 @@ export const DEFAULT_PARTITIONS = 8;
  */
 export async function openLog(given: LogConfig, partitions?: number, onWarning?: WarningListener): Promise<EventLog> {
   const config = readConfig(given);
-  if (partitions !== undefined) checkPartitionCount(partitions);
+  if (partitions !== undefined) checkPartitionCount(partitions, config.kind);
   if (onWarning !== undefined && typeof onWarning !== 'function') throw invalidArgument(`onWarning must be a function, got ${describe(onWarning)}`);
   switch (config.kind) {
     case 'memory':

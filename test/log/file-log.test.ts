@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { appendFile, copyFile, mkdtemp, readFile, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -142,38 +140,6 @@ describe('file log', () => {
       const first = join(s.part0, (await segmentFiles(s.part0))[0]!);
       await truncate(first, (await stat(first)).size - 3);
       await assert.rejects(s.open({ segmentBytes: 64 }), (e) => isRunlogError(e, 'Corrupt') && e.message.includes(first));
-    });
-  });
-
-  describe('lock', () => {
-    it('a log open in a live process is Locked', async (t) => {
-      const s = await scratch(t);
-      await s.open();
-      await assert.rejects(s.open(), (e) => isRunlogError(e, 'Locked') && e.message.includes(String(process.pid)));
-    });
-
-    it('a lock file of another live process is Locked', async (t) => {
-      const s = await scratch(t);
-      await writeFile(join(s.dir, 'LOCK'), String(process.ppid));
-      await assert.rejects(s.open(), (e) => isRunlogError(e, 'Locked'));
-    });
-
-    it('a stale lock (its process is gone) is taken over', async (t) => {
-      const s = await scratch(t);
-      const child = spawn(process.execPath, ['-e', '0']);
-      await once(child, 'exit');
-      await writeFile(join(s.dir, 'LOCK'), String(child.pid));
-      const log = await s.open();
-      assert.match(s.warnings.join('\n'), /stale lock/);
-      assert.equal(await readFile(join(s.dir, 'LOCK'), 'utf8'), String(process.pid));
-      await log.append(0, [rec('a', '1')]);
-    });
-
-    it('close releases the lock', async (t) => {
-      const s = await scratch(t);
-      await (await s.open()).close();
-      await assert.rejects(stat(join(s.dir, 'LOCK')), { code: 'ENOENT' });
-      await s.open();
     });
   });
 

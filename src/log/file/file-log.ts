@@ -1,7 +1,7 @@
 /**
  * The embedded file log, runlog's default backend. Layout of `dir`:
  *
- *   LOCK                    pid of the one process that has it open (lock.ts)
+ *   LOCK                    the writer's pid, for people only (the lock is a flock on dir: lock.ts)
  *   log.json                format, log id and partition count (log-meta.ts)
  *   partition-<n>/<base>.log  segments, named by base offset (segment.ts, segment-header.ts, frame.ts)
  *
@@ -12,7 +12,7 @@
  */
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { describe } from '../../describe.ts';
-import { RunlogError, invalidArgument } from '../../errors.ts';
+import { RunlogError, invalidArgument, isRunlogError } from '../../errors.ts';
 import { isWellFormed } from '../../events/well-formed.ts';
 import { emitProcessWarning, type RunlogWarning, type WarningListener } from '../../warnings.ts';
 import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
@@ -38,6 +38,7 @@ import {
   writeMeta,
   type LogDescription,
 } from './log-meta.ts';
+import { OpenUndo, removeCreatedDirs } from './open-undo.ts';
 import { FilePartition } from './partition.ts';
 import { ReadOnlyFileLog } from './read-only-log.ts';
 import { scanPartition, type PartitionScan, type Repair, type ScanOptions } from './recovery.ts';
@@ -70,7 +71,7 @@ export interface FileLogOptions {
    * compaction and tail are refused. A log that does not exist is InvalidArgument.
    */
   readOnly?: boolean;
-  /** Told about repairs made on open (a torn tail cut, a stale lock taken over). Default: process.emitWarning. */
+  /** Told about repairs made on open (a torn tail cut, a LOCK file left by a writer that died). Default: process.emitWarning. */
   onWarning?: WarningListener;
 }
 
@@ -103,7 +104,7 @@ function checkOptions(options: FileLogOptions): Settings {
   if (!Number.isInteger(segmentBytes) || segmentBytes < 1) {
     throw invalidArgument(`segmentBytes must be a positive integer, got ${describe(segmentBytes)}`);
   }
-  const partitions = options.partitions === undefined ? undefined : checkPartitionCount(options.partitions);
+  const partitions = options.partitions === undefined ? undefined : checkPartitionCount(options.partitions, 'file');
   return { dir, fsync, segmentBytes, partitions, readOnly, onWarning };
 }
 
@@ -122,43 +123,74 @@ export async function openFileLog(options: FileLogOptions): Promise<FileLog> {
   }
 }
 
+/**
+ * A writable open holds the directory's lock (lock.ts). One that fails leaves the directory
+ * as it found it, but for repairs (a torn tail cut, an interrupted roll finished): LOCK is
+ * removed, a log it was creating is removed again (open-undo.ts), and so is the directory if
+ * it made it.
+ */
 async function openWritable(s: Settings): Promise<FileLog> {
-  await ensureDirectory(s.dir);
-  const lock = await acquireLock(s.dir, s.onWarning);
+  const createdDir = await ensureDirectory(s.dir);
+  let lock: DirLock;
   try {
-    const { description, restored } = await describeOrCreate(s);
-    // Scan everything first: a corrupt partition fails the open before any repair is written.
-    const scans = await scanLog(s.dir, description, { keepHandles: false });
-    await applyRepairs(s.dir, scans, s.onWarning);
-    if (restored) await restoreMeta(s.dir, description, s.onWarning);
-    const stats: WriterStats = { appends: 0, records: 0, writes: 0, fsyncs: 0, bytes: 0 };
-    const options = { fsync: s.fsync, segmentBytes: s.segmentBytes, stats };
-    const parts = await openAll(scans.map((scan, p) => FilePartition.open(partitionDir(s.dir, p), identityOf(description, p), scan.segments, options)));
-    return new FileLogImpl(s.dir, parts, lock, stats);
+    lock = await acquireLock(s.dir, s.onWarning);
   } catch (error) {
+    if (!isRunlogError(error, 'Locked')) await removeCreatedDirs(s.dir, createdDir);
+    throw error;
+  }
+  const creation: Creation = { undo: null };
+  try {
+    return await openLocked(s, lock, creation);
+  } catch (error) {
+    const undoing = await creation.undo?.undo().then(() => null, (failure: unknown) => failure);
     await lock.release();
+    await removeCreatedDirs(s.dir, createdDir);
+    if (undoing) throw new RunlogError('LogUnavailable', `${openFailure(s.dir, error).message}; removing the log it was creating failed too: ${String(undoing)}`, { cause: error });
     throw error;
   }
 }
 
-async function ensureDirectory(dir: string): Promise<void> {
+/** Set once an open starts creating the log: what to remove if it fails. */
+interface Creation {
+  undo: OpenUndo | null;
+}
+
+/** The open, once this process holds the lock. */
+async function openLocked(s: Settings, lock: DirLock, creation: Creation): Promise<FileLog> {
+  const { description, restored } = await describeOrCreate(s, creation);
+  // Scan everything first: a corrupt partition fails the open before any repair is written.
+  const scans = await scanLog(s.dir, description, { keepHandles: false });
+  await applyRepairs(s.dir, scans, s.onWarning);
+  if (restored) await restoreMeta(s.dir, description, s.onWarning);
+  const stats: WriterStats = { appends: 0, records: 0, writes: 0, fsyncs: 0, bytes: 0 };
+  const options = { fsync: s.fsync, segmentBytes: s.segmentBytes, stats, checkLock: () => lock.check() };
+  const parts = await openAll(scans.map((scan, p) => FilePartition.open(partitionDir(s.dir, p), identityOf(description, p), scan.segments, options)));
+  return new FileLogImpl(s.dir, parts, lock, stats);
+}
+
+/** Makes `dir` if missing; answers the topmost directory it made (see removeCreatedDirs), if any. */
+async function ensureDirectory(dir: string): Promise<string | undefined> {
   try {
     if (!(await stat(dir)).isDirectory()) throw invalidArgument(`dir ${JSON.stringify(dir)} is not a directory`);
+    return undefined;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    await mkdir(dir, { recursive: true });
+    return mkdir(dir, { recursive: true });
   }
 }
 
 /** The log in `dir`, or a new one (see log-meta.ts for an interrupted creation). */
-async function describeOrCreate(s: Settings): Promise<{ description: LogDescription; restored: boolean }> {
+async function describeOrCreate(s: Settings, creation: Creation): Promise<{ description: LogDescription; restored: boolean }> {
   let found = await findLog(s.dir);
   if (found.kind === 'interrupted') {
     s.onWarning({ code: 'RUNLOG_LOG_REPAIRED', message: `${s.dir}: discarding what an interrupted creation of the log left` });
     await discardCreation(s.dir);
     found = { kind: 'none' };
   }
-  if (found.kind === 'none') return { description: await createLog(s.dir, s.partitions ?? DEFAULT_FILE_PARTITIONS), restored: false };
+  if (found.kind === 'none') {
+    creation.undo = await OpenUndo.note(s.dir);
+    return { description: await createLog(s.dir, s.partitions ?? DEFAULT_FILE_PARTITIONS), restored: false };
+  }
   checkPartitionsAsked(s.dir, found.description, s.partitions);
   return found;
 }

@@ -12,5 +12,9 @@ export function openFailure(dir: string, error: unknown): RunlogError {
   if (code !== undefined && REFUSED.has(code)) {
     return new RunlogError('LogUnavailable', `cannot open the file log in ${dir}: ${detail}`, { cause: error, retriable: false });
   }
+  if (code === 'EMFILE' || code === 'ENFILE') {
+    const hint = 'a file log holds a descriptor per partition and one per segment it reads: raise the limit (ulimit -n) or use fewer partitions';
+    return new RunlogError('LogUnavailable', `cannot open the file log in ${dir}: ${detail}; ${hint}`, { cause: error });
+  }
   return new RunlogError('LogUnavailable', `cannot open the file log in ${dir}: ${detail}`, { cause: error });
 }

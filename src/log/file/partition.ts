@@ -9,13 +9,9 @@ import { compactSegments } from './compaction.ts';
 import { readSegments } from './reader.ts';
 import type { Segment } from './segment.ts';
 import type { SegmentIdentity } from './segment-header.ts';
-import { PartitionWriter, type WriterHost, type WriterStats } from './writer.ts';
+import { PartitionWriter, type WriterHost, type WriterOptions } from './writer.ts';
 
-export interface PartitionOptions {
-  fsync: boolean;
-  segmentBytes: number;
-  stats: WriterStats;
-}
+export type PartitionOptions = WriterOptions;
 
 export class FilePartition implements WriterHost {
   readonly dir: string;

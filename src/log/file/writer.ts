@@ -23,17 +23,32 @@
  * segment-file.ts) before a group that would take the active segment past segmentBytes, and
  * on request (compaction, in the queue's order).
  *
- * If a write or datasync fails, the bytes on disk are unknown: the writer fails every
- * queued and later append with LogUnavailable. Reopening the log recovers (cuts the tail).
+ * Modes:
+ *
+ *   ready ──a write, datasync or roll fails──▶ damaged ──repair succeeds──▶ ready
+ *     │                                           │
+ *     └──────────── close, or the lock lost ──────┴──▶ stopped (every append refused)
+ *
+ * A failed write, datasync or roll leaves bytes of unknown content past the last durable
+ * frame (a partial frame or seal), or a roll half done. The group fails (LogUnavailable),
+ * and so does every append queued behind it (EventLog's contract: they were called before
+ * the failure was reported). The writer does not give up: the next group first repairs
+ * (#repair: the active segment cut back to its last durable frame, or the roll finished)
+ * and is then tried afresh. So a full disk heals by itself once space is freed, as Kafka's
+ * writer does; while it lasts each group fails on its own.
+ *
+ * Before every write the writer checks that this process still holds the directory's lock
+ * (lock.ts); once it is lost, the writer stops: `Fenced`, for good.
  */
 import { fdatasync, writeSync } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import { access, open, rm, type FileHandle } from 'node:fs/promises';
 import { RunlogError } from '../../errors.ts';
 import type { AppendRecord, LogRecord } from '../event-log.ts';
 import { encodeFrame, frameBytes, recordBytes } from './frame.ts';
-import type { Segment } from './segment.ts';
-import { createSegmentFile, publishSegment, sealSegment } from './segment-file.ts';
+import { Segment } from './segment.ts';
+import { PENDING_SUFFIX, createSegmentFile, publishSegment, sealSegment } from './segment-file.ts';
 import type { SegmentIdentity } from './segment-header.ts';
+import { syncDir } from './sync.ts';
 
 const MAX_GROUP_BYTES = 16 << 20;
 
@@ -55,6 +70,14 @@ export interface WriterHost {
   committed(nextOffset: bigint): void;
 }
 
+export interface WriterOptions {
+  fsync: boolean;
+  segmentBytes: number;
+  stats: WriterStats;
+  /** Throws (Fenced) unless this process still holds the log's writer lock (DirLock.check). */
+  checkLock: () => void;
+}
+
 interface QueuedAppend {
   kind: 'append';
   records: readonly AppendRecord[];
@@ -71,23 +94,27 @@ interface QueuedRoll {
 
 type Queued = QueuedAppend | QueuedRoll;
 
+type Mode = { kind: 'ready' } | { kind: 'damaged' } | { kind: 'stopped'; error: RunlogError };
+
 export class PartitionWriter {
   #host: WriterHost;
   #fsync: boolean;
   #segmentBytes: number;
   #stats: WriterStats;
+  #checkLock: () => void;
   #handle: FileHandle;
   #nextOffset: bigint;
   #queue: Queued[] = [];
   #running: Promise<void> | null = null;
-  #failure: RunlogError | null = null;
+  #mode: Mode = { kind: 'ready' };
 
-  constructor(host: WriterHost, handle: FileHandle, options: { fsync: boolean; segmentBytes: number; stats: WriterStats }) {
+  constructor(host: WriterHost, handle: FileHandle, options: WriterOptions) {
     this.#host = host;
     this.#handle = handle;
     this.#fsync = options.fsync;
     this.#segmentBytes = options.segmentBytes;
     this.#stats = options.stats;
+    this.#checkLock = options.checkLock;
     this.#nextOffset = host.activeSegment().nextOffset;
   }
 
@@ -106,34 +133,40 @@ export class PartitionWriter {
 
   /** Waits for queued work, then closes the file. Later appends fail with Stopped. */
   async close(): Promise<void> {
-    this.#failure ??= new RunlogError('Stopped', `the log of ${this.#host.dir} is closed`);
+    if (this.#mode.kind !== 'stopped') this.#mode = { kind: 'stopped', error: new RunlogError('Stopped', `the log of ${this.#host.dir} is closed`) };
     await this.#running;
     await this.#handle.close();
   }
 
   #enqueue(item: Queued): void {
-    if (this.#failure) return item.reject(this.#failure);
+    if (this.#mode.kind === 'stopped') return item.reject(this.#mode.error);
     this.#queue.push(item);
     this.#running ??= this.#drain();
   }
 
   async #drain(): Promise<void> {
-    try {
-      while (this.#queue.length > 0) {
-        const group = this.#queue[0]!.kind === 'roll' ? [this.#queue.shift()!] : this.#takeGroup();
-        try {
-          const head = group[0]!;
-          await (head.kind === 'roll' ? this.#rollRequested(head) : this.#commit(group as QueuedAppend[]));
-        } catch (error) {
-          group.forEach((item) => item.reject(unavailable(this.#host.dir, error)));
-          throw error;
-        }
+    while (this.#queue.length > 0) {
+      const group = this.#queue[0]!.kind === 'roll' ? [this.#queue.shift()!] : this.#takeGroup();
+      try {
+        const head = group[0]!;
+        if (this.#mode.kind === 'damaged') await this.#repair();
+        await (head.kind === 'roll' ? this.#rollRequested(head) : this.#commit(group as QueuedAppend[]));
+      } catch (error) {
+        const failure = this.#failed(error);
+        for (const item of [...group, ...this.#queue.splice(0)]) item.reject(failure);
       }
-    } catch (error) {
-      this.#fail(error);
-    } finally {
-      this.#running = null;
     }
+    this.#running = null;
+  }
+
+  /** After a failed group: stopped if the lock is lost, else damaged (the next group repairs first). */
+  #failed(error: unknown): RunlogError {
+    if (error instanceof RunlogError && error.code === 'Fenced') {
+      this.#mode = { kind: 'stopped', error };
+      return error;
+    }
+    if (this.#mode.kind === 'ready') this.#mode = { kind: 'damaged' };
+    return unavailable(this.#host.dir, error);
   }
 
   #takeGroup(): QueuedAppend[] {
@@ -175,6 +208,7 @@ export class PartitionWriter {
    * the copy. The datasync is what blocks on the device; it runs on the pool.
    */
   async #write(frame: Buffer, position: number): Promise<void> {
+    this.#checkLock();
     const fd = this.#handle.fd;
     for (let done = 0; done < frame.length; ) done += writeSync(fd, frame, done, frame.length - done, position + done);
     if (this.#fsync) await datasync(fd);
@@ -195,6 +229,7 @@ export class PartitionWriter {
 
   /** Seals the active segment and starts a new one at the next offset (the steps: segment-file.ts). */
   async #roll(): Promise<Segment> {
+    this.#checkLock();
     const { segment, handle } = await createSegmentFile(this.#host.dir, this.#host.identity, this.#nextOffset, this.#fsync);
     try {
       await sealSegment(this.#handle, this.#host.activeSegment(), this.#nextOffset, this.#fsync);
@@ -203,15 +238,53 @@ export class PartitionWriter {
       await handle.close();
       throw error;
     }
-    await this.#handle.close();
-    this.#handle = handle;
-    this.#host.addSegment(segment);
+    await this.#switchTo(segment, handle);
     return segment;
   }
 
-  #fail(error: unknown): void {
-    this.#failure ??= unavailable(this.#host.dir, error);
-    for (const item of this.#queue.splice(0)) item.reject(this.#failure);
+  async #switchTo(segment: Segment, handle: FileHandle): Promise<void> {
+    const previous = this.#handle;
+    this.#handle = handle;
+    this.#host.addSegment(segment);
+    await previous.close();
+  }
+
+  /**
+   * Puts the partition back in a durable, known state after a failed write or roll: a roll
+   * that got as far as renaming its new segment into place is finished; otherwise the new
+   * segment's pending file is removed and the active segment is cut back to its last durable
+   * frame (dropping a partial frame or seal). Until this succeeds each group fails here.
+   */
+  async #repair(): Promise<void> {
+    this.#checkLock();
+    const active = this.#host.activeSegment();
+    const next = new Segment(this.#host.dir, this.#nextOffset);
+    if (active.sealedEnd !== null && (await exists(next.path))) {
+      const handle = await open(next.path, 'r+');
+      try {
+        if (this.#fsync) await syncDir(this.#host.dir);
+      } catch (error) {
+        await handle.close();
+        throw error;
+      }
+      await this.#switchTo(next, handle);
+    } else {
+      await rm(next.path + PENDING_SUFFIX, { force: true });
+      await this.#handle.truncate(active.size);
+      active.sealedEnd = null;
+      if (this.#fsync) await this.#handle.datasync();
+    }
+    this.#mode = { kind: 'ready' };
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
   }
 }
 
@@ -221,5 +294,5 @@ function datasync(fd: number): Promise<void> {
 
 function unavailable(dir: string, error: unknown): RunlogError {
   if (error instanceof RunlogError) return error;
-  return new RunlogError('LogUnavailable', `writing the log in ${dir} failed: ${String(error)}`, { cause: error, retriable: false });
+  return new RunlogError('LogUnavailable', `writing the log in ${dir} failed: ${String(error)} (the next append tries again)`, { cause: error });
 }

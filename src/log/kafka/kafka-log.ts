@@ -236,7 +236,7 @@ function checkOptions(options: KafkaLogOptions): void {
   if (options.clientId !== undefined && (typeof options.clientId !== 'string' || options.clientId.length === 0 || options.clientId.length > 255)) {
     throw new RunlogError('InvalidArgument', `clientId must be a string of 1 to 255 characters, got ${describe(options.clientId)}`);
   }
-  if (options.partitions !== undefined) checkPartitionCount(options.partitions);
+  if (options.partitions !== undefined) checkPartitionCount(options.partitions, 'kafka');
   checkIntegerOption('replicationFactor', options.replicationFactor, 1, 32_767, '');
   checkIntegerOption('transactionTimeoutMs', options.transactionTimeoutMs, 1_000, 900_000);
   checkIntegerOption('tailWaitMs', options.tailWaitMs, 1, 60_000);

@@ -155,6 +155,6 @@ class MemoryLog implements EventLog {
   }
 }
 
-export function openMemoryLog(options: MemoryLogOptions): Promise<EventLog> {
-  return Promise.resolve(new MemoryLog(checkPartitionCount(options.partitions)));
+export async function openMemoryLog(options: MemoryLogOptions): Promise<EventLog> {
+  return new MemoryLog(checkPartitionCount(options.partitions, 'memory'));
 }
