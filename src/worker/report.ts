@@ -86,17 +86,23 @@ export function stderrLogger(record: WorkerLogRecord): void {
 }
 
 function recordOf(event: WorkerEvent, holder: string): WorkerLogRecord | null {
+  if (event.type === 'error') {
+    const error = describeError(event.error);
+    return { level: 'error', kind: 'worker-error', holder, error, message: `${event.context} failed: ${error}` };
+  }
+  if (!('attempt' in event)) return null;
+  const run = { holder, entryId: event.entryId, agent: event.agent, attempt: event.attempt };
+  const entry = `entry ${event.entryId} (agent ${event.agent})`;
+  const error = event.error ?? null;
   switch (event.type) {
     case 'retried':
-      return { level: 'warn', kind: 'attempt-failed', holder, entryId: event.entryId, agent: event.agent, attempt: event.attempt, error: event.error ?? null, message: `attempt ${event.attempt} of entry ${event.entryId} (agent ${event.agent}) failed, will retry: ${event.error ?? 'no error text'}` };
+      return { level: 'warn', kind: 'attempt-failed', ...run, error, message: `attempt ${event.attempt} of ${entry} failed, will retry: ${error ?? 'no error text'}` };
     case 'parked':
-      return { level: 'error', kind: 'parked', holder, entryId: event.entryId, agent: event.agent, attempt: event.attempt, error: event.error ?? null, message: `entry ${event.entryId} (agent ${event.agent}) is parked after attempt ${event.attempt}: ${event.error ?? 'no error text'}` };
+      return { level: 'error', kind: 'parked', ...run, error, message: `${entry} is parked after attempt ${event.attempt}: ${error ?? 'no error text'}` };
     case 'abandoned':
-      return { level: 'error', kind: 'abandoned', holder, entryId: event.entryId, agent: event.agent, attempt: event.attempt, error: null, message: `the handler of entry ${event.entryId} (agent ${event.agent}) did not settle within the grace period after its signal aborted; its lease is left to expire` };
+      return { level: 'error', kind: 'abandoned', ...run, error, message: `the handler of ${entry} did not settle within the grace period after its signal aborted; its lease is left to expire` };
     case 'lost':
-      return { level: 'warn', kind: 'lease-lost', holder, entryId: event.entryId, agent: event.agent, attempt: event.attempt, error: null, message: `attempt ${event.attempt} of entry ${event.entryId} (agent ${event.agent}) lost its lease or the entry was closed under it; its outcome was not recorded` };
-    case 'error':
-      return { level: 'error', kind: 'worker-error', holder, error: describeError(event.error), message: `${event.context} failed: ${describeError(event.error)}` };
+      return { level: 'warn', kind: 'lease-lost', ...run, error, message: `attempt ${event.attempt} of ${entry} lost its lease or the entry was closed under it; its outcome was not recorded` };
     default:
       return null;
   }
