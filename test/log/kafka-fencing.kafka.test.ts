@@ -127,6 +127,51 @@ describe('Kafka log: fencing', () => {
     assert.deepEqual(await keys(owner, 0), ['on-lane-0', 'on-lane-1', 'on-lane-0-again']);
   });
 
+  describe("lane 1 found fenced at commit (another writer's claim came between its produce and its commit)", () => {
+    /** Runs `before` ahead of the `nth` commit from now, then the commit itself. */
+    function beforeNthCommit(nth: number, before: () => Promise<void>): { restore: () => void } {
+      const commit = TransactionalProducer.prototype.commit;
+      let calls = 0;
+      TransactionalProducer.prototype.commit = async function (this: TransactionalProducer): Promise<void> {
+        if (++calls === nth) await before();
+        return commit.call(this);
+      };
+      return { restore: () => void (TransactionalProducer.prototype.commit = commit) };
+    }
+
+    it('claimed by a new owner: the append is Fenced, like every later one, and is not visible', async (t) => {
+      const first = await openTestKafkaLog(t, 1);
+      await first.claim(0);
+      const second = await openKafkaLog({ brokers: kafkaBrokers(), topic: first.topic, partitions: 1 });
+      t.after(() => second.close());
+      const injected = beforeNthCommit(2, () => second.claim(0));
+      t.after(() => injected.restore());
+      await first.append(0, [rec('lane-0')]);
+      await assert.rejects(first.append(0, [rec('lane-1')]), isFenced, 'Fenced, not a retriable failure: the writer found lane 0 lost');
+      await assert.rejects(first.append(0, [rec('later')]), isFenced);
+      await second.append(0, [rec('second')]);
+      assert.deepEqual(await keys(second, 0), ['lane-0', 'second']);
+    });
+
+    it("claimed by a loser: the append fails, retriable, and the owner serves on; the loser's lane is fenced", async (t) => {
+      const owner = await openTestKafkaLog(t, 1);
+      await owner.claim(0);
+      const kafka = new kafkajs.Kafka({ clientId: 'runlog-test-loser', brokers: kafkaBrokers(), logLevel: kafkajs.logLevel.NOTHING });
+      let loserLane1: TransactionalProducer | undefined;
+      t.after(() => loserLane1?.disconnect());
+      const injected = beforeNthCommit(2, async () => {
+        loserLane1 = await TransactionalProducer.connect({ kafka, transactionalId: `runlog:${owner.topic}:0:1`, transactionTimeoutMs: 60_000, topic: owner.topic, partition: 0 });
+      });
+      t.after(() => injected.restore());
+      await owner.append(0, [rec('lane-0')]);
+      await assert.rejects(owner.append(0, [rec('lane-1')]), (error: unknown) => isRunlogError(error, 'LogUnavailable') && error.retriable);
+      await owner.append(0, [rec('after')]);
+      await owner.append(0, [rec('after-2')]);
+      await assert.rejects(loserLane1!.begin(), (error: unknown) => isFencingError(error));
+      assert.deepEqual(await keys(owner, 0), ['lane-0', 'after', 'after-2']);
+    });
+  });
+
   it('appends on a closed log are Stopped', async (t) => {
     const log = await openTestKafkaLog(t, 1);
     await log.close();

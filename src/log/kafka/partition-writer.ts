@@ -111,6 +111,8 @@ export class PartitionWriter {
   #recovering: Promise<void> = Promise.resolve();
   /** After a failure: lane 0 (its producer kept) must be proved still ours before it is initialised afresh. */
   #renewLane0 = false;
+  /** A failure said lane 1 was fenced: once everything in flight has ended, find out whether lane 0 is still ours. */
+  #ownershipInDoubt = false;
   #renewing: Promise<void> | null = null;
   /** Closed or fenced: for good. */
   #stopped: RunlogError | null = null;
@@ -132,8 +134,8 @@ export class PartitionWriter {
   }
 
   append(records: readonly AppendRecord[]): Promise<bigint[]> {
-    const refusal = this.#stopped ?? this.#broken;
-    if (refusal) return Promise.reject(refusal);
+    if (this.#stopped) return Promise.reject(this.#stopped);
+    if (this.#broken) return this.#refuseAfterRecovery(this.#broken);
     if (records.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       // Copied now: the caller may reuse its buffers before this append's turn comes.
@@ -275,7 +277,7 @@ export class PartitionWriter {
       outcome = this.#afterPrevious(async (previous) => previous ?? (await failure));
     }
     lane.endsWhen(outcome.then((failure) => failure === null));
-    void outcome.then((failure) => settle(batch, failure, offsets));
+    void outcome.then(async (failure) => settle(batch, failure === null ? null : await this.#reported(failure), offsets));
   }
 
   /** Produces the batch's records, in record batches that fit the topic, one after the other; answers their offsets. */
@@ -337,7 +339,7 @@ export class PartitionWriter {
       this.#broken = this.#failure(error, lane);
       this.#recovering = this.#recover();
     }
-    this.#failQueued(this.#broken);
+    for (const pending of this.#queue.splice(0)) void this.#refuseAfterRecovery(this.#broken).catch(pending.reject);
     const fenced = isFencingError(error) || transaction === undefined ? null : await this.#abortTelling(transaction);
     const failure = this.#failure(fenced ?? error, lane);
     if (failure.code === 'Fenced') this.#stopped ??= failure;
@@ -352,15 +354,18 @@ export class PartitionWriter {
   #failure(error: unknown, lane: TransactionalLane): RunlogError {
     const failure = toRunlogError(error, `append to ${this.#describe}`);
     if (failure.code !== 'Fenced' || lane === this.#ownershipLane || isRunlogError(error)) return failure;
+    this.#ownershipInDoubt = true;
     const why = 'another writer claimed its second transactional lane; whether this writer still owns the partition is checked before it writes again';
     return new RunlogError('LogUnavailable', `append to ${this.#describe}: ${why} (${failure.message})`, { cause: error });
   }
 
   /**
    * Runs as soon as a batch fails: once every batch in flight has ended (their outcomes stop
-   * changing: nothing new is produced while broken), drop lane 1's producer and serve again:
-   * the next append (or claim) proves lane 0 still ours, then connects both afresh, and its
-   * first batch goes on lane 0. Appends meanwhile are refused with the failure.
+   * changing: nothing new is produced while broken), find out whether lane 0 is still ours if
+   * lane 1 was fenced, drop lane 1's producer and serve again: the next append (or claim)
+   * proves lane 0 still ours, then connects both afresh, and its first batch goes on lane 0.
+   * The failed appends, and those made meanwhile, are refused once this has run, with Fenced
+   * if it found this writer fenced, else with the failure (#reported).
    */
   async #recover(): Promise<void> {
     for (let last = this.#lastOutcome; ; last = this.#lastOutcome) {
@@ -368,11 +373,30 @@ export class PartitionWriter {
       if (last === this.#lastOutcome) break;
     }
     this.#lastOutcome = Promise.resolve(null); // the failed batches are over: the next one does not follow them
+    if (this.#ownershipInDoubt) {
+      this.#ownershipInDoubt = false;
+      await this.#proveOwnership().catch(() => undefined); // lost: this writer is Fenced; cannot tell: asked again before lane 0 connects afresh
+    }
     await this.#lanes[1]!.drop(false);
     this.#renewLane0 = true;
     this.#turn = 0;
     if (this.#stopped) this.#failQueued(this.#stopped);
     else this.#broken = null;
+  }
+
+  /**
+   * A failure as reported to the appends it fails, once the writer has recovered from it:
+   * if recovering found this writer fenced (lane 1's fencing turned out to be a new owner's),
+   * Fenced; else the failure.
+   */
+  async #reported(failure: RunlogError): Promise<RunlogError> {
+    await this.#recovering;
+    return this.#stopped?.code === 'Fenced' ? this.#stopped : failure;
+  }
+
+  /** Refuses an append made while the writer is broken, once the failure is reported (#reported). */
+  async #refuseAfterRecovery(broken: RunlogError): Promise<never> {
+    throw await this.#reported(broken);
   }
 
   #failQueued(error: RunlogError): void {
