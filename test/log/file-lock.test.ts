@@ -16,7 +16,9 @@ import { describe, it, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { isRunlogError } from '../../src/errors.ts';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.ts';
+import { openRunQueue } from '../../src/queue/run-queue.ts';
 import { collect, rec } from '../contract/event-log.contract.ts';
+import { FakeClock, submitOf } from '../contract/fixtures.ts';
 
 const writerScript = fileURLToPath(new URL('./crash-writer.ts', import.meta.url));
 
@@ -88,11 +90,16 @@ function stateOf(pid: number): string | null {
   }
 }
 
-/** The process holding `dir`'s lock for this process: our child running `cat`. */
+/** The process holding the lock for this process: our child running lock.ts's holder script (named runlog-lock). */
 function lockHolder(): number {
-  const holders = childPids().filter((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'cat');
+  const holders = childPids().filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').includes('runlog-lock'));
   assert.equal(holders.length, 1, `one lock holder among this process's children, got ${holders.length}`);
   return holders[0]!;
+}
+
+/** Blocks, without yielding to the event loop, until `pid` has exited (a zombie Node has not reaped). */
+function awaitZombie(pid: number): void {
+  while (stateOf(pid) !== 'Z') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
 }
 
 describe('file log lock', () => {
@@ -155,13 +162,16 @@ describe('file log lock', () => {
     process.kill(holder, 'SIGKILL');
     // Wait for the holder to die without yielding to the event loop: Node has not reaped it
     // (no exit event yet), so only the check before the write can tell.
-    while (stateOf(holder) !== 'Z') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+    awaitZombie(holder);
     const refused = log.append(0, [rec('b', '2')]);
     await assert.rejects(refused, (e) => isRunlogError(e, 'Fenced') && /lost the writer lock/.test(e.message));
     await assert.rejects(log.append(0, [rec('c', '3')]), (e) => isRunlogError(e, 'Fenced'));
+    // Nothing holds the lock now: another writer may open while the fenced one is still open, and only it writes.
+    const next = await s.open();
+    await next.append(0, [rec('d', '4')]);
+    await assert.rejects(log.append(0, [rec('e', '5')]), (e) => isRunlogError(e, 'Fenced'));
     await log.close();
-    const again = await s.open();
-    assert.deepEqual((await collect(again.read(0, 0n))).map((r) => r.key), ['a']);
+    assert.deepEqual((await collect(next.read(0, 0n))).map((r) => r.key), ['a', 'd']);
   });
 
   it('an open without flock(1) on the PATH fails clearly and leaves nothing behind', async (t) => {
@@ -173,5 +183,16 @@ describe('file log lock', () => {
     const dir = join(parent, 'log');
     await assert.rejects(openFileLog({ dir }), (e) => isRunlogError(e, 'LogUnavailable') && /flock\(1\).*util-linux/.test(e.message));
     assert.deepEqual(await readdir(parent), []);
+  });
+
+  it('a RunQueue whose file log lost its lock answers every command Fenced', async (t) => {
+    const s = await scratch(t);
+    const queue = await openRunQueue({ log: { kind: 'file', dir: s.dir }, clock: new FakeClock().read, onWarning: () => {} });
+    t.after(() => queue.stop());
+    await queue.submit(submitOf('acme', 't1'));
+    const holder = lockHolder();
+    process.kill(holder, 'SIGKILL');
+    awaitZombie(holder);
+    for (const thread of ['t2', 't3']) await assert.rejects(queue.submit(submitOf('acme', thread)), (e) => isRunlogError(e, 'Fenced'));
   });
 });

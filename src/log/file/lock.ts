@@ -4,8 +4,8 @@
  *
  * Node 20 has no flock(2), so a small holder process takes it for us: `sh` opens the log
  * directory as descriptor 9, util-linux's flock(1) takes an exclusive non-blocking lock on
- * it (exit 75 if another process holds it), the shell prints "locked" and becomes `cat`,
- * which reads our stdin pipe and exits when it closes. The kernel drops a flock when the
+ * it (exit 75 if another process holds it), and the shell prints "locked", then reads our
+ * stdin pipe (a builtin loop, nothing else to find on the PATH) until it closes and exits. The kernel drops a flock when the
  * last descriptor of its open file is closed, i.e. when the holder exits; and the holder
  * exits when our end of the pipe closes, i.e. when this process closes the log or dies,
  * however it dies (SIGKILL included). Hence:
@@ -47,7 +47,7 @@ export interface DirLock {
 
 type Holder = ChildProcessByStdio<Writable, Readable, Readable>;
 
-const HOLDER_SCRIPT = 'exec 9<"$1" && flock -x -n -E 75 9 && echo locked && exec cat >/dev/null';
+const HOLDER_SCRIPT = 'exec 9<"$1" && flock -x -n -E 75 9 && echo locked && while read -r _; do :; done';
 const EXIT_CONFLICT = 75;
 const EXIT_NOT_FOUND = 127;
 
