@@ -5,13 +5,16 @@
  *   npm run runlog -- replay [--dir ./data | --brokers host:port --topic name]
  *
  * `history` prints the entry's audit trail from the log, one event a line. `replay` folds
- * the whole log into a fresh view and prints what it holds. On the embedded log the
- * directory is locked by its writer: run these against a stopped queue (or a copy).
+ * the whole log into a fresh view and prints what it holds. Both only read: the log is
+ * opened read-only (openLogReadOnly), so they create, repair, cut and lock nothing, fence
+ * no Kafka writer, and read a log that a live writer holds. A log that does not exist is
+ * an error (exit 2); a torn tail or a repair the log would need is reported on stderr.
  */
 import { parseArgs } from 'node:util';
 import { isRunlogError } from '../errors.ts';
 import type { EventLog, LogConfig } from '../log/event-log.ts';
-import { openLog } from '../log/open-log.ts';
+import { openLogReadOnly } from '../log/open-log.ts';
+import type { RunlogWarning } from '../warnings.ts';
 import { replayPartition } from '../projector/replay.ts';
 import { addMetrics, emptyMetrics } from '../../projections/metrics.ts';
 import { entryHistory, formatHistoryItem } from './history.ts';
@@ -61,13 +64,18 @@ async function main(argv: string[]): Promise<void> {
   });
   const [command, ...rest] = positionals;
   if (command !== 'history' && command !== 'replay') throw new UsageError(command === undefined ? 'no command' : `unknown command ${command}`);
-  const log = await openLog(logConfig(values));
+  const log = await openLogReadOnly(logConfig(values), printWarning);
   try {
     if (command === 'history') await history(log, rest);
     else await replay(log);
   } finally {
     await log.close();
   }
+}
+
+/** What the log reports on open (a torn tail, left as it is), on stderr: the output stays the answer. */
+function printWarning({ code, message }: RunlogWarning): void {
+  console.error(`runlog: warning ${code}: ${message}`);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -34,6 +34,28 @@ export async function openLog(given: LogConfig, partitions?: number, onWarning?:
   }
 }
 
+/**
+ * Opens the log a configuration names to read only (the command line's history and
+ * replay): nothing is created, repaired, cut or locked, no Kafka writer is fenced, and a
+ * log a live writer holds can be read. A log that does not exist is InvalidArgument.
+ */
+export async function openLogReadOnly(given: LogConfig, onWarning?: WarningListener): Promise<EventLog> {
+  const config = readConfig(given);
+  if (onWarning !== undefined && typeof onWarning !== 'function') throw invalidArgument(`onWarning must be a function, got ${describe(onWarning)}`);
+  switch (config.kind) {
+    case 'file': {
+      const { openFileLog } = await import('./file/file-log.ts');
+      return openFileLog({ dir: config.dir, readOnly: true, ...(onWarning === undefined ? {} : { onWarning }) });
+    }
+    case 'kafka': {
+      const { openKafkaLog } = await import('./kafka/kafka-log.ts');
+      return openKafkaLog({ ...config, readOnly: true });
+    }
+    case 'memory':
+      throw invalidArgument(`a memory log has nothing to read once its process is gone: a log to read must be { kind: 'file', dir } or { kind: 'kafka', brokers, topic }`);
+  }
+}
+
 /** The options each backend takes: a misspelt one is refused, not ignored. */
 const OPTIONS = new Map<string, readonly string[]>([
   ['memory', ['kind']],

@@ -1,13 +1,23 @@
 /** The command line against a real embedded log: an entry's audit trail and a replay summary. */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { appendFile, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { createInterface } from 'node:readline';
+import { describe, it, type TestContext } from 'node:test';
 import { openRunQueue } from '../../src/queue/run-queue.ts';
+import { filesUnder, segmentPaths } from '../log/file-damage.ts';
 
 const CLI = join(import.meta.dirname, '../../src/cli/runlog.ts');
+const LIVE_WRITER = join(import.meta.dirname, 'live-writer.ts');
+
+async function scratchDir(t: TestContext): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'runlog-cli-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
 
 function runlog(...args: string[]): { status: number | null; stdout: string; stderr: string } {
   return spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { encoding: 'utf8' });
@@ -49,5 +59,57 @@ describe('runlog command line', () => {
     const forged = runlog('history', 'acme', 'not-an-id', '--dir', dir);
     assert.equal(forged.status, 2);
     assert.match(forged.stderr, /TicketNotFound/);
+  });
+
+  it('on a log that does not exist: an error exit, and nothing is created', async (t) => {
+    const dir = await scratchDir(t);
+    const typo = join(dir, 'dta');
+    for (const args of [['replay', '--dir', typo], ['history', 'acme', '0-1', '--dir', typo], ['replay', '--dir', dir]]) {
+      const run = runlog(...args);
+      assert.equal(run.status, 2, run.stdout);
+      assert.match(run.stderr, /InvalidArgument: .* holds no runlog file log/);
+    }
+    await assert.rejects(stat(typo), { code: 'ENOENT' });
+    assert.deepEqual([...(await filesUnder(dir)).keys()], []);
+  });
+
+  it('reads a log that a live writer in another process holds; the writer goes on unaffected', async (t) => {
+    const dir = await scratchDir(t);
+    const writer = spawn(process.execPath, ['--import', 'tsx', LIVE_WRITER, dir], { stdio: ['pipe', 'pipe', 'inherit'] });
+    t.after(() => writer.kill());
+    const lines = createInterface({ input: writer.stdout })[Symbol.asyncIterator]();
+    const next = async (): Promise<string> => (await lines.next()).value as string;
+    const [ready, count, lastTicket] = (await next()).split(' ');
+    assert.deepEqual([ready, count], ['ready', '5']);
+
+    const replay = runlog('replay', '--dir', dir);
+    assert.equal(replay.status, 0, replay.stderr);
+    assert.match(replay.stdout, /5 entries \(5 open\)/);
+    const history = runlog('history', 'acme', lastTicket!, '--dir', dir);
+    assert.equal(history.status, 0, history.stderr);
+    assert.match(history.stdout, /Submitted .*input="job 4"/);
+
+    writer.stdin.write('more\n');
+    assert.equal(await next(), 'submitted 6');
+    assert.match(runlog('replay', '--dir', dir).stdout, /6 entries \(6 open\)/);
+    writer.stdin.end('stop\n');
+    assert.equal(await next(), 'stopped');
+    assert.deepEqual(await once(writer, 'exit'), [0, null]);
+  });
+
+  it('on a log with a torn tail: reports it, reads what precedes it, and leaves the bytes as they are', async (t) => {
+    const dir = await scratchDir(t);
+    const queue = await openRunQueue({ log: { kind: 'file', dir } });
+    const ticket = await queue.submit({ tenant: 'acme', thread: 'order-1', agent: 'mail', input: 'send receipt' });
+    await queue.stop();
+    await appendFile((await segmentPaths(join(dir, 'partition-0'))).at(-1)!, Buffer.from('a torn frame'));
+    const before = await filesUnder(dir);
+    for (const args of [['replay', '--dir', dir], ['history', 'acme', ticket.entryId, '--dir', dir]]) {
+      const run = runlog(...args);
+      assert.equal(run.status, 0, run.stderr);
+      assert.match(run.stderr, /warning RUNLOG_TORN_TAIL: .*torn tail of 12 bytes.*not done: opened read-only/);
+    }
+    assert.match(runlog('replay', '--dir', dir).stdout, /1 entries \(1 open\)/);
+    assert.deepEqual(await filesUnder(dir), before);
   });
 });

@@ -38,7 +38,7 @@ import { EndOffsets } from './end-offsets.ts';
 import { quietLogCreator, toRunlogError } from './errors.ts';
 import { readPartition } from './partition-reader.ts';
 import { PartitionWriter } from './partition-writer.ts';
-import { ensureTopic, existingPartitionCount, type TopicFacts } from './topic.ts';
+import { checkTopic, ensureTopic, existingPartitionCount, type TopicFacts } from './topic.ts';
 
 export interface KafkaLogOptions {
   brokers: string[];
@@ -54,6 +54,11 @@ export interface KafkaLogOptions {
   tailWaitMs?: number;
   /** A writer's transaction timeout: how long a crashed writer's open transaction holds back readers (default 60 s). */
   transactionTimeoutMs?: number;
+  /**
+   * Only read (audit and replay tools): the topic is never created (a missing one is
+   * InvalidArgument), appends and claims are refused, so no writer is ever fenced.
+   */
+  readOnly?: boolean;
 }
 
 /** The Kafka EventLog, plus claim(): fence the partition's previous writer now. */
@@ -88,6 +93,7 @@ class KafkaLog implements KafkaEventLog {
   /** Per partition: the end of the records of this log's last committed append (its last offset + 1; 0 before any). */
   readonly #committedEnd: bigint[];
   readonly #maxMessageBytes: number;
+  readonly #readOnly: boolean;
   #closing: Promise<void> | null = null;
 
   constructor(clients: { readers: Kafka; writers: Kafka }, admin: Admin, options: KafkaLogOptions & { partitions: number }, facts: TopicFacts) {
@@ -95,6 +101,7 @@ class KafkaLog implements KafkaEventLog {
     this.maxRecordBytes = limits.maxRecordBytes;
     this.maxAppendBytes = limits.maxAppendBytes;
     this.#maxMessageBytes = facts.maxMessageBytes;
+    this.#readOnly = options.readOnly ?? false;
     this.#kafka = clients.readers;
     this.#admin = admin;
     this.topic = options.topic;
@@ -114,8 +121,15 @@ class KafkaLog implements KafkaEventLog {
     return checkPartition(partition, this.partitions);
   }
 
-  async append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]> {
+  /** A partition to write: refused on a read-only log. */
+  #openToWrite(partition: number, what: string): number {
     const p = this.#open(partition);
+    if (this.#readOnly) throw new RunlogError('InvalidArgument', `the Kafka log of topic ${this.topic} is open read-only: ${what} refused`);
+    return p;
+  }
+
+  async append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]> {
+    const p = this.#openToWrite(partition, 'append');
     const limit = `topic ${this.topic} (its max.message.bytes ${this.#maxMessageBytes} less a record batch's overhead)`;
     const offsets = await this.#writers[p]!.append(checkRecords(records, this, limit));
     const end = offsets.length === 0 ? 0n : offsets.at(-1)! + 1n;
@@ -143,7 +157,7 @@ class KafkaLog implements KafkaEventLog {
   }
 
   async claim(partition: number): Promise<void> {
-    await this.#writers[this.#open(partition)]!.claim();
+    await this.#writers[this.#openToWrite(partition, 'claim')]!.claim();
   }
 
   read(partition: number, fromOffset: bigint, options?: ReadOptions): AsyncIterable<LogRecord> {
@@ -238,6 +252,9 @@ function checkOptions(options: KafkaLogOptions): void {
   }
   if (options.partitions !== undefined) checkPartitionCount(options.partitions, 'kafka');
   checkIntegerOption('replicationFactor', options.replicationFactor, 1, 32_767, '');
+  if (options.readOnly !== undefined && typeof options.readOnly !== 'boolean') {
+    throw new RunlogError('InvalidArgument', `readOnly must be a boolean, got ${describe(options.readOnly)}`);
+  }
   checkIntegerOption('transactionTimeoutMs', options.transactionTimeoutMs, 1_000, 900_000);
   checkIntegerOption('tailWaitMs', options.tailWaitMs, 1, 60_000);
   const config = options.topicConfig;
@@ -257,7 +274,7 @@ function checkIntegerOption(name: string, value: unknown, min: number, max: numb
 /** Partitions of a topic created without a count asked for. */
 export const DEFAULT_KAFKA_PARTITIONS = 8;
 
-/** Opens (creating if missing) the topic and returns the EventLog over it. */
+/** Opens (creating if missing, unless readOnly) the topic and returns the EventLog over it. */
 export async function openKafkaLog(options: KafkaLogOptions): Promise<KafkaEventLog> {
   checkOptions(options);
   const kafka = kafkaClient(options, READER_RETRY);
@@ -268,8 +285,13 @@ export async function openKafkaLog(options: KafkaLogOptions): Promise<KafkaEvent
     await admin.connect();
     const topicConfig = options.topicConfig ?? {};
     const { topic, replicationFactor } = options;
-    partitions = options.partitions ?? (await existingPartitionCount(admin, topic)) ?? DEFAULT_KAFKA_PARTITIONS;
-    facts = await ensureTopic(admin, { topic, partitions, topicConfig, ...(replicationFactor ? { replicationFactor } : {}) });
+    const existing = options.partitions === undefined || options.readOnly ? await existingPartitionCount(admin, topic) : null;
+    if (options.readOnly && existing === null) {
+      throw new RunlogError('InvalidArgument', `Kafka topic ${topic} does not exist on ${options.brokers.join(',')} (a read-only open creates nothing)`);
+    }
+    partitions = options.partitions ?? existing ?? DEFAULT_KAFKA_PARTITIONS;
+    const spec = { topic, partitions, topicConfig, ...(replicationFactor ? { replicationFactor } : {}) };
+    facts = options.readOnly ? await checkTopic(admin, spec) : await ensureTopic(admin, spec);
   } catch (error) {
     await admin.disconnect().catch(() => undefined);
     throw toRunlogError(error, `opening Kafka topic ${options.topic} on ${options.brokers.join(',')}`);

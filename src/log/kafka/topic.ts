@@ -65,7 +65,8 @@ async function waitUntilServed(admin: Admin, topic: string): Promise<void> {
   }
 }
 
-async function checkTopic(admin: Admin, spec: TopicSpec): Promise<TopicFacts> {
+/** Checks an existing topic (partition count, cleanup policy) and answers its facts; creates nothing. */
+export async function checkTopic(admin: Admin, spec: TopicSpec): Promise<TopicFacts> {
   const [partitions, configs] = await Promise.all([partitionCount(admin, spec.topic), topicConfigs(admin, spec.topic)]);
   const policy = configs.get('cleanup.policy') ?? 'delete';
   if (partitions !== spec.partitions) {
