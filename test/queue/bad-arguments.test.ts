@@ -20,117 +20,27 @@ import {
   partitionOf,
   replayPartition,
   Worker,
-  type ErrorCode,
-  type EventLog,
   type Lease,
   type RunQueue,
 } from '../../src/index.ts';
 import { FakeClock } from '../contract/fixtures.ts';
 
-interface Row {
-  label: string;
-  call: () => unknown;
-  /** Each must appear in the message (the argument's name, the bad value described). */
-  mentions: readonly string[];
-  code?: ErrorCode;
-}
-
-class Foo {
-  x = 1;
-}
-
-const TIMER_OVERFLOW = 2 ** 31;
-
-/** A plain object whose `key` getter throws. */
-function throwingGetter(key: string): object {
-  return Object.defineProperty({}, key, { enumerable: true, get: () => { throw new Error('getter boom'); } });
-}
-
-/** A proxy whose every trap throws. */
-function hostileProxy(): object {
-  const fail = (): never => {
-    throw new Error('trap boom');
-  };
-  return new Proxy({}, { get: fail, getPrototypeOf: fail, ownKeys: fail, getOwnPropertyDescriptor: fail, has: fail });
-}
-
-/** Values that are no integer (or out of every range given here), with how the message must show them. */
-const NOT_INTEGERS: [unknown, string][] = [
-  [Number.NaN, 'NaN'],
-  [Number.POSITIVE_INFINITY, 'Infinity'],
-  [Number.NEGATIVE_INFINITY, '-Infinity'],
-  [1.5, '1.5'],
-  ['5', '"5"'],
-  [5n, '5n'],
-  [-1, '-1'],
-];
-
-const NOT_NAMES: [unknown, string][] = [
-  [42, '42'],
-  ['', '""'],
-  ['a\u0000b', '"a\\u0000b"'],
-  ['lone \ud800 surrogate', '"lone \\ud800 surrogate"'],
-  [Symbol('s'), 'Symbol(s)'],
-  [{}, '{}'],
-  [null, 'null'],
-];
-
-/** Objects an options or request argument must not be, each with what the message must name. */
-function notPlainObjects(goodKey: string): [unknown, string][] {
-  return [
-    [null, 'null'],
-    [[], '[]'],
-    [new Map([[goodKey, 1]]), 'Map(1)'],
-    [new Date(0), 'Date(1970-01-01T00:00:00.000Z)'],
-    [new Foo(), 'Foo { x: 1 }'],
-    [42, '42'],
-    [hostileProxy(), 'Proxy'],
-    [throwingGetter(goodKey), `.${goodKey} could not be read`],
-  ];
-}
-
-function rows(label: string, name: string, values: [unknown, string][], call: (value: unknown) => unknown, code?: ErrorCode): Row[] {
-  return values.map(([value, shown]) => ({ label: `${label} ${shown}`, call: () => call(value), mentions: [name, shown], ...(code ? { code } : {}) }));
-}
-
-/** Rows for an object argument: not a plain object, or with a misspelt key. */
-function objectRows(label: string, name: string, goodKey: string, call: (value: unknown) => unknown, misspelt = 'colour'): Row[] {
-  return [...rows(label, name, notPlainObjects(goodKey), call), { label: `${label} with unknown key`, call: () => call({ [misspelt]: 1 }), mentions: [name, `"${misspelt}"`] }];
-}
-
-/**
- * A refusal comes before any I/O, so a call still pending after HANG_MS slipped through
- * (it would wait forever, or is connecting somewhere): reported as such, not waited for.
- * Not a timing assertion: every correct row settles within microseconds.
- */
-const HANG_MS = 5_000;
-const HUNG = new Error('still pending: the call slipped through and waits');
-
-async function outcome(call: () => unknown): Promise<unknown> {
-  let timer: NodeJS.Timeout | undefined;
-  const hung = new Promise<unknown>((resolve) => {
-    timer = setTimeout(() => resolve(HUNG), HANG_MS);
-  });
-  try {
-    return await Promise.race([settle(call), hung]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function settle(call: () => unknown): Promise<unknown> {
-  try {
-    const value = call();
-    if (value !== null && typeof value === 'object' && Symbol.asyncIterator in value) {
-      for await (const _ of value as AsyncIterable<unknown>) break;
-    } else {
-      await value;
-    }
-    return undefined;
-  } catch (error) {
-    return error;
-  }
-}
+import {
+  endOffsets,
+  escapes,
+  eventLogRows,
+  failedRows,
+  Foo,
+  hostileProxy,
+  NOT_INTEGERS,
+  NOT_NAMES,
+  notPlainObjects,
+  objectRows,
+  rows,
+  timersActive,
+  TIMER_OVERFLOW,
+  type Row,
+} from './bad-argument-rows.ts';
 
 function fileSizes(dir: string): string {
   return (readdirSync(dir, { recursive: true }) as string[])
@@ -139,24 +49,9 @@ function fileSizes(dir: string): string {
     .join(',');
 }
 
-async function endOffsets(log: EventLog): Promise<bigint[]> {
-  return Promise.all(Array.from({ length: log.partitions }, (_, p) => log.endOffset(p)));
-}
-
-function timersActive(): number {
-  return process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
-}
-
 describe('bad arguments', () => {
   it('every public entry point refuses every malformed argument with InvalidArgument naming it, writes nothing and leaves nothing running', { timeout: 600_000 }, async (t) => {
-    const escaped: unknown[] = [];
-    const onEscape = (error: unknown): void => void escaped.push(error);
-    process.on('uncaughtException', onEscape);
-    process.on('unhandledRejection', onEscape);
-    t.after(() => {
-      process.off('uncaughtException', onEscape);
-      process.off('unhandledRejection', onEscape);
-    });
+    const escaped = escapes(t);
     const tmp = mkdtempSync(join(tmpdir(), 'runlog-bad-arguments-'));
     t.after(() => rmSync(tmp, { recursive: true, force: true }));
     const neverDir = join(tmp, 'never');
@@ -320,21 +215,7 @@ describe('bad arguments', () => {
       ...rows('runDue agent', 'agent', [...NOT_NAMES, ['deploy', '"deploy"']], (agent) => worker.runDue(agent as never)),
       ...rows('waitIdle signal', 'signal', [[{}, '{}'], ['x', '"x"'], [null, 'null']], (signal) => worker.waitIdle(signal as never)),
       // an EventLog: the memory log and the queue's own file log
-      ...[memory, queue.log].flatMap((log) => [
-        ...rows(`${log.kind} append partition`, 'partition', [...NOT_INTEGERS, [99, '99']], (partition) => log.append(partition as never, [])),
-        ...rows(`${log.kind} append records`, 'records', [[null, 'null'], [{}, '{}'], ['r', '"r"']], (records) => log.append(0, records as never)),
-        ...rows(`${log.kind} append record`, 'records[0]', notPlainObjects('key'), (record) => log.append(0, [record] as never)),
-        ...rows(`${log.kind} append record key`, 'records[0].key', [[42, '42'], ['', '""'], ['k\ud800', '"k\\ud800"']], (key) => log.append(0, [{ key, value: null }] as never)),
-        ...rows(`${log.kind} append record value`, 'records[0].value', [['bytes', '"bytes"'], [[1], '[ 1 ]'], [undefined, 'undefined']], (value) => log.append(0, [{ key: 'k', value }] as never)),
-        { label: `${log.kind} append record with unknown key`, call: () => log.append(0, [{ key: 'k', value: null, offset: 5n }] as never), mentions: ['records[0]', '"offset"'] },
-        ...rows(`${log.kind} read offset`, 'offset', [[0, '0'], [-1n, '-1n'], [Number.NaN, 'NaN']], (offset) => log.read(0, offset as never)),
-        ...objectRows(`${log.kind} read options`, 'read options', 'maxRecords', (options) => log.read(0, 0n, options as never), 'max'),
-        ...rows(`${log.kind} read maxRecords`, 'maxRecords', NOT_INTEGERS, (maxRecords) => log.read(0, 0n, { maxRecords } as never)),
-        ...objectRows(`${log.kind} tail options`, 'tail options', 'signal', (options) => log.tail(0, 0n, options as never)),
-        ...rows(`${log.kind} tail signal`, 'signal', [[undefined, 'undefined'], [{}, '{}']], (signal) => log.tail(0, 0n, { signal } as never)),
-        ...rows(`${log.kind} endOffset partition`, 'partition', [[-1, '-1'], ['0', '"0"']], (partition) => log.endOffset(partition as never)),
-        ...rows(`${log.kind} compact partition`, 'partition', [[Number.NaN, 'NaN'], [2.5, '2.5']], (partition) => log.compact(partition as never)),
-      ]),
+      ...[memory, queue.log].flatMap(eventLogRows),
       // the codec, the partitioner and replay
       ...rows('encodeEvent', 'event', [[null, 'null'], [new Map(), 'Map(0)'], [new Foo(), 'Foo'], [hostileProxy(), 'Proxy']], (event) => encodeEvent(event as never)),
       ...rows('encodeEvent type', 'type', [['__proto__', '"__proto__"'], ['toString', '"toString"'], [42, '42']], (type) => encodeEvent({ type } as never)),
@@ -359,17 +240,7 @@ describe('bad arguments', () => {
     const queueBefore = await endOffsets(queue.log);
     const filesBefore = fileSizes(tmp);
     const timersBefore = timersActive();
-    const failures: string[] = [];
-    for (const row of table) {
-      const error = await outcome(row.call);
-      const code = row.code ?? 'InvalidArgument';
-      if (!isRunlogError(error, code)) {
-        failures.push(`${row.label}: expected ${code}, got ${error === undefined ? 'no error' : String(error)}`);
-        continue;
-      }
-      const missing = row.mentions.filter((text) => !error.message.includes(text));
-      if (missing.length > 0) failures.push(`${row.label}: the message ${JSON.stringify(error.message)} does not name ${missing.map((m) => JSON.stringify(m)).join(', ')}`);
-    }
+    const failures = await failedRows(table);
     // Let anything a bad call scheduled run: an escaped error shows up in `escaped`.
     await new Promise((resolve) => setImmediate(resolve));
     assert.deepEqual(failures, [], `${failures.length} of ${table.length} rows failed:\n${failures.join('\n')}`);
