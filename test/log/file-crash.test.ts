@@ -20,8 +20,8 @@ const ACKS_BEFORE_KILL = 2000;
 const MAX_RUN_MS = 1500;
 
 /** Runs the writer until ACKS_BEFORE_KILL acks (or MAX_RUN_MS), SIGKILLs it; returns the acks. */
-async function runAndKill(dir: string): Promise<Map<bigint, string>> {
-  const child = spawn(process.execPath, ['--import', 'tsx', writer, dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function runAndKill(dir: string, segmentBytes: number | undefined): Promise<Map<bigint, string>> {
+  const child = spawn(process.execPath, ['--import', 'tsx', writer, dir, ...(segmentBytes ? [String(segmentBytes)] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = once(child, 'exit');
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -47,30 +47,37 @@ async function runAndKill(dir: string): Promise<Map<bigint, string>> {
 }
 
 describe('file log crash safety', () => {
-  it('keeps every acknowledged append across repeated SIGKILLs', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'runlog-crash-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
-    const acknowledged = new Map<bigint, string>();
-    for (let round = 0; round < 4; round++) {
-      const acks = await runAndKill(dir);
-      assert.ok(acks.size > 0, 'the writer acknowledged nothing');
-      for (const [offset, key] of acks) acknowledged.set(offset, key);
+  for (const [name, segmentBytes] of [['in one segment', undefined], ['rolling a segment every few appends', 2048]] as const) {
+    it(`keeps every acknowledged append across repeated SIGKILLs, ${name}`, async (t) => {
+      const dir = await mkdtemp(join(tmpdir(), 'runlog-crash-'));
+      t.after(() => rm(dir, { recursive: true, force: true }));
+      const acknowledged = new Map<bigint, string>();
+      for (let round = 0; round < 4; round++) {
+        const acks = await runAndKill(dir, segmentBytes);
+        assert.ok(acks.size > 0, 'the writer acknowledged nothing');
+        for (const [offset, key] of acks) acknowledged.set(offset, key);
 
-      const log = await openFileLog({ dir, partitions: 1 }); // takes over the dead writer's lock
-      try {
-        const records = await collect(log.read(0, 0n));
-        const byOffset = new Map(records.map((r) => [r.offset, r]));
-        assert.equal(byOffset.size, records.length, 'an offset appears twice');
-        records.forEach((r, i) => {
-          assert.equal(r.offset, BigInt(i), 'offsets are dense and increasing');
-          assert.equal(text(r), `value:${r.key}`);
-        });
-        for (const [offset, key] of acknowledged) assert.equal(byOffset.get(offset)?.key, key, `acknowledged ${offset} ${key}`);
-        const end = await log.endOffset(0);
-        assert.deepEqual(await log.append(0, [{ key: `check/${round}`, value: new TextEncoder().encode(`value:check/${round}`) }]), [end]);
-      } finally {
-        await log.close();
+        // A read-only open first: it reads what the repairing open keeps, and changes nothing.
+        const reader = await openFileLog({ dir, readOnly: true, onWarning: () => {} });
+        const seen = (await collect(reader.read(0, 0n))).map((r) => `${r.offset} ${r.key}`);
+        await reader.close();
+        const log = await openFileLog({ dir, partitions: 1, ...(segmentBytes ? { segmentBytes } : {}), onWarning: () => {} }); // takes over the dead writer's lock
+        try {
+          const records = await collect(log.read(0, 0n));
+          assert.deepEqual(records.map((r) => `${r.offset} ${r.key}`), seen);
+          const byOffset = new Map(records.map((r) => [r.offset, r]));
+          assert.equal(byOffset.size, records.length, 'an offset appears twice');
+          records.forEach((r, i) => {
+            assert.equal(r.offset, BigInt(i), 'offsets are dense and increasing');
+            assert.equal(text(r), `value:${r.key}`);
+          });
+          for (const [offset, key] of acknowledged) assert.equal(byOffset.get(offset)?.key, key, `acknowledged ${offset} ${key}`);
+          const end = await log.endOffset(0);
+          assert.deepEqual(await log.append(0, [{ key: `check/${round}`, value: new TextEncoder().encode(`value:check/${round}`) }]), [end]);
+        } finally {
+          await log.close();
+        }
       }
-    }
-  });
+    });
+  }
 });

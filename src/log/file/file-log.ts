@@ -279,7 +279,8 @@ async function snapshot(s: Settings): Promise<FileLog> {
   if (found.restored) s.onWarning({ code: 'RUNLOG_LOG_REPAIRED', message: `${s.dir}: ${META_FILE} is missing; read from the partitions' segment headers (not restored: opened read-only)` });
   for (const repair of scans.flatMap((scan) => scan.repairs)) {
     const { code, message } = warningOf(repair);
-    s.onWarning({ code, message: `${message} — not done: opened read-only, the bytes are left as they are and not read` });
+    const inFlight = code === 'RUNLOG_TORN_TAIL' ? ' (if a writer holds the log, this may be its append in flight)' : '';
+    s.onWarning({ code, message: `${message} — not done: opened read-only, the bytes are left as they are and not read${inFlight}` });
   }
   return new ReadOnlyFileLog(s.dir, scans.map((scan) => scan.segments));
 }
