@@ -14,7 +14,7 @@ export function describe(value: unknown): string {
   try {
     return clip(describeValue(value));
   } catch {
-    return `a ${typeof value} that cannot be shown`;
+    return `a value of type ${typeof value} that cannot be shown`;
   }
 }
 
