@@ -231,6 +231,9 @@ describe('bad arguments', () => {
       ...rows('isRunlogError code', 'code', [['QueueFul', '"QueueFul"'], [42, '42'], [null, 'null']], (code) => isRunlogError(new Error('x'), code as never)),
       // rows for what other items of the issue fixed: bounds, the file log's own files, the clock
       { label: 'submit metadata of too many keys', call: () => queue.submit({ ...submit, metadata: Object.fromEntries(Array.from({ length: 129 }, (_, i) => [`k${i}`, 'v'])) }), mentions: ['metadata', '129 keys'] },
+      { label: 'openRunQueue memory partitions over the maximum', call: () => openRunQueue({ log: { kind: 'memory' }, partitions: 1025 }), mentions: ['partitions', '1025'] },
+      { label: 'openRunQueue file partitions over the maximum', call: () => openRunQueue({ log: { kind: 'file', dir: neverDir }, partitions: 2000 }), mentions: ['partitions', '2000'] },
+      { label: 'openLog memory partitions over the maximum', call: () => openLog({ kind: 'memory' }, 1025), mentions: ['partitions', '1025'] },
       { label: 'openRunQueue file dir naming a file', call: () => openRunQueue({ log: { kind: 'file', dir: aFile } }), mentions: [aFile] },
       { label: 'openRunQueue file dir holding a garbage log.json', call: () => openRunQueue({ log: { kind: 'file', dir: garbage } }), mentions: [join(garbage, 'log.json')], code: 'Corrupt' },
       ...rows('a clock returning', 'clock', [[Number.NaN, 'NaN'], [Number.POSITIVE_INFINITY, 'Infinity'], ['now', '"now"']], (value) => withQueue({ clock: () => value }, (opened) => opened.submit(submit))),
