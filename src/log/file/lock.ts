@@ -141,8 +141,9 @@ class HeldLock implements DirLock {
 
 /**
  * Whether a child process (not yet reaped, so its pid is not reused) is still running, read
- * from /proc/<pid>/stat through a descriptor kept open: a pread costs ~15 µs here, against
- * ~2 ms for the datasync of a group commit (reopening the file each time cost ~60-90 µs).
+ * from /proc/<pid>/stat through a descriptor kept open: a pread costs ~15-20 µs on the test
+ * VM (where any system call costs ~5 µs), against 2-5 ms for the datasync of a group commit;
+ * reopening the file each time cost ~60-90 µs.
  * Without /proc (not Linux) it always says yes, and the holder's exit event alone tells.
  */
 class ProcessState {

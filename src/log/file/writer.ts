@@ -27,7 +27,10 @@
  *
  *   ready ──a write, datasync or roll fails──▶ damaged ──repair succeeds──▶ ready
  *     │                                           │
- *     └──────────── close, or the lock lost ──────┴──▶ stopped (every append refused)
+ *     └──────────────── the lock lost ────────────┴──▶ fenced (every append refused)
+ *
+ * Apart from the mode, close() refuses new appends at once (Stopped), lets the queued ones
+ * finish (repairing first if need be), and repairs a damaged writer before closing the file.
  *
  * A failed write, datasync or roll leaves bytes of unknown content past the last durable
  * frame (a partial frame or seal), or a roll half done. The group fails (LogUnavailable),
@@ -94,7 +97,7 @@ interface QueuedRoll {
 
 type Queued = QueuedAppend | QueuedRoll;
 
-type Mode = { kind: 'ready' } | { kind: 'damaged' } | { kind: 'stopped'; error: RunlogError };
+type Mode = { kind: 'ready' } | { kind: 'damaged' } | { kind: 'fenced'; error: RunlogError };
 
 export class PartitionWriter {
   #host: WriterHost;
@@ -107,6 +110,8 @@ export class PartitionWriter {
   #queue: Queued[] = [];
   #running: Promise<void> | null = null;
   #mode: Mode = { kind: 'ready' };
+  /** Set by close(): new appends are refused with it. */
+  #closed: RunlogError | null = null;
 
   constructor(host: WriterHost, handle: FileHandle, options: WriterOptions) {
     this.#host = host;
@@ -133,13 +138,16 @@ export class PartitionWriter {
 
   /** Waits for queued work, then closes the file. Later appends fail with Stopped. */
   async close(): Promise<void> {
-    if (this.#mode.kind !== 'stopped') this.#mode = { kind: 'stopped', error: new RunlogError('Stopped', `the log of ${this.#host.dir} is closed`) };
+    this.#closed ??= new RunlogError('Stopped', `the log of ${this.#host.dir} is closed`);
     await this.#running;
+    // What a failed repair leaves, the next open's recovery cuts (a torn tail, or a roll to finish or undo).
+    if (this.#mode.kind === 'damaged') await this.#repair().catch(() => undefined);
     await this.#handle.close();
   }
 
   #enqueue(item: Queued): void {
-    if (this.#mode.kind === 'stopped') return item.reject(this.#mode.error);
+    const refusal = this.#closed ?? (this.#mode.kind === 'fenced' ? this.#mode.error : null);
+    if (refusal !== null) return item.reject(refusal);
     this.#queue.push(item);
     this.#running ??= this.#drain();
   }
@@ -159,10 +167,10 @@ export class PartitionWriter {
     this.#running = null;
   }
 
-  /** After a failed group: stopped if the lock is lost, else damaged (the next group repairs first). */
+  /** After a failed group: fenced if the lock is lost, else damaged (the next group repairs first). */
   #failed(error: unknown): RunlogError {
     if (error instanceof RunlogError && error.code === 'Fenced') {
-      this.#mode = { kind: 'stopped', error };
+      this.#mode = { kind: 'fenced', error };
       return error;
     }
     if (this.#mode.kind === 'ready') this.#mode = { kind: 'damaged' };
