@@ -276,6 +276,11 @@ describe('file log: opening errors name the path', () => {
     await assert.rejects(openFileLog({ dir: `${dir}\u0000x` }), (e) => isRunlogError(e, 'InvalidArgument') && /NUL/.test(e.message));
   });
 
+  it('a directory the file system refuses to make is LogUnavailable naming it (sysfs refuses mkdir even to root)', async () => {
+    const dir = '/sys/runlog-file-log-test';
+    await assert.rejects(openFileLog({ dir }), (e) => isRunlogError(e, 'LogUnavailable') && e.message.includes(dir) && !e.retriable);
+  });
+
   it('a directory the process may not write is LogUnavailable naming it', { skip: process.getuid?.() === 0 && 'root may write anywhere' }, async (t) => {
     const dir = await scratchDir(t);
     const locked = join(dir, 'locked');

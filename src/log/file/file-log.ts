@@ -10,11 +10,11 @@
  * stream from disk (reader.ts). `readOnly` opens a snapshot that writes nothing
  * (read-only-log.ts), also while a writer holds the log.
  */
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { describe } from '../../describe.ts';
 import { RunlogError, invalidArgument, isRunlogError } from '../../errors.ts';
 import { isWellFormed } from '../../events/well-formed.ts';
-import { emitProcessWarning, type RunlogWarning, type WarningListener } from '../../warnings.ts';
+import { emitProcessWarning, type WarningListener } from '../../warnings.ts';
 import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
 import {
   checkOffset,
@@ -27,22 +27,11 @@ import {
 import { FRAME_LIMITS } from './frame.ts';
 import { openFailure } from './fs-errors.ts';
 import { acquireLock, type DirLock } from './lock.ts';
-import {
-  META_FILE,
-  checkPartitionDirs,
-  createLog,
-  discardCreation,
-  findLog,
-  identityOf,
-  partitionDir,
-  writeMeta,
-  type LogDescription,
-} from './log-meta.ts';
+import { createLog, discardCreation, findLog, identityOf, partitionDir, type LogDescription } from './log-meta.ts';
+import { applyRepairs, checkPartitionsAsked, restoreMeta, scanLog } from './log-scan.ts';
 import { OpenUndo, removeCreatedDirs } from './open-undo.ts';
 import { FilePartition } from './partition.ts';
-import { ReadOnlyFileLog } from './read-only-log.ts';
-import { scanPartition, type PartitionScan, type Repair, type ScanOptions } from './recovery.ts';
-import { syncDir } from './sync.ts';
+import { openReadOnlyFileLog } from './read-only-log.ts';
 import type { WriterStats } from './writer.ts';
 
 export const DEFAULT_SEGMENT_BYTES = 64 << 20;
@@ -117,7 +106,7 @@ function checkOptions(options: FileLogOptions): Settings {
 export async function openFileLog(options: FileLogOptions): Promise<FileLog> {
   const settings = checkOptions(options);
   try {
-    return settings.readOnly ? await openReadOnly(settings) : await openWritable(settings);
+    return settings.readOnly ? await openReadOnlyFileLog(settings) : await openWritable(settings);
   } catch (error) {
     throw openFailure(settings.dir, error);
   }
@@ -193,96 +182,6 @@ async function describeOrCreate(s: Settings, creation: Creation): Promise<{ desc
   }
   checkPartitionsAsked(s.dir, found.description, s.partitions);
   return found;
-}
-
-function checkPartitionsAsked(dir: string, description: LogDescription, asked: number | undefined): void {
-  if (asked !== undefined && asked !== description.partitions) {
-    throw invalidArgument(`${dir} holds a log of ${description.partitions} partitions, not ${asked}`);
-  }
-}
-
-/** Every partition scanned (Corrupt unless whole); on failure the segments scanned so far are let go. */
-async function scanLog(dir: string, description: LogDescription, options: ScanOptions): Promise<PartitionScan[]> {
-  await checkPartitionDirs(dir, description.partitions);
-  const scans: PartitionScan[] = [];
-  try {
-    for (let p = 0; p < description.partitions; p++) scans.push(await scanPartition(partitionDir(dir, p), identityOf(description, p), options));
-    return scans;
-  } catch (error) {
-    await Promise.all(scans.flatMap((scan) => scan.segments.map((segment) => segment.retire())));
-    throw error;
-  }
-}
-
-function warningOf(repair: Repair): RunlogWarning {
-  return { code: repair.kind === 'truncate' ? 'RUNLOG_TORN_TAIL' : 'RUNLOG_LOG_REPAIRED', message: repair.message };
-}
-
-async function applyRepairs(dir: string, scans: PartitionScan[], onWarning: WarningListener): Promise<void> {
-  for (const [p, scan] of scans.entries()) {
-    for (const repair of scan.repairs) {
-      onWarning(warningOf(repair));
-      await applyRepair(repair);
-    }
-    if (scan.repairs.length > 0) await syncDir(partitionDir(dir, p));
-  }
-}
-
-async function applyRepair(repair: Repair): Promise<void> {
-  if (repair.kind === 'remove') return rm(repair.path, { force: true });
-  if (repair.kind === 'publish') return rename(repair.from, repair.to);
-  const handle = await open(repair.path, 'r+');
-  try {
-    await handle.truncate(repair.size);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-async function restoreMeta(dir: string, description: LogDescription, onWarning: WarningListener): Promise<void> {
-  const { logId, partitions } = description;
-  onWarning({ code: 'RUNLOG_LOG_REPAIRED', message: `${dir}: ${META_FILE} was missing; restored from the partitions' segment headers (log ${logId}, ${partitions} partitions)` });
-  await writeMeta(dir, description);
-}
-
-/**
- * A read-only open takes no lock, so a live writer may roll or compact while it scans: a
- * scan that finds the log inconsistent (Corrupt) or a file gone is tried again, a few times.
- */
-const READ_ONLY_ATTEMPTS = 5;
-
-async function openReadOnly(s: Settings): Promise<FileLog> {
-  try {
-    if (!(await stat(s.dir)).isDirectory()) throw invalidArgument(`dir ${JSON.stringify(s.dir)} is not a directory`);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw invalidArgument(`${s.dir} holds no runlog file log: it does not exist`);
-    throw error;
-  }
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await snapshot(s);
-    } catch (error) {
-      const moving = (error instanceof RunlogError && error.code === 'Corrupt') || (error as NodeJS.ErrnoException).code === 'ENOENT';
-      if (!moving || attempt === READ_ONLY_ATTEMPTS) throw error;
-    }
-  }
-}
-
-async function snapshot(s: Settings): Promise<FileLog> {
-  const found = await findLog(s.dir);
-  if (found.kind !== 'log') {
-    throw invalidArgument(`${s.dir} holds no runlog file log${found.kind === 'interrupted' ? ' (its creation was interrupted)' : ` (no ${META_FILE})`}`);
-  }
-  checkPartitionsAsked(s.dir, found.description, s.partitions);
-  const scans = await scanLog(s.dir, found.description, { keepHandles: true });
-  if (found.restored) s.onWarning({ code: 'RUNLOG_LOG_REPAIRED', message: `${s.dir}: ${META_FILE} is missing; read from the partitions' segment headers (not restored: opened read-only)` });
-  for (const repair of scans.flatMap((scan) => scan.repairs)) {
-    const { code, message } = warningOf(repair);
-    const inFlight = code === 'RUNLOG_TORN_TAIL' ? ' (if a writer holds the log, this may be its append in flight)' : '';
-    s.onWarning({ code, message: `${message} — not done: opened read-only, the bytes are left as they are and not read${inFlight}` });
-  }
-  return new ReadOnlyFileLog(s.dir, scans.map((scan) => scan.segments));
 }
 
 /** All the partitions, or none: if one fails to open, those that did are closed again. */

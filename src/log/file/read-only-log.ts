@@ -5,13 +5,64 @@
  * removes segment files) cannot change what this snapshot reads; records the writer
  * appends after the open are not seen. Appends, compaction and tail are refused.
  */
+import { stat } from 'node:fs/promises';
 import { RunlogError, invalidArgument } from '../../errors.ts';
+import type { WarningListener } from '../../warnings.ts';
 import type { EventLog, LogRecord, ReadOptions } from '../event-log.ts';
 import { checkOffset, checkPartition, checkReadOptions } from '../log-arguments.ts';
 import { FRAME_LIMITS } from './frame.ts';
+import { META_FILE, findLog } from './log-meta.ts';
+import { checkPartitionsAsked, scanLog, warningOf } from './log-scan.ts';
 import { readSegments } from './reader.ts';
 import type { Segment } from './segment.ts';
 import type { WriterStats } from './writer.ts';
+
+/**
+ * A read-only open takes no lock, so a live writer may roll or compact while it scans: a
+ * scan that finds the log inconsistent (Corrupt) or a file gone is tried again, a few times.
+ */
+const READ_ONLY_ATTEMPTS = 5;
+
+/** What a read-only open is told (FileLogOptions, checked). */
+export interface ReadOnlyOpen {
+  dir: string;
+  partitions: number | undefined;
+  onWarning: WarningListener;
+}
+
+/** Opens the log in `s.dir` read-only (FileLogOptions.readOnly). */
+export async function openReadOnlyFileLog(s: ReadOnlyOpen): Promise<ReadOnlyFileLog> {
+  try {
+    if (!(await stat(s.dir)).isDirectory()) throw invalidArgument(`dir ${JSON.stringify(s.dir)} is not a directory`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw invalidArgument(`${s.dir} holds no runlog file log: it does not exist`);
+    throw error;
+  }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await snapshot(s);
+    } catch (error) {
+      const moving = (error instanceof RunlogError && error.code === 'Corrupt') || (error as NodeJS.ErrnoException).code === 'ENOENT';
+      if (!moving || attempt === READ_ONLY_ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function snapshot(s: ReadOnlyOpen): Promise<ReadOnlyFileLog> {
+  const found = await findLog(s.dir);
+  if (found.kind !== 'log') {
+    throw invalidArgument(`${s.dir} holds no runlog file log${found.kind === 'interrupted' ? ' (its creation was interrupted)' : ` (no ${META_FILE})`}`);
+  }
+  checkPartitionsAsked(s.dir, found.description, s.partitions);
+  const scans = await scanLog(s.dir, found.description, { keepHandles: true });
+  if (found.restored) s.onWarning({ code: 'RUNLOG_LOG_REPAIRED', message: `${s.dir}: ${META_FILE} is missing; read from the partitions' segment headers (not restored: opened read-only)` });
+  for (const repair of scans.flatMap((scan) => scan.repairs)) {
+    const { code, message } = warningOf(repair);
+    const inFlight = code === 'RUNLOG_TORN_TAIL' ? ' (if a writer holds the log, this may be its append in flight)' : '';
+    s.onWarning({ code, message: `${message} — not done: opened read-only, the bytes are left as they are and not read${inFlight}` });
+  }
+  return new ReadOnlyFileLog(s.dir, scans.map((scan) => scan.segments));
+}
 
 export class ReadOnlyFileLog implements EventLog {
   readonly kind = 'file';
