@@ -5,14 +5,19 @@
  * Node 20 has no flock(2), so a small holder process takes it for us: `sh` opens the log
  * directory as descriptor 9, util-linux's flock(1) takes an exclusive non-blocking lock on
  * it (exit 75 if another process holds it), and the shell prints "locked", then reads our
- * stdin pipe (a builtin loop, nothing else to find on the PATH) until it closes and exits. The kernel drops a flock when the
- * last descriptor of its open file is closed, i.e. when the holder exits; and the holder
- * exits when our end of the pipe closes, i.e. when this process closes the log or dies,
- * however it dies (SIGKILL included). Hence:
+ * stdin pipe (a builtin loop: nothing else to find on the PATH) until it closes. The kernel
+ * drops a flock when the last descriptor of its open file is closed, i.e. when the holder
+ * exits; and the holder exits when our end of the pipe closes, i.e. when this process
+ * closes the log or dies, however it dies (SIGKILL included). Hence:
  *
  *   - two writers on one directory are impossible, whatever happens to the files in it:
  *     the lock is on the directory's inode, not on a file that can be deleted or replaced;
  *   - a writer that died never blocks the next one: its lock died with it.
+ *
+ * (A lock on a file, like the old hard-linked LOCK, is bypassed by deleting the file; a
+ * writer epoch kept in a file and checked before each commit can be deleted or edited the
+ * same way, and still needs a lock to hand epochs out. An OS lock on the directory needs
+ * neither.)
  *
  * The holder runs in a session of its own, so a Ctrl-C meant for this process group does
  * not drop the lock under a writer that is shutting down in good order.
