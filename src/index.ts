@@ -4,7 +4,7 @@ export { openRunQueue, openRunQueueOnLog, RunQueue, DEFAULT_PARTITIONS } from '.
 export type * from './queue/types.ts';
 export type { RunlogWarning, WarningListener } from './warnings.ts';
 export type { EventLog, LogConfig, LogRecord, AppendRecord } from './log/event-log.ts';
-export { openLog } from './log/open-log.ts';
+export { openLog, openLogReadOnly } from './log/open-log.ts';
 export { partitionOf } from './log/partitioner.ts';
 export { encodeEvent, decodeEvent } from './events/codec.ts';
 export type * from './events/types.ts';
