@@ -18,7 +18,10 @@
  *   - a batch is produced only after the previous batch's produce was acknowledged, so its
  *     records follow at higher offsets;
  *   - a batch commits only after the previous batch has committed. If that one failed, it
- *     aborts instead and fails with the same error.
+ *     aborts instead and fails with the same error. A batch takes its place in this order
+ *     when it is taken from the queue, before its produce is sent: a failure found while it
+ *     is still being produced makes it abort all the same, and the recovery from that failure
+ *     waits for it to end (else it would commit after the recovery, behind a failed batch).
  * So what readers ever see is a prefix of the batches, in order, and once a batch fails,
  * every append called before that failure was reported fails too (EventLog's contract,
  * which lets the RunQueue keep more than one append in flight). Outcomes are reported in
@@ -87,6 +90,9 @@ interface Pending {
 
 /** How a batch's transaction ended: null once committed, else why it failed. Never rejects. */
 type Outcome = Promise<RunlogError | null>;
+
+/** How a batch's produce ended: its transaction, open with the records in it, or why it failed (#failed). */
+type Produced = { transaction: OpenTransaction } | { failure: Promise<RunlogError> };
 
 export interface PartitionWriterOptions {
   kafka: Kafka;
@@ -250,8 +256,16 @@ export class PartitionWriter {
    * acknowledged (or failed), leaving the commit to run after the previous batch's.
    */
   async #produce(lane: TransactionalLane, batch: Pending[]): Promise<void> {
+    // The batch takes its place behind the newest one now, before anything is sent: a failure
+    // found while it is produced then makes it abort, and #recover waits for it to end.
+    let produced!: (result: Produced) => void;
+    const result = new Promise<Produced>((resolve) => (produced = resolve));
+    const outcome = this.#afterPrevious(async (previous) => {
+      const done = await result;
+      if (!('transaction' in done)) return previous ?? (await done.failure);
+      return previous ? this.#abortAfter(done.transaction, previous, lane) : this.#commit(done.transaction, lane);
+    });
     let transaction: OpenTransaction | undefined;
-    let outcome: Outcome;
     let offsets: bigint[] = [];
     try {
       if (this.#stopped) throw this.#stopped; // closed: never connect again
@@ -270,11 +284,9 @@ export class PartitionWriter {
           await this.#reclaim(lane);
         }
       }
-      const produced = transaction;
-      outcome = this.#afterPrevious((previous) => (previous ? this.#abortAfter(produced, previous, lane) : this.#commit(produced, lane)));
+      produced({ transaction });
     } catch (error) {
-      const failure = this.#failed(error, transaction, lane);
-      outcome = this.#afterPrevious(async (previous) => previous ?? (await failure));
+      produced({ failure: this.#failed(error, transaction, lane) });
     }
     lane.endsWhen(outcome.then((failure) => failure === null));
     void outcome.then(async (failure) => settle(batch, failure === null ? null : await this.#reported(failure), offsets));
