@@ -4,9 +4,12 @@
  * torn last frame cut on open, is reported. Real files in a temporary directory.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { appendFile, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError, type ErrorCode } from '../../src/errors.ts';
 import { openFileLog, type FileLog, type FileLogOptions } from '../../src/log/file/file-log.ts';
@@ -16,6 +19,8 @@ import { openRunQueue } from '../../src/queue/run-queue.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
 import { collect, rec } from '../contract/event-log.contract.ts';
 import { SMALL_SEGMENTS, filesUnder, keysOf, segmentPaths, writeLog } from './file-damage.ts';
+
+const CRASH_WRITER = join(import.meta.dirname, 'crash-writer.ts');
 
 function baseOf(path: string): bigint {
   return BigInt(basename(path).slice(0, 20));
@@ -338,6 +343,33 @@ describe('file log: read-only', () => {
     assert.throws(() => reader.tail(0, 0n, { signal: new AbortController().signal }), (e) => isRunlogError(e, 'InvalidArgument'));
     await reader.close();
     assert.deepEqual(await writer.append(0, [rec('still', 'writing')]), [11n]);
+  });
+
+  it('reads a log while a writer in another process appends and rolls segments all the time', async (t) => {
+    const dir = await scratchDir(t);
+    const writer = spawn(process.execPath, ['--import', 'tsx', CRASH_WRITER, dir, '2048'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = once(writer, 'exit');
+    t.after(() => writer.kill('SIGKILL'));
+    const acked = new Map<bigint, string>();
+    const lines = createInterface({ input: writer.stdout });
+    lines.on('line', (line) => {
+      const [offset, key] = line.split(' ');
+      if (key !== undefined) acked.set(BigInt(offset!), key);
+    });
+    while (acked.size < 500) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let round = 0; round < 8; round++) {
+      const before = new Map(acked);
+      const log = await openFileLog({ dir, readOnly: true, onWarning: () => {} });
+      const records = await collect(log.read(0, 0n));
+      await log.close();
+      records.forEach((r, i) => assert.equal(r.offset, BigInt(i), 'offsets are dense from 0'));
+      for (const r of records) assert.equal(Buffer.from(r.value!).toString(), `value:${r.key}`);
+      const read = new Map(records.map((r) => [r.offset, r.key]));
+      for (const [offset, key] of before) assert.equal(read.get(offset), key, `acknowledged before the open: ${offset} ${key}`);
+    }
+    assert.ok((await segmentPaths(join(dir, 'partition-0'))).length > 20, 'the writer rolled its segments');
+    writer.kill('SIGKILL');
+    await exited;
   });
 
   it('reports a torn tail and leaves it: the bytes stay, the records before it are read', async (t) => {

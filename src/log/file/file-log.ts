@@ -148,7 +148,7 @@ interface Creation {
 async function openLocked(s: Settings, lock: DirLock, creation: Creation): Promise<FileLog> {
   const { description, restored } = await describeOrCreate(s, creation);
   // Scan everything first: a corrupt partition fails the open before any repair is written.
-  const scans = await scanLog(s.dir, description, { keepHandles: false });
+  const scans = await scanLog(s.dir, description, { readOnly: false });
   await applyRepairs(s.dir, scans, s.onWarning);
   if (restored) await restoreMeta(s.dir, description, s.onWarning);
   const stats: WriterStats = { appends: 0, records: 0, writes: 0, fsyncs: 0, bytes: 0 };

@@ -54,7 +54,7 @@ async function snapshot(s: ReadOnlyOpen): Promise<ReadOnlyFileLog> {
     throw invalidArgument(`${s.dir} holds no runlog file log${found.kind === 'interrupted' ? ' (its creation was interrupted)' : ` (no ${META_FILE})`}`);
   }
   checkPartitionsAsked(s.dir, found.description, s.partitions);
-  const scans = await scanLog(s.dir, found.description, { keepHandles: true });
+  const scans = await scanLog(s.dir, found.description, { readOnly: true });
   if (found.restored) s.onWarning({ code: 'RUNLOG_LOG_REPAIRED', message: `${s.dir}: ${META_FILE} is missing; read from the partitions' segment headers (not restored: opened read-only)` });
   for (const repair of scans.flatMap((scan) => scan.repairs)) {
     const { code, message } = warningOf(repair);
@@ -97,7 +97,7 @@ export class ReadOnlyFileLog implements EventLog {
   read(partition: number, fromOffset: bigint, options?: ReadOptions): AsyncIterable<LogRecord> {
     const segments = this.#partition(partition);
     checkOffset(fromOffset);
-    const end = segments[segments.length - 1]!.nextOffset;
+    const end = segments[segments.length - 1]!.endOffset;
     return readSegments(() => segments, { from: fromOffset, end, maxRecords: checkReadOptions(options) });
   }
 
@@ -108,7 +108,7 @@ export class ReadOnlyFileLog implements EventLog {
 
   async endOffset(partition: number): Promise<bigint> {
     const segments = this.#partition(partition);
-    return segments[segments.length - 1]!.nextOffset;
+    return segments[segments.length - 1]!.endOffset;
   }
 
   async compact(partition: number): Promise<void> {

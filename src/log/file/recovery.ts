@@ -45,8 +45,13 @@ export interface PartitionScan {
 }
 
 export interface ScanOptions {
-  /** Keep each segment's file open as its read handle (a read-only open: the bytes scanned stay readable). */
-  keepHandles: boolean;
+  /**
+   * A read-only open (read-only-log.ts), which a live writer may be writing under: each
+   * segment's file stays open as its read handle, so the bytes scanned stay readable; a
+   * writer's files in the making (a roll's `.new`, a compaction's output) are no repair to
+   * report; a last segment the writer sealed meanwhile ends the snapshot at its seal.
+   */
+  readOnly: boolean;
 }
 
 function corrupt(path: string, reason: string): RunlogError {
@@ -61,7 +66,7 @@ function byOffset(a: bigint, b: bigint): number {
 export async function scanPartition(dir: string, identity: SegmentIdentity, options: ScanOptions): Promise<PartitionScan> {
   const names = await readdir(dir);
   const repairs: Repair[] = names
-    .filter((name) => name.endsWith(COMPACTING_SUFFIX))
+    .filter((name) => name.endsWith(COMPACTING_SUFFIX) && !options.readOnly)
     .map((name) => ({ kind: 'remove', path: join(dir, name), message: `removing ${join(dir, name)}, left by an interrupted compaction` }));
   const bases = names.flatMap((name) => parseSegmentFileName(name) ?? []).sort(byOffset);
   if (bases.length === 0) throw corrupt(dir, 'the partition holds no segment (its segments were removed?)');
@@ -109,6 +114,7 @@ function checkChained(previous: Segment, next: Segment): void {
  */
 async function finishRoll(dir: string, identity: SegmentIdentity, names: string[], segments: Segment[], options: ScanOptions, repairs: Repair[]): Promise<void> {
   const last = segments[segments.length - 1]!;
+  if (options.readOnly) return checkSuccessorExists(dir, last, names);
   const successorName = last.sealedEnd === null ? null : segmentFileName(last.sealedEnd) + PENDING_SUFFIX;
   const pending = names.filter((name) => name.endsWith(`.log${PENDING_SUFFIX}`));
   for (const name of pending.filter((name) => name !== successorName)) {
@@ -125,11 +131,24 @@ async function finishRoll(dir: string, identity: SegmentIdentity, names: string[
     await readHeader(handle, successor.path + PENDING_SUFFIX, identity, successor.base);
     if (size !== SEGMENT_HEADER_BYTES) throw corrupt(successor.path + PENDING_SUFFIX, 'a segment not yet in place holds more than its header');
   } finally {
-    if (!options.keepHandles) await handle.close();
+    await handle.close();
   }
-  if (options.keepHandles) successor.keepReadHandle(handle);
   repairs.push({ kind: 'publish', from: successor.path + PENDING_SUFFIX, to: successor.path, message: `${successor.path}: finishing an interrupted segment roll` });
   segments.push(successor);
+}
+
+/**
+ * Read-only: a sealed last segment ends the snapshot (the records after its seal belong to
+ * a successor this snapshot does not read), but the successor must exist, in place or as
+ * `.new`: looked for again, since a live writer may have rolled since the directory was listed.
+ */
+async function checkSuccessorExists(dir: string, last: Segment, names: string[]): Promise<void> {
+  if (last.sealedEnd === null) return;
+  const name = segmentFileName(last.sealedEnd);
+  const now = names.includes(name + PENDING_SUFFIX) ? names : await readdir(dir);
+  if (!now.includes(name) && !now.includes(name + PENDING_SUFFIX)) {
+    throw corrupt(last.path, `is sealed at offset ${last.sealedEnd}, but the segment that follows it (${join(dir, name)}) is missing`);
+  }
 }
 
 async function readHeader(handle: FileHandle, path: string, identity: SegmentIdentity, base: bigint): Promise<void> {
@@ -150,7 +169,7 @@ async function openSegment(dir: string, identity: SegmentIdentity, base: bigint,
     await handle.close();
     throw error;
   }
-  if (options.keepHandles) segment.keepReadHandle(handle);
+  if (options.readOnly) segment.keepReadHandle(handle);
   else await handle.close();
   return segment;
 }
