@@ -3,16 +3,19 @@
  * runs the caller's code: getters are shown, not called; proxies are shown by their
  * target, not through their traps; toJSON and custom inspectors are not called.
  * NaN, Infinity, -0, bigints, symbols, functions, Maps, Dates and class instances read as
- * what they are (JSON.stringify would call them null or {}).
+ * what they are (JSON.stringify would call them null or {}). The description is well-formed
+ * text of at most MAX_CHARS UTF-16 units.
  */
 import { inspect, types } from 'node:util';
+import { clipText, toWellFormed } from './clip-text.ts';
 
 const MAX_CHARS = 120;
 const MAX_STRING_CHARS = 80;
 
 export function describe(value: unknown): string {
   try {
-    return clip(describeValue(value));
+    // Well-formed, so a description can go into text the log stores (an entry's error).
+    return toWellFormed(clipText(describeValue(value), MAX_CHARS));
   } catch {
     return `a value of type ${typeof value} that cannot be shown`;
   }
@@ -42,13 +45,9 @@ const INSPECT_OPTIONS = {
 } as const;
 
 function quoted(text: string): string {
-  return JSON.stringify(text.length > MAX_STRING_CHARS ? `${text.slice(0, MAX_STRING_CHARS)}…` : text);
+  return JSON.stringify(clipText(text, MAX_STRING_CHARS + 1));
 }
 
 function firstLine(text: string): string {
   return text.split('\n', 1)[0]!;
-}
-
-function clip(text: string): string {
-  return text.length > MAX_CHARS ? `${text.slice(0, MAX_CHARS - 1)}…` : text;
 }

@@ -108,6 +108,16 @@ function recordOf(event: WorkerEvent, holder: string): WorkerLogRecord | null {
   }
 }
 
+/** An Error's name, code and message; anything else (or an Error whose fields cannot be read) as describe() shows it. */
 function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}${'code' in error ? ` ${String(error.code)}` : ''}: ${error.message}` : describe(error);
+  try {
+    if (error instanceof Error) return `${error.name}${'code' in error ? ` ${describeCode(error.code)}` : ''}: ${error.message}`;
+  } catch {
+    // A throwing getter or proxy trap: fall through to describe(), which runs no caller code.
+  }
+  return describe(error);
+}
+
+function describeCode(code: unknown): string {
+  return typeof code === 'string' ? code : describe(code);
 }

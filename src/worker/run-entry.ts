@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { RunlogError, isRunlogError } from '../errors.ts';
 import type { Attempt, Entry, Lease, RunQueueApi, Taken } from '../queue/types.ts';
 import { describe } from '../describe.ts';
-import { badResult, describeFailure } from './failure.ts';
+import { badResult, describeFailure, recordableError } from './failure.ts';
 import type { ResolvedOptions } from './options.ts';
 import { supervise, type Supervised } from './supervise.ts';
 import type { Handler, RunOutcome } from './types.ts';
@@ -104,6 +104,7 @@ async function record(ctx: RunContext, supervised: Supervised, entry: Entry, att
 
 /** A failed attempt: retried after its backoff, or parked when it was the last allowed. */
 async function fail(ctx: RunContext, lease: Lease, entry: Entry, attempt: number, error: unknown, text: string): Promise<RunReport> {
+  text = recordableError(text);
   if (attempt >= attemptLimit(ctx.options, entry)) return { ...(await park(ctx, lease, entry, attempt, text)), error };
   const delayMs = backoffOf(ctx, attempt);
   try {
@@ -116,6 +117,7 @@ async function fail(ctx: RunContext, lease: Lease, entry: Entry, attempt: number
 }
 
 async function park(ctx: RunContext, lease: Lease, entry: Entry, attempt: number, text: string): Promise<RunReport> {
+  text = recordableError(text);
   try {
     await ctx.queue.close(lease, { status: 'failed', error: text });
     return { outcome: 'parked', entry, attempt, errorText: text };
