@@ -5,6 +5,9 @@
  * Listeners are `RunQueueOptions.onWarning` and `FileLogOptions.onWarning`; by default a
  * warning goes to `process.emitWarning` (printed on stderr by Node).
  */
+import { callListener } from './call-listener.ts';
+import { describe } from './describe.ts';
+
 export interface RunlogWarning {
   code: string;
   message: string;
@@ -16,8 +19,8 @@ export const emitProcessWarning: WarningListener = ({ code, message }) => proces
 
 /**
  * Hands each warning to a listener and counts them by code (`queue.metrics().warnings`).
- * A listener that throws does not break what reported the warning: the warning and the
- * listener's failure go to process.emitWarning instead.
+ * A listener that throws (or, async, rejects) does not break what reported the warning:
+ * the warning and the listener's failure go to process.emitWarning instead.
  */
 export class WarningCounter {
   readonly #listener: WarningListener;
@@ -29,11 +32,9 @@ export class WarningCounter {
 
   readonly report = (warning: RunlogWarning): void => {
     this.#counts.set(warning.code, (this.#counts.get(warning.code) ?? 0) + 1);
-    try {
-      this.#listener(warning);
-    } catch (error) {
-      emitProcessWarning({ code: warning.code, message: `${warning.message} (onWarning threw: ${String(error)})` });
-    }
+    callListener(this.#listener, [warning], (error) => {
+      emitProcessWarning({ code: warning.code, message: `${warning.message} (onWarning threw: ${describe(error)})` });
+    });
   };
 
   /** How many warnings of each code were reported so far. */

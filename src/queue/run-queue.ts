@@ -15,6 +15,7 @@
  * other commands of the same tick may have changed or pruned the entry, and the caller
  * must get what was made durable for it, not what the view says later.
  */
+import { callListener } from '../call-listener.ts';
 import { RunlogError, invalidArgument } from '../errors.ts';
 import { encodeEvent } from '../events/codec.ts';
 import { attemptKey, recordKeyOf, stateKey, submissionKey } from '../events/keys.ts';
@@ -425,16 +426,14 @@ export class RunQueue implements RunQueueApi {
 
   /**
    * Calls every onWork listener. It runs after a command's events are durable, inside that
-   * command: a listener that throws must not turn the command's answer into its error, so
-   * what it throws becomes a warning (RUNLOG_LISTENER).
+   * command: a listener that throws (or, async, rejects) must not turn the command's answer
+   * into its error nor end the process, so what it throws becomes a warning (RUNLOG_LISTENER).
    */
   private notifyWork(): void {
     for (const listener of this.workListeners) {
-      try {
-        listener();
-      } catch (error) {
+      callListener(listener, [], (error) => {
         this.warnings.report({ code: 'RUNLOG_LISTENER', message: `an onWork listener threw: ${describe(error)}` });
-      }
+      });
     }
   }
 

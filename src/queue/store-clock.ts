@@ -37,6 +37,7 @@
  * store time is its reading; moved backwards, store time holds there and flows again with
  * it (rule 3).
  */
+import { catchRejection } from '../call-listener.ts';
 import { RunlogError } from '../errors.ts';
 import type { RunlogWarning } from '../warnings.ts';
 import type { Clock } from './types.ts';
@@ -134,7 +135,10 @@ function read(name: string, clock: Clock): number {
   } catch (error) {
     throw new RunlogError('InvalidArgument', `the ${name} option threw: ${describe(error)}`, { cause: error });
   }
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw clockError(name, `returned ${describe(value)}, not a finite number of ms`);
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    catchRejection(value, () => {}); // an async clock: refused below; its rejection must not end the process
+    throw clockError(name, `returned ${describe(value)}, not a finite number of ms`);
+  }
   return value;
 }
 

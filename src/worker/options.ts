@@ -1,6 +1,7 @@
 /** Worker options: defaults, and InvalidArgument naming any bad value. */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { callListener } from '../call-listener.ts';
 import { invalidArgument } from '../errors.ts';
 import { describe, MAX_TIMER_MS, orDefault, requireInteger, requireName, requireObject, requireTimerMs } from '../queue/validate.ts';
 import { defaultBackoff } from './backoff.ts';
@@ -72,13 +73,8 @@ function requireTimers(value: unknown): Timers {
   return value as Timers;
 }
 
-/** A listener that throws must not break a run. */
+/** A listener that throws, or (async) rejects, must not break a run nor end the process. */
 function guarded(listener: (event: WorkerEvent) => void): (event: WorkerEvent) => void {
-  return (event) => {
-    try {
-      listener(event);
-    } catch {
-      // The listener's own fault; the worker carries on.
-    }
-  };
+  // The listener's own fault; the worker carries on.
+  return (event) => callListener(listener, [event], () => {});
 }

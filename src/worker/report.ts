@@ -9,6 +9,7 @@
  * kind after the window (or the worker's stop, whichever comes first) says how many were
  * suppressed. So a loop of failures costs a few lines a minute, and none is lost unsaid.
  */
+import { callListener } from '../call-listener.ts';
 import { describe } from '../describe.ts';
 import type { WorkerEvent, WorkerLogKind, WorkerLogRecord } from './types.ts';
 
@@ -61,12 +62,9 @@ export class WorkerReporter {
     this.emit(record);
   }
 
+  /** A logger that throws or (async) rejects: its own fault; the worker carries on. */
   private emit(record: WorkerLogRecord): void {
-    try {
-      this.logger(record);
-    } catch {
-      // The logger's own fault; the worker carries on.
-    }
+    callListener(this.logger, [record], () => {});
   }
 
   /** The store clock; a queue that cannot tell the time puts every record in one window. */

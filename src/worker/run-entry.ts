@@ -12,6 +12,7 @@
  *                                                     nobody else runs the thread while it may still work
  */
 import { randomUUID } from 'node:crypto';
+import { catchRejection } from '../call-listener.ts';
 import { RunlogError, isRunlogError } from '../errors.ts';
 import type { Attempt, Entry, Lease, RunQueueApi, Taken } from '../queue/types.ts';
 import { describe } from '../describe.ts';
@@ -147,6 +148,7 @@ function backoffOf(ctx: RunContext, attempt: number): number {
     return badBackoff(ctx, `backoff(${attempt}) threw ${describe(error)}; retrying at once`, error);
   }
   if (typeof ms === 'number' && Number.isSafeInteger(ms) && ms >= 0) return ms;
+  catchRejection(ms, () => {}); // an async backoff: reported below; its rejection must not end the process
   return badBackoff(ctx, `backoff(${attempt}) answered ${describe(ms)}, not a whole number of ms >= 0; retrying at once`);
 }
 

@@ -14,7 +14,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { describe } from '../../describe.ts';
 import { RunlogError, invalidArgument, isRunlogError } from '../../errors.ts';
 import { isWellFormed } from '../../events/well-formed.ts';
-import { emitProcessWarning, type WarningListener } from '../../warnings.ts';
+import { emitProcessWarning, type WarningListener, WarningCounter } from '../../warnings.ts';
 import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
 import {
   checkOffset,
@@ -94,7 +94,8 @@ function checkOptions(options: FileLogOptions): Settings {
     throw invalidArgument(`segmentBytes must be a positive integer, got ${describe(segmentBytes)}`);
   }
   const partitions = options.partitions === undefined ? undefined : checkPartitionCount(options.partitions, 'file');
-  return { dir, fsync, segmentBytes, partitions, readOnly, onWarning };
+  // Guarded: a listener that throws or rejects must not break the open that reports.
+  return { dir, fsync, segmentBytes, partitions, readOnly, onWarning: new WarningCounter(onWarning).report };
 }
 
 /**
