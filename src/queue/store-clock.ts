@@ -7,21 +7,31 @@
  * 1. Never backwards. It starts at or after the latest event time of every partition and
  *    never decreases, so events' `at` never decrease on a partition. Replay reads time
  *    only from events, never from a clock.
- * 2. Follows the wall while the wall keeps pace. Each reading compares how far the wall
- *    moved with how far the monotonic clock moved since the previous reading. Within
- *    `stepToleranceMs` (plus 500 ppm of the interval, the most NTP slews a clock) store
- *    time is the wall's reading; a wall slewed back holds store time (rule 1), by at most
- *    the tolerance.
- * 3. A step beyond the tolerance is reported (onWarning `RUNLOG_CLOCK_STEP`, counted in
- *    `metrics().warnings`), and store time keeps flowing at the monotonic rate from where it was: a
- *    lease, a backoff, a delay or a ticket lifetime lasts its real length whatever the
- *    wall did, neither expiring early after a forward jump nor held for hours after a
- *    backward one.
- * 4. While stepped (store time and wall apart by more than the tolerance), store time
- *    slews toward the wall at 500 ppm (0.5 s per 1,000 s), so durations stay within 0.05%
- *    of real. Once the wall is back within the tolerance (a transient jump undone, or the
- *    slew closed a small gap) rule 2 applies again. A step of hours is in effect kept for
- *    the life of the process: a real correction is adopted at the next open (rule 6).
+ * 2. Follows the wall while the wall keeps pace. The wall's offset against the monotonic
+ *    clock (wall - monotonic) is judged cumulatively, from the anchor: the reading at which
+ *    store time last began to agree with the wall (open, or the end of a step). Between any
+ *    two readings since the anchor the offset may move by at most `stepToleranceMs` plus 500
+ *    ppm of the monotonic time between them (500 ppm is the most NTP slews a clock). While it
+ *    does, store time is the wall's reading; a wall slewed back holds store time (rule 1), by
+ *    at most the tolerance. Comparing only neighbouring readings would let a stopped wall, or
+ *    one at the wrong rate, creep by less than the tolerance per reading forever; judged
+ *    cumulatively, it is a step once it has drifted beyond the tolerance (plus 500 ppm),
+ *    however often the clock is read. Until then store time follows it, so durations that
+ *    span the start of a stop or a wrong rate are off by at most that much.
+ * 3. A step (a sudden one, or a drift beyond rule 2) is reported once (onWarning
+ *    `RUNLOG_CLOCK_STEP`, counted in `metrics().warnings`), however many readings it lasts,
+ *    and store time keeps flowing at the monotonic rate from where it was: a lease, a backoff,
+ *    a delay or a ticket lifetime lasts its real length whatever the wall did, neither
+ *    expiring early after a forward jump or a fast wall nor held for hours after a backward
+ *    one or a stopped wall.
+ * 4. While stepped, store time slews toward the wall at 500 ppm (0.5 s per 1,000 s), so
+ *    durations stay within 0.05% of real. The step ends, and is reported as ended, when the
+ *    wall agrees again: store time and wall within the tolerance, and the wall's offset back
+ *    within rule 2's bounds from the previous anchor (so a wall that keeps running fast or
+ *    slow is never followed again, however close store time is to it); the reading that ends
+ *    it is the new anchor. A transient jump undone ends it at once; a small real step ends
+ *    when the slew has closed it; a step of hours is in effect kept for the life of the
+ *    process: a real correction is adopted at the next open (rule 6).
  * 5. Times a caller gives (a submission's notBefore and deadline) are by the caller's wall
  *    clock. While stepped they are moved by the gap between wall and store time, so
  *    "wall + 60 s" stays 60 s away in store time. This is right when the caller's clock
@@ -35,7 +45,7 @@
  *
  * A lone fake wall clock (tests) serves as both sources: it never steps against itself, so
  * store time is its reading; moved backwards, store time holds there and flows again with
- * it (rule 3).
+ * it (rule 3). A monotonic clock moved backwards counts as not moving.
  */
 import { catchRejection } from '../call-listener.ts';
 import { RunlogError } from '../errors.ts';
@@ -58,9 +68,18 @@ export interface StoreClockSources {
 export class StoreClock {
   /** Store time, unrounded (the monotonic clock may answer fractions). */
   private time: number;
+  /** The monotonic clock's last reading. */
   private monotonicAt: number;
+  /** Monotonic time run since open: the sum of the clock's forward moves (a clock moved back runs 0). */
+  private run = 0;
+  /** wall - run at the last reading: how the wall stands against the monotonic clock. */
+  private offset: number;
   /** wall - time at the last reading. */
   private gap: number;
+  /** Where the wall must stand while it keeps pace (rule 2); see `Agreement`. */
+  private agreement: Agreement;
+  /** `run` when the current step began (rule 3), or null while store time follows the wall. */
+  private steppedSince: number | null = null;
 
   /** Starts at max(wall, floorAt): floorAt is the latest event time of every partition (rule 6). */
   constructor(
@@ -70,9 +89,12 @@ export class StoreClock {
   ) {
     const wall = this.readWall();
     this.monotonicAt = this.readMonotonic();
+    this.offset = wall;
+    this.agreement = new Agreement(this.offset, 0, sources.stepToleranceMs);
     this.time = Math.max(wall, floorAt);
     this.gap = wall - this.time;
-    if (this.stepped()) {
+    if (Math.abs(this.gap) > sources.stepToleranceMs) {
+      this.steppedSince = 0;
       this.report(`the wall clock reads ${span(-this.gap)} before the latest event time; store time continues from that event at the monotonic clock's rate`);
     }
   }
@@ -82,34 +104,53 @@ export class StoreClock {
     const wall = this.readWall();
     const monotonic = this.readMonotonic();
     const elapsed = Math.max(0, monotonic - this.monotonicAt);
-    const flowed = this.time + elapsed;
-    const allowance = this.sources.stepToleranceMs + SLEW_RATE * elapsed;
-    const jump = wall - flowed - this.gap;
-    const gap = wall - flowed;
-    if (Math.abs(gap) <= allowance) this.time = Math.max(wall, this.time);
-    else this.time = flowed + Math.sign(gap) * Math.min(Math.abs(gap), SLEW_RATE * elapsed);
     this.monotonicAt = monotonic;
+    this.run += elapsed;
+    const offset = wall - this.run;
+    const jump = offset - this.offset;
+    this.offset = offset;
+    const flowed = this.time + elapsed;
+    const gap = wall - flowed;
+    const keepsPace = this.agreement.holds(offset, this.run);
+    const agrees = this.steppedSince === null ? keepsPace : keepsPace && Math.abs(gap) <= this.sources.stepToleranceMs + SLEW_RATE * elapsed;
+    if (agrees) {
+      this.time = Math.max(wall, this.time);
+      this.agreement.add(offset, this.run);
+    } else {
+      this.time = flowed + Math.sign(gap) * Math.min(Math.abs(gap), SLEW_RATE * elapsed);
+    }
     this.gap = wall - this.time;
-    if (Math.abs(jump) > allowance) this.reportStep(jump);
+    const sudden = Math.abs(jump) > this.sources.stepToleranceMs + SLEW_RATE * elapsed;
+    if (agrees && this.steppedSince !== null) this.rejoin(offset, sudden ? jump : null);
+    else if (!agrees && this.steppedSince === null) this.beginStep(offset, sudden ? jump : null);
     return Math.floor(this.time);
   }
 
   /** A caller's wall-clock time in store time (rule 5): unchanged unless stepped. */
   fromWall(at: number | null): number | null {
-    if (at === null || !this.stepped()) return at;
+    if (at === null || this.steppedSince === null) return at;
     return Math.max(0, Math.round(at - this.gap));
   }
 
-  private stepped(): boolean {
-    return Math.abs(this.gap) > this.sources.stepToleranceMs;
+  /** Rule 3: one report for the whole step, however many readings it lasts. */
+  private beginStep(offset: number, jump: number | null): void {
+    this.steppedSince = this.run;
+    const state = `store time keeps flowing at the monotonic clock's rate, ${span(Math.abs(this.gap))} ${this.gap > 0 ? 'behind' : 'ahead of'} the wall, and slews toward it`;
+    if (jump !== null) return this.report(`the wall clock stepped ${direction(jump)} by ${span(Math.abs(jump))}; ${state}`);
+    const drift = offset - this.agreement.anchorOffset;
+    this.report(
+      `the wall clock drifted ${drift > 0 ? 'ahead of' : 'behind'} the monotonic clock by ${span(Math.abs(drift))} since store time last agreed with it, ` +
+        `more than the tolerance and 500 ppm allow (it stopped, or runs at the wrong rate); ${state}`,
+    );
   }
 
-  private reportStep(jump: number): void {
-    const direction = jump > 0 ? 'forward' : 'back';
-    const state = this.stepped()
-      ? `store time keeps flowing at the monotonic clock's rate, ${span(Math.abs(this.gap))} ${this.gap > 0 ? 'behind' : 'ahead of'} the wall, and slews toward it`
-      : 'store time follows the wall again';
-    this.report(`the wall clock stepped ${direction} by ${span(Math.abs(jump))}; ${state}`);
+  /** Rule 4: the step is over; store time agrees with the wall again, and the wall is judged from here. */
+  private rejoin(offset: number, jump: number | null): void {
+    const lasted = this.run - (this.steppedSince ?? this.run);
+    this.steppedSince = null;
+    this.agreement = new Agreement(offset, this.run, this.sources.stepToleranceMs);
+    const what = jump !== null ? `the wall clock stepped ${direction(jump)} by ${span(Math.abs(jump))}` : `the wall clock agrees with store time again after ${span(lasted)} apart`;
+    this.report(`${what}; store time follows the wall again`);
   }
 
   private report(message: string): void {
@@ -125,6 +166,49 @@ export class StoreClock {
   private readMonotonic(): number {
     return read('monotonicClock', this.sources.monotonic);
   }
+}
+
+/**
+ * Rule 2, judged cumulatively. Since the anchor (the reading at which store time last began to
+ * agree with the wall), the wall's offset against the monotonic clock may differ between any two
+ * readings by at most the tolerance plus 500 ppm of the monotonic time between them. Comparing a
+ * reading only with the previous one would let a stopped wall, or one at 10x, creep by less
+ * than the tolerance per reading and never count as a step; comparing only with the anchor would
+ * let it go unnoticed for 500 ppm of the whole time since the anchor (43 s after a day). Against
+ * every reading since the anchor at once, it costs two numbers: the bound from reading i at run r
+ * is offset_i ± (tolerance + 500 ppm * (r - run_i)), so only the largest offset_i + 500 ppm * run_i
+ * and the smallest offset_i - 500 ppm * run_i matter.
+ */
+class Agreement {
+  /** max over readings of offset + SLEW_RATE * (run - anchorRun). */
+  private upper: number;
+  /** min over readings of offset - SLEW_RATE * (run - anchorRun). */
+  private lower: number;
+
+  constructor(
+    readonly anchorOffset: number,
+    private readonly anchorRun: number,
+    private readonly toleranceMs: number,
+  ) {
+    this.upper = anchorOffset;
+    this.lower = anchorOffset;
+  }
+
+  /** Whether a wall at `offset` after `run` keeps pace with every reading since the anchor. */
+  holds(offset: number, run: number): boolean {
+    const slewed = SLEW_RATE * (run - this.anchorRun);
+    return offset >= this.upper - slewed - this.toleranceMs && offset <= this.lower + slewed + this.toleranceMs;
+  }
+
+  add(offset: number, run: number): void {
+    const slewed = SLEW_RATE * (run - this.anchorRun);
+    this.upper = Math.max(this.upper, offset + slewed);
+    this.lower = Math.min(this.lower, offset - slewed);
+  }
+}
+
+function direction(jump: number): string {
+  return jump > 0 ? 'forward' : 'back';
 }
 
 /** One reading, which must be a finite number; anything else is InvalidArgument naming the clock. */

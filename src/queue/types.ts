@@ -158,7 +158,7 @@ export interface RunQueueOptions {
   clock?: Clock;
   /** A clock that is never stepped, ms from any origin (default performance.now; `clock` when only that is given). */
   monotonicClock?: Clock;
-  /** How far the wall may move against the monotonic clock between readings before it counts as a step (default 1,000 ms). */
+  /** How far the wall may move against the monotonic clock (plus 500 ppm of the time between readings, judged since store time last agreed with the wall) before it counts as a step (default 1,000 ms). */
   clockStepToleranceMs?: number;
   capacity?: Capacity;
   /** Largest input or result accepted, bytes (default 1 MiB). */

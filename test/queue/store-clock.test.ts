@@ -347,3 +347,89 @@ describe('store clock: bad clocks and options', () => {
     assert.match(warning.message, /stepped back by 1\.00 h/);
   });
 });
+
+describe('store clock: a wall that stops or runs at the wrong rate, read often', () => {
+  const TOLERANCE = 1_000;
+  /** The most store time may be off from monotonic time over `ms`: the tolerance plus 500 ppm. */
+  const allowance = (ms: number): number => TOLERANCE + 500e-6 * ms;
+  const READ_EVERY = 100;
+
+  /** Real time passes in steps of READ_EVERY while the wall runs at `rate`; a command reads the clock each time. */
+  function run(clocks: Clocks, rate: number, ms: number, read: () => unknown, every = READ_EVERY): void {
+    for (let t = 0; t < ms; t += every) {
+      clocks.monotonicMs += every;
+      clocks.wallMs += every * rate;
+      read();
+    }
+  }
+
+  for (const every of [100, 2_000]) {
+    it(`a stopped wall read every ${every} ms: a dead worker's 1 s lease expires on monotonic time, and the stop is reported once`, async (t) => {
+      const { queue, clocks, warnings } = await queueOn(t);
+      await queue.submit(WORK);
+      assert.ok(await queue.take({ ...TAKE, holder: 'dead' }));
+      const at = queue.now();
+      run(clocks, 0, 600_000, () => queue.now(), every);
+      const advanced = queue.now() - at;
+      assert.ok(advanced >= 600_000 - allowance(600_000) && advanced <= 600_000, `store time advanced ${advanced} ms in 600 s`);
+      assert.equal((await queue.take({ ...TAKE, holder: 'alive' }))?.lease.holder, 'alive', "the dead worker's lease still blocks");
+      assert.equal(clockSteps(warnings).length, 1, clockSteps(warnings).join('\n'));
+      assert.match(clockSteps(warnings)[0]!, every < TOLERANCE ? /drifted behind the monotonic clock/ : /stepped back by 2\.000 s/);
+      assert.equal(queue.metrics().warnings.RUNLOG_CLOCK_STEP, 1);
+    });
+  }
+
+  for (const rate of [0, 0.5, 2, 10]) {
+    it(`a wall at ${rate}x: a 60 s lease lasts 60 s of monotonic time, and it is reported once`, async (t) => {
+      const { queue, log, clocks, warnings } = await queueOn(t);
+      await queue.submit(WORK);
+      assert.ok(await queue.take({ ...TAKE, ttlMs: 60_000, holder: 'w1' }));
+      let lasted = 0;
+      while (lasted < 600_000) {
+        run(clocks, rate, READ_EVERY, () => queue.now());
+        lasted += READ_EVERY;
+        if (await queue.take({ ...TAKE, ttlMs: 60_000, holder: 'w2' })) break;
+      }
+      assert.ok(Math.abs(lasted - 60_000) <= allowance(60_000) + READ_EVERY, `the 60 s lease lasted ${lasted} ms of monotonic time`);
+      assert.equal(clockSteps(warnings).length, 1, clockSteps(warnings).join('\n'));
+      await assertTimesNonDecreasing(log);
+      await assertReplayEqualsLive(queue);
+    });
+  }
+
+  for (const ppm of [200, -200]) {
+    it(`a wall slewed at ${ppm} ppm for 2 h is followed without a warning`, () => {
+      const clocks = new Clocks();
+      const warnings: RunlogWarning[] = [];
+      const clock = new StoreClock({ wall: clocks.wall, monotonic: clocks.monotonic, stepToleranceMs: TOLERANCE }, 0, (w) => warnings.push(w));
+      let behind = 0;
+      run(clocks, 1 + ppm * 1e-6, 2 * HOUR, () => (behind = Math.max(behind, clocks.wallMs - clock.now())));
+      assert.deepEqual(warnings, []);
+      assert.ok(behind <= 1, `store time fell ${behind} ms behind the wall`); // only the floor to whole ms
+    });
+  }
+
+  it('a wall that stops after a day of uptime is caught within the tolerance, not 500 ppm of the day', () => {
+    const clocks = new Clocks();
+    const warnings: RunlogWarning[] = [];
+    const clock = new StoreClock({ wall: clocks.wall, monotonic: clocks.monotonic, stepToleranceMs: TOLERANCE }, 0, (w) => warnings.push(w));
+    for (let hour = 0; hour < 24; hour++) {
+      clocks.pass(HOUR);
+      clock.now();
+    }
+    run(clocks, 0, 2 * TOLERANCE, () => clock.now());
+    assert.equal(warnings.length, 1, 'a stopped wall went unnoticed for 2 s');
+  });
+
+  it('a frozen wall that resumes after a real step back is followed again once store time has slewed to it', () => {
+    const clocks = new Clocks();
+    const warnings: RunlogWarning[] = [];
+    const clock = new StoreClock({ wall: clocks.wall, monotonic: clocks.monotonic, stepToleranceMs: TOLERANCE }, 0, (w) => warnings.push(w));
+    run(clocks, 0, 3_000, () => clock.now()); // stops for 3 s, then runs again: 3 s behind for good
+    run(clocks, 1, 5 * HOUR, () => clock.now());
+    assert.equal(warnings.length, 2, warnings.map((w) => w.message).join('\n'));
+    assert.match(warnings[1]!.message, /agrees with store time again after .*; store time follows the wall again/);
+    clocks.step(500); // within the tolerance once more
+    assert.equal(clock.now(), clocks.wallMs);
+  });
+});
