@@ -10,6 +10,7 @@
  * Only own enumerable string keys count: nothing inherited (a polluted Object.prototype)
  * is read.
  */
+import { isArray } from './brand-checks.ts';
 import { invalidArgument } from './errors.ts';
 import { describe } from './describe.ts';
 
@@ -25,6 +26,20 @@ export function readObject<K extends string>(name: string, value: unknown, allow
     else copy[key] = item;
   }
   return copy as Partial<Record<K, unknown>>;
+}
+
+/**
+ * An array argument read once into a copy (the caller checks and uses the copy). A Proxy
+ * of an array counts as one; a revoked one, or a trap or getter that throws, is
+ * InvalidArgument naming the argument, never a raw TypeError.
+ */
+export function readArray(name: string, value: unknown, expected = 'an array'): unknown[] {
+  if (!isArray(value)) throw invalidArgument(`${name} must be ${expected}, got ${describe(value)}`);
+  try {
+    return Array.from(value);
+  } catch (error) {
+    throw invalidArgument(`${name} could not be read: ${describe(error)}`);
+  }
 }
 
 /** Refuses the first of `keys` that is not `allowed`. */

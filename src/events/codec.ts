@@ -8,6 +8,7 @@
  * resolution) to the newest version of that event type, so old records stay readable.
  */
 import avsc from 'avsc';
+import { isUint8Array } from '../brand-checks.ts';
 import { describe } from '../describe.ts';
 import { RunlogError, invalidArgument } from '../errors.ts';
 import { isPlainObject } from '../options-object.ts';
@@ -97,7 +98,7 @@ class AvroEventCodec implements EventCodec {
   }
 
   decode(bytes: Uint8Array): RunlogEvent {
-    if (!(bytes instanceof Uint8Array)) throw invalidArgument(`decodeEvent needs a Uint8Array, got ${describe(bytes)}`);
+    if (!isUint8Array(bytes)) throw invalidArgument(`decodeEvent needs a Uint8Array, got ${describe(bytes)}`);
     const reader = this.#readerFor(bytes);
     const [buf, start] = this.#asBuffer(bytes);
     const end = start + bytes.length;

@@ -2,10 +2,11 @@
  * Argument checks every EventLog backend applies before it touches anything, so that a
  * bad call is `InvalidArgument` (naming the value) and writes nothing, whatever the backend.
  */
+import { isAbortSignal, isUint8Array } from '../brand-checks.ts';
 import { describe } from '../describe.ts';
 import { invalidArgument } from '../errors.ts';
 import { isWellFormed } from '../events/well-formed.ts';
-import { readObject } from '../options-object.ts';
+import { readArray, readObject } from '../options-object.ts';
 import { appendBytes, recordBytes, type AppendRecord, type EventLog, type ReadOptions, type RecordLimits, type TailOptions } from './event-log.ts';
 
 /** The log argument of a function that takes an opened EventLog (openRunQueueOnLog, replayPartition). */
@@ -65,8 +66,7 @@ export function checkOffset(offset: unknown): bigint {
  * the backend appends those, never what a getter might answer next.
  */
 export function checkRecords(records: unknown, limits: RecordLimits, log: string): readonly AppendRecord[] {
-  if (!Array.isArray(records)) throw invalidArgument(`records must be an array, got ${describe(records)}`);
-  const batch = (records as unknown[]).map((record, i) => checkRecord(record, i));
+  const batch = readArray('records', records).map((record, i) => checkRecord(record, i));
   batch.forEach((record, i) => {
     const bytes = recordBytes(record);
     if (bytes > limits.maxRecordBytes) throw invalidArgument(`records[${i}] is ${bytes} bytes (key and value), more than the record limit of ${log}: ${limits.maxRecordBytes} bytes`);
@@ -82,7 +82,7 @@ function checkRecord(record: unknown, i: number): AppendRecord {
   if (typeof key !== 'string' || key.length === 0 || !isWellFormed(key)) {
     throw invalidArgument(`records[${i}].key must be a non-empty string of well-formed text, got ${describe(key)}`);
   }
-  if (value !== null && !(value instanceof Uint8Array)) {
+  if (value !== null && !isUint8Array(value)) {
     throw invalidArgument(`records[${i}].value must be a Uint8Array or null, got ${describe(value)}`);
   }
   return { key, value };
@@ -99,6 +99,6 @@ export function checkReadOptions(options: ReadOptions | undefined): number {
 
 export function checkTailOptions(options: TailOptions | undefined): AbortSignal {
   const { signal } = readObject('tail options', options, ['signal']);
-  if (!(signal instanceof AbortSignal)) throw invalidArgument(`tail needs options.signal, an AbortSignal, got ${describe(signal)}`);
+  if (!isAbortSignal(signal)) throw invalidArgument(`tail needs options.signal, an AbortSignal, got ${describe(signal)}`);
   return signal;
 }

@@ -34,7 +34,7 @@ import { ClosedWaiters } from './closed-waiters.ts';
 import * as decide from './decide.ts';
 import { newTicketSecret, parseEntryId } from './entry-id.ts';
 import { closeFields, leaseArgument, submissionFields, takeEntryRequest, takeRequest, ttl, yieldFields } from './requests.ts';
-import { describe, optionalOptions, orDefault, optionalText, requireInteger, requireName, requireNames, requireObject, requireTimerMs } from './validate.ts';
+import { describe, optionalOptions, optionalSignal, orDefault, optionalText, requireInteger, requireName, requireNames, requireObject, requireTimerMs } from './validate.ts';
 import type {
   Attempt,
   AwaitOptions,
@@ -311,10 +311,10 @@ export class RunQueue implements RunQueueApi {
   }
 
   nextDueAt(agents: readonly string[]): number | null {
-    requireNames('agents', agents);
+    const names = requireNames('agents', agents);
     let earliest: number | null = null;
     for (const slot of this.slots) {
-      const at = slot.view.nextDueAt(agents);
+      const at = slot.view.nextDueAt(names);
       if (at !== null && (earliest === null || at < earliest)) earliest = at;
     }
     return earliest;
@@ -487,8 +487,7 @@ export class RunQueue implements RunQueueApi {
 /** awaitClosed's options: a plain object of an AbortSignal and a timer's timeout, nothing else. */
 function awaitOptions(options: unknown): { signal: AbortSignal | undefined; timeoutMs: number | undefined } {
   const body = optionalOptions('awaitClosed options', options, ['signal', 'timeoutMs']);
-  if (body.signal !== undefined && !(body.signal instanceof AbortSignal)) throw invalidArgument(`signal must be an AbortSignal, got ${describe(body.signal)}`);
-  return { signal: body.signal, timeoutMs: body.timeoutMs === undefined ? undefined : requireTimerMs('timeoutMs', body.timeoutMs, 0) };
+  return { signal: optionalSignal('signal', body.signal), timeoutMs: body.timeoutMs === undefined ? undefined : requireTimerMs('timeoutMs', body.timeoutMs, 0) };
 }
 
 /** What take answers for an entry whose lease it has just folded (so the lease is there). */

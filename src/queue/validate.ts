@@ -1,8 +1,9 @@
 /** Input checks: bad input is a RunlogError('InvalidArgument') naming the value; nothing is written. */
+import { isAbortSignal, isUint8Array } from '../brand-checks.ts';
 import { describe } from '../describe.ts';
 import { invalidArgument } from '../errors.ts';
 import { isWellFormed } from '../events/well-formed.ts';
-import { readObject, rejectUnknownKeys as rejectUnknownKeysOf } from '../options-object.ts';
+import { readArray, readObject, rejectUnknownKeys as rejectUnknownKeysOf } from '../options-object.ts';
 
 export { describe };
 
@@ -63,14 +64,15 @@ export function orDefault(value: unknown, fallback: unknown): unknown {
 
 /** A non-empty array of names (agents), read once into a copy. */
 export function requireNames(name: string, value: unknown): string[] {
-  if (!Array.isArray(value) || value.length === 0) throw invalidArgument(`${name} must be a non-empty array of names, got ${describe(value)}`);
-  let items: unknown[];
-  try {
-    items = Array.from(value as unknown[]);
-  } catch (error) {
-    throw invalidArgument(`${name} could not be read: ${describe(error)}`);
-  }
+  const items = readArray(name, value, 'a non-empty array of names');
+  if (items.length === 0) throw invalidArgument(`${name} must be a non-empty array of names, got ${describe(value)}`);
   return items.map((item, i) => requireName(`${name}[${i}]`, item));
+}
+
+/** An optional AbortSignal: a real one (see brand-checks.ts), never a Proxy or a look-alike. */
+export function optionalSignal(name: string, value: unknown): AbortSignal | undefined {
+  if (value !== undefined && !isAbortSignal(value)) throw invalidArgument(`${name} must be an AbortSignal, got ${describe(value)}`);
+  return value;
 }
 
 export function requireInteger(name: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -116,7 +118,7 @@ const ON_HEAP_BYTES = 64;
 export function requireBytes(name: string, value: unknown, maxBytes: number): Uint8Array {
   if (typeof value === 'string') requireWellFormed(name, value);
   const bytes = typeof value === 'string' ? encoder.encode(value) : value;
-  if (!(bytes instanceof Uint8Array)) throw invalidArgument(`${name} must be a Uint8Array or a string, got ${describe(value)}`);
+  if (!isUint8Array(bytes)) throw invalidArgument(`${name} must be a Uint8Array or a string, got ${describe(value)}`);
   if (bytes.byteLength > maxBytes) {
     throw invalidArgument(`${name} is ${bytes.byteLength} bytes, more than the limit of ${maxBytes} (maxInputBytes)`);
   }

@@ -4,9 +4,10 @@
  * lease-keeper.ts for leases and stopping, run-loop.ts for the pool.
  */
 import { setMaxListeners } from 'node:events';
+import { isAbortSignal } from '../brand-checks.ts';
 import { RunlogError, invalidArgument } from '../errors.ts';
 import type { Entry, RunQueueApi } from '../queue/types.ts';
-import { describe, optionalOptions, requireName, requireTimerMs } from '../queue/validate.ts';
+import { describe, optionalOptions, optionalSignal, requireName, requireTimerMs } from '../queue/validate.ts';
 import { ensureFresh } from './ensure-fresh.ts';
 import { requireFunction, resolveOptions, type ResolvedOptions } from './options.ts';
 import { Periodic } from './periodic.ts';
@@ -79,7 +80,7 @@ export class Worker {
 
   /** Runs the pool and periodic timers until `signal` aborts; resolves once every run has settled. */
   async run(outer: AbortSignal): Promise<void> {
-    if (!(outer instanceof AbortSignal)) throw invalidArgument(`run needs an AbortSignal, got ${describe(outer)}`);
+    if (!isAbortSignal(outer)) throw invalidArgument(`run needs an AbortSignal, got ${describe(outer)}`);
     if (this.running) throw invalidArgument('this worker is running already');
     if (this.handlers.size === 0) throw invalidArgument('register a handler (handle or handleEvery) before run');
     // Every slot and run listens on the stop signal: an internal one, so the caller's keeps its listener limit.
@@ -211,7 +212,3 @@ function isQueue(queue: unknown): queue is RunQueueApi {
   }
 }
 
-function optionalSignal(name: string, value: unknown): AbortSignal | undefined {
-  if (value !== undefined && !(value instanceof AbortSignal)) throw invalidArgument(`${name} must be an AbortSignal, got ${describe(value)}`);
-  return value;
-}

@@ -32,6 +32,44 @@ export function hostileProxy(): object {
   return new Proxy({}, { get: fail, getPrototypeOf: fail, ownKeys: fail, getOwnPropertyDescriptor: fail, has: fail });
 }
 
+/** A revoked Proxy: `instanceof`, Array.isArray and every property read on it throw a TypeError. */
+export function revokedProxy(): object {
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  return proxy;
+}
+
+/** Exotic values where a signal is due: `instanceof AbortSignal` throws on the first two and says true of the last two, which fail at first use. */
+export function notSignals(): [unknown, string][] {
+  return [
+    [revokedProxy(), 'Revoked Proxy'],
+    [hostileProxy(), 'Proxy'],
+    [new Proxy(new AbortController().signal, {}), 'Proxy AbortSignal'],
+    [Object.create(AbortSignal.prototype), 'AbortSignal {}'],
+  ];
+}
+
+/** Exotic values where an array is due: Array.isArray throws on the first; reading the others runs a throwing trap. */
+export function notArrays(): [unknown, string][] {
+  const fail = (): never => {
+    throw new Error('trap boom');
+  };
+  return [
+    [revokedProxy(), 'Revoked Proxy'],
+    [new Proxy(['build'], { get: fail }), 'trap boom'],
+    [new Proxy([], { get: fail, getPrototypeOf: fail, ownKeys: fail, getOwnPropertyDescriptor: fail, has: fail }), 'trap boom'],
+  ];
+}
+
+/** Exotic values where bytes are due: a Proxy is never read as bytes (its traps would answer them). */
+export function notBytes(): [unknown, string][] {
+  return [
+    [revokedProxy(), 'Revoked Proxy'],
+    [hostileProxy(), 'Proxy'],
+    [new Proxy(new Uint8Array(2), {}), 'Proxy Uint8Array(2)'],
+  ];
+}
+
 /** Values that are no integer (or out of every range given here), with how the message must show them. */
 export const NOT_INTEGERS: [unknown, string][] = [
   [Number.NaN, 'NaN'],
@@ -151,16 +189,16 @@ export function escapes(t: { after(fn: () => void): void }): unknown[] {
 export function eventLogRows(log: EventLog): Row[] {
   return [
     ...rows(`${log.kind} append partition`, 'partition', [...NOT_INTEGERS, [99, '99']], (partition) => log.append(partition as never, [])),
-    ...rows(`${log.kind} append records`, 'records', [[null, 'null'], [{}, '{}'], ['r', '"r"']], (records) => log.append(0, records as never)),
+    ...rows(`${log.kind} append records`, 'records', [[null, 'null'], [{}, '{}'], ['r', '"r"'], ...notArrays()], (records) => log.append(0, records as never)),
     ...rows(`${log.kind} append record`, 'records[0]', notPlainObjects('key'), (record) => log.append(0, [record] as never)),
     ...rows(`${log.kind} append record key`, 'records[0].key', [[42, '42'], ['', '""'], ['k\ud800', '"k\\ud800"']], (key) => log.append(0, [{ key, value: null }] as never)),
-    ...rows(`${log.kind} append record value`, 'records[0].value', [['bytes', '"bytes"'], [[1], '[ 1 ]'], [undefined, 'undefined']], (value) => log.append(0, [{ key: 'k', value }] as never)),
+    ...rows(`${log.kind} append record value`, 'records[0].value', [['bytes', '"bytes"'], [[1], '[ 1 ]'], [undefined, 'undefined'], ...notBytes()], (value) => log.append(0, [{ key: 'k', value }] as never)),
     { label: `${log.kind} append record with unknown key`, call: () => log.append(0, [{ key: 'k', value: null, offset: 5n }] as never), mentions: ['records[0]', '"offset"'] },
     ...rows(`${log.kind} read offset`, 'offset', [[0, '0'], [-1n, '-1n'], [Number.NaN, 'NaN']], (offset) => log.read(0, offset as never)),
     ...objectRows(`${log.kind} read options`, 'read options', 'maxRecords', (options) => log.read(0, 0n, options as never), 'max'),
     ...rows(`${log.kind} read maxRecords`, 'maxRecords', NOT_INTEGERS, (maxRecords) => log.read(0, 0n, { maxRecords } as never)),
     ...objectRows(`${log.kind} tail options`, 'tail options', 'signal', (options) => log.tail(0, 0n, options as never)),
-    ...rows(`${log.kind} tail signal`, 'signal', [[undefined, 'undefined'], [{}, '{}']], (signal) => log.tail(0, 0n, { signal } as never)),
+    ...rows(`${log.kind} tail signal`, 'signal', [[undefined, 'undefined'], [{}, '{}'], ...notSignals()], (signal) => log.tail(0, 0n, { signal } as never)),
     ...rows(`${log.kind} endOffset partition`, 'partition', [[-1, '-1'], ['0', '"0"']], (partition) => log.endOffset(partition as never)),
     ...rows(`${log.kind} compact partition`, 'partition', [[Number.NaN, 'NaN'], [2.5, '2.5']], (partition) => log.compact(partition as never)),
   ];
