@@ -3,6 +3,7 @@
  *
  *   LOCK                    the writer's pid, for people only (the lock is a flock on dir: lock.ts)
  *   log.json                format, log id and partition count (log-meta.ts)
+ *   reached-<n>.json        how far partition n is known to have reached (reached.ts)
  *   partition-<n>/<base>.log  segments, named by base offset (segment.ts, segment-header.ts, frame.ts)
  *
  * Appends are group-committed (writer.ts), open proves every partition whole and recovers
@@ -31,6 +32,7 @@ import { createLog, discardCreation, findLog, identityOf, partitionDir, type Log
 import { applyRepairs, checkPartitionsAsked, restoreMeta, scanLog } from './log-scan.ts';
 import { OpenUndo, removeCreatedDirs } from './open-undo.ts';
 import { FilePartition } from './partition.ts';
+import { ReachedRecorder, checkReached, readReached } from './reached.ts';
 import { openReadOnlyFileLog } from './read-only-log.ts';
 import type { WriterStats } from './writer.ts';
 
@@ -149,13 +151,17 @@ interface Creation {
 async function openLocked(s: Settings, lock: DirLock, creation: Creation): Promise<FileLog> {
   const { description, restored } = await describeOrCreate(s, creation);
   // Scan everything first: a corrupt partition fails the open before any repair is written.
+  const reached = await readReached(s.dir, description);
   const scans = await scanLog(s.dir, description, { readOnly: false });
+  await checkReached(s.dir, reached, scans);
   await applyRepairs(s.dir, scans, s.onWarning);
   if (restored) await restoreMeta(s.dir, description, s.onWarning);
   const stats: WriterStats = { appends: 0, records: 0, writes: 0, fsyncs: 0, bytes: 0 };
   const options = { fsync: s.fsync, segmentBytes: s.segmentBytes, stats, checkLock: () => lock.check() };
   const parts = await openAll(scans.map((scan, p) => FilePartition.open(partitionDir(s.dir, p), identityOf(description, p), scan.segments, options)));
-  return new FileLogImpl(s.dir, parts, lock, stats);
+  // With fsync off no end is known durable, so none is recorded (reached.ts).
+  const recorders = s.fsync ? parts.map((part, p) => new ReachedRecorder(s.dir, description.logId, p, reached[p]!, part, s.onWarning)) : [];
+  return new FileLogImpl(s.dir, parts, lock, stats, recorders);
 }
 
 /** Makes `dir` if missing; answers the topmost directory it made (see removeCreatedDirs), if any. */
@@ -204,14 +210,16 @@ class FileLogImpl implements FileLog {
   readonly #parts: FilePartition[];
   readonly #lock: DirLock;
   readonly #stats: WriterStats;
+  readonly #recorders: ReachedRecorder[];
   #closing: Promise<void> | null = null;
 
-  constructor(dir: string, parts: FilePartition[], lock: DirLock, stats: WriterStats) {
+  constructor(dir: string, parts: FilePartition[], lock: DirLock, stats: WriterStats, recorders: ReachedRecorder[]) {
     this.#dir = dir;
     this.#parts = parts;
     this.partitions = parts.length;
     this.#lock = lock;
     this.#stats = stats;
+    this.#recorders = recorders;
   }
 
   #partition(partition: number): FilePartition {
@@ -268,6 +276,8 @@ class FileLogImpl implements FileLog {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await Promise.all(this.#parts.map((part) => part.close()));
+      // Every append is durable now: record each partition's end (a failure is only a warning).
+      await Promise.all(this.#recorders.map((recorder) => recorder.close()));
       await this.#lock.release();
     })();
     return this.#closing;

@@ -13,6 +13,7 @@ import { checkOffset, checkPartition, checkReadOptions } from '../log-arguments.
 import { FRAME_LIMITS } from './frame.ts';
 import { META_FILE, findLog } from './log-meta.ts';
 import { checkPartitionsAsked, scanLog, warningOf } from './log-scan.ts';
+import { checkReached, readReached } from './reached.ts';
 import { readSegments } from './reader.ts';
 import type { Segment } from './segment.ts';
 import type { WriterStats } from './writer.ts';
@@ -54,7 +55,10 @@ async function snapshot(s: ReadOnlyOpen): Promise<ReadOnlyFileLog> {
     throw invalidArgument(`${s.dir} holds no runlog file log${found.kind === 'interrupted' ? ' (its creation was interrupted)' : ` (no ${META_FILE})`}`);
   }
   checkPartitionsAsked(s.dir, found.description, s.partitions);
+  // The records first: a live writer records only ends already in the segments scanned after.
+  const reached = await readReached(s.dir, found.description);
   const scans = await scanLog(s.dir, found.description, { readOnly: true });
+  await checkReached(s.dir, reached, scans);
   if (found.restored) s.onWarning({ code: 'RUNLOG_LOG_REPAIRED', message: `${s.dir}: ${META_FILE} is missing; read from the partitions' segment headers (not restored: opened read-only)` });
   for (const repair of scans.flatMap((scan) => scan.repairs)) {
     const { code, message } = warningOf(repair);

@@ -1,0 +1,187 @@
+/**
+ * The "reached" records: how far each partition of a file log is known to have reached,
+ * kept outside the partition, so that a partition cut back or rolled back is refused
+ * rather than opened as a shorter log (which would read a closed entry as open again and
+ * reissue acknowledged ticket ids).
+ *
+ * Nothing inside a partition can tell that its last segment lost whole frames at its end
+ * (recovery.ts proves the segments chain and every frame is whole, but a cut at a frame
+ * boundary leaves a valid, shorter log), or that the partition directory was replaced by
+ * an older copy. So next to log.json each partition p has `reached-<p>.json`:
+ *
+ *   { "logId": "<log id>", "partition": p, "end": "<end offset reached>" }
+ *
+ * written atomically (a temporary file written and fsynced, renamed over it, the
+ * directory fsynced) at a clean close, and refreshed in the background at most every
+ * REACHED_REFRESH_MS while appends happen. It only ever names an end that is durable (the
+ * writer reports an end after its datasync), so a crash's torn tail, which can only be a
+ * frame written after that end, is still cut, and the cut never takes the log below the
+ * record. It is never on the commit path: no append waits for it, and a failure to write
+ * it is a warning (RUNLOG_REACHED_RECORD), not a failed append or close.
+ *
+ * Every open (the writer's and a read-only one) reads the records before scanning, and a
+ * partition whose end is below its record is Corrupt, naming the partition, the recorded
+ * end and the end found; nothing is cut or written. A record naming another partition, or
+ * one that does not parse, is Corrupt too. A missing record, or one naming another log id
+ * (left by a log no longer there), checks nothing (a log created before records existed,
+ * or never closed nor refreshed yet); this log's first record replaces it.
+ *
+ * What remains undetectable:
+ * - losing (cutting back) what was appended after the last refresh: at most
+ *   REACHED_REFRESH_MS of appends before a crash, or anything when the record is deleted;
+ * - a rollback of the partition together with its record, e.g. the whole log directory
+ *   restored from an older backup;
+ * - with `fsync: false` no record is written (nothing is known to be durable), so only a
+ *   record left by an earlier fsynced session is checked.
+ */
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { RunlogError } from '../../errors.ts';
+import type { WarningListener } from '../../warnings.ts';
+import type { LogDescription } from './log-meta.ts';
+import type { PartitionScan } from './recovery.ts';
+import { syncDir } from './sync.ts';
+
+/** The background refresh's period: at most this many ms of appends are past the record. */
+export const REACHED_REFRESH_MS = 1000;
+
+export function reachedPath(dir: string, partition: number): string {
+  return join(dir, `reached-${partition}.json`);
+}
+
+/** The recorded end of each partition (null: no record). */
+export async function readReached(dir: string, description: LogDescription): Promise<(bigint | null)[]> {
+  const ends: (bigint | null)[] = [];
+  for (let p = 0; p < description.partitions; p++) ends.push(await readOne(reachedPath(dir, p), description.logId, p));
+  return ends;
+}
+
+async function readOne(path: string, logId: string, partition: number): Promise<bigint | null> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  const bad = (what: string): RunlogError => new RunlogError('Corrupt', `${path} is not a record of how far partition ${partition} reached: ${what}`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw bad(text.trim() === '' ? 'it is empty' : (error as Error).message);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw bad(`it holds ${JSON.stringify(value)}`);
+  const record = value as Record<string, unknown>;
+  // A record of another log was left by a log no longer here (one created afresh over an
+  // interrupted creation): it says nothing about this one, and this log's first record replaces it.
+  if (typeof record['logId'] === 'string' && /^[0-9a-f]{32}$/.test(record['logId']) && record['logId'] !== logId) return null;
+  if (record['logId'] !== logId) throw bad(`logId ${JSON.stringify(record['logId'])} is not 32 hex digits`);
+  if (record['partition'] !== partition) throw bad(`it names partition ${JSON.stringify(record['partition'])}`);
+  const end = record['end'];
+  if (typeof end !== 'string' || !/^(0|[1-9][0-9]*)$/.test(end)) throw bad(`end ${JSON.stringify(end)} is not an offset`);
+  return BigInt(end);
+}
+
+/**
+ * Corrupt unless every partition's end (as it will be after the scan's repairs) is at or
+ * past its recorded end. On failure the scanned segments are let go.
+ */
+export async function checkReached(dir: string, recorded: readonly (bigint | null)[], scans: readonly PartitionScan[]): Promise<void> {
+  for (const [p, scan] of scans.entries()) {
+    const end = recorded[p];
+    const found = scan.segments.at(-1)!.endOffset;
+    if (end === null || end === undefined || found >= end) continue;
+    await Promise.all(scans.flatMap((s) => s.segments.map((segment) => segment.retire())));
+    throw new RunlogError(
+      'Corrupt',
+      `${dir}: partition ${p} ends at offset ${found}, but ${reachedPath(dir, p)} records that it reached ${end}: records were cut from its end or the partition was rolled back (refusing to open a shorter log)`,
+    );
+  }
+}
+
+/** Writes partition `partition`'s record atomically (temporary file, fsync, rename, directory fsync). */
+export async function writeReached(dir: string, logId: string, partition: number, end: bigint): Promise<void> {
+  const path = reachedPath(dir, partition);
+  const temporary = `${path}.tmp`;
+  await writeFile(temporary, JSON.stringify({ logId, partition, end: end.toString() }) + '\n', { flush: true });
+  await rename(temporary, path);
+  await syncDir(dir);
+}
+
+/** What a recorder needs of its partition. */
+export interface ReachedSource {
+  /** The end offset the partition's writer has made durable. */
+  readonly endOffset: bigint;
+  /** Resolves once a record at or after `offset` is committed, or the signal aborts. */
+  appended(offset: bigint, signal: AbortSignal): Promise<void>;
+}
+
+/**
+ * Keeps one partition's record current: after an append, waits REACHED_REFRESH_MS, then
+ * records the durable end; at most one write at a time, so records only move forward.
+ */
+export class ReachedRecorder {
+  readonly #dir: string;
+  readonly #logId: string;
+  readonly #partition: number;
+  readonly #source: ReachedSource;
+  readonly #onWarning: WarningListener;
+  readonly #stop = new AbortController();
+  #recorded: bigint;
+  readonly #loop: Promise<void>;
+
+  /** `recorded`: the end the partition's record names now (null: it has none). */
+  constructor(dir: string, logId: string, partition: number, recorded: bigint | null, source: ReachedSource, onWarning: WarningListener) {
+    this.#dir = dir;
+    this.#logId = logId;
+    this.#partition = partition;
+    this.#source = source;
+    this.#onWarning = onWarning;
+    this.#recorded = recorded ?? -1n;
+    this.#loop = this.#refreshLoop();
+  }
+
+  async #refreshLoop(): Promise<void> {
+    const signal = this.#stop.signal;
+    while (!signal.aborted) {
+      await this.#source.appended(this.#recorded, signal); // past the recorded end
+      if (signal.aborted) return;
+      await delay(REACHED_REFRESH_MS, signal);
+      if (signal.aborted) return;
+      await this.#record();
+    }
+  }
+
+  async #record(): Promise<void> {
+    const end = this.#source.endOffset;
+    if (end <= this.#recorded) return;
+    try {
+      await writeReached(this.#dir, this.#logId, this.#partition, end);
+      this.#recorded = end;
+    } catch (error) {
+      this.#onWarning({ code: 'RUNLOG_REACHED_RECORD', message: `${reachedPath(this.#dir, this.#partition)}: recording that partition ${this.#partition} reached offset ${end} failed: ${String(error)}` });
+    }
+  }
+
+  /** Stops the refreshes and, once the writer is closed (every append durable), records the final end. */
+  async close(): Promise<void> {
+    this.#stop.abort();
+    await this.#loop;
+    await this.#record();
+  }
+}
+
+/** Resolves after `ms`, or at once when the signal aborts; does not keep the process alive. */
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    timer.unref();
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
