@@ -160,7 +160,7 @@ async function openLocked(s: Settings, lock: DirLock, creation: Creation): Promi
   const options = { fsync: s.fsync, segmentBytes: s.segmentBytes, stats, checkLock: () => lock.check() };
   const parts = await openAll(scans.map((scan, p) => FilePartition.open(partitionDir(s.dir, p), identityOf(description, p), scan.segments, options)));
   // With fsync off no end is known durable, so none is recorded (reached.ts).
-  const recorders = s.fsync ? parts.map((part, p) => new ReachedRecorder(s.dir, description.logId, p, reached[p]!, part, s.onWarning)) : [];
+  const recorders = s.fsync ? parts.map((part, p) => new ReachedRecorder(s.dir, description.logId, p, reached[p]!, part, s.onWarning, () => lock.check())) : [];
   return new FileLogImpl(s.dir, parts, lock, stats, recorders);
 }
 

@@ -127,17 +127,22 @@ export class ReachedRecorder {
   readonly #partition: number;
   readonly #source: ReachedSource;
   readonly #onWarning: WarningListener;
+  readonly #checkLock: () => void;
   readonly #stop = new AbortController();
   #recorded: bigint;
   readonly #loop: Promise<void>;
 
-  /** `recorded`: the end the partition's record names now (null: it has none). */
-  constructor(dir: string, logId: string, partition: number, recorded: bigint | null, source: ReachedSource, onWarning: WarningListener) {
+  /**
+   * `recorded`: the end the partition's record names now (null: it has none). `checkLock`
+   * throws once this process no longer holds the log (a record is then written no more).
+   */
+  constructor(dir: string, logId: string, partition: number, recorded: bigint | null, source: ReachedSource, onWarning: WarningListener, checkLock: () => void) {
     this.#dir = dir;
     this.#logId = logId;
     this.#partition = partition;
     this.#source = source;
     this.#onWarning = onWarning;
+    this.#checkLock = checkLock;
     this.#recorded = recorded ?? -1n;
     this.#loop = this.#refreshLoop();
   }
@@ -157,6 +162,7 @@ export class ReachedRecorder {
     const end = this.#source.endOffset;
     if (end <= this.#recorded) return;
     try {
+      this.#checkLock();
       await writeReached(this.#dir, this.#logId, this.#partition, end);
       this.#recorded = end;
     } catch (error) {
