@@ -8,6 +8,7 @@ import type { LogRecord } from '../../src/log/event-log.ts';
 import { DEFAULT_FILE_PARTITIONS, openFileLog, type FileLog, type FileLogOptions } from '../../src/log/file/file-log.ts';
 import { encodeSeal } from '../../src/log/file/frame.ts';
 import { collect, eventLogContract, rec, text } from '../contract/event-log.contract.ts';
+import { filesUnder } from './file-damage.ts';
 
 /** A fresh directory; every log opened through it is closed, then the directory removed. */
 async function scratch(t: TestContext) {
@@ -37,17 +38,6 @@ async function segmentFiles(partDir: string): Promise<string[]> {
 
 async function lastSegment(partDir: string): Promise<string> {
   return join(partDir, (await segmentFiles(partDir)).at(-1)!);
-}
-
-async function snapshot(dir: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>();
-  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) {
-      const path = join(entry.parentPath ?? entry.path, entry.name);
-      files.set(path, (await readFile(path)).toString('hex'));
-    }
-  }
-  return files;
 }
 
 const keysOf = async (log: FileLog, partition = 0) => (await collect(log.read(partition, 0n))).map((r) => r.key);
@@ -143,9 +133,9 @@ describe('file log', () => {
       const middle = Math.floor(bytes.length / 2); // inside the middle frame
       bytes[middle] = bytes[middle]! ^ 0xff;
       await writeFile(path, bytes);
-      const before = await snapshot(s.dir);
+      const before = await filesUnder(s.dir);
       await assert.rejects(s.open(), (e) => isRunlogError(e, 'Corrupt') && e.message.includes(path) && /byte \d+/.test(e.message));
-      assert.deepEqual(await snapshot(s.dir), before);
+      assert.deepEqual(await filesUnder(s.dir), before);
     });
 
     it('damage in a segment that is not the last is Corrupt, even at its end', async (t) => {
