@@ -68,7 +68,9 @@ async function main(): Promise<void> {
   try {
     for (const partitions of [1, 8]) {
       const r = await measure(brokers, partitions);
-      console.log(`${CALLERS} callers, ${partitions} partition(s): ${r.perSecond} appends/s (${r.appends} in ${seconds} s), latency p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms`);
+      console.log(
+        `${CALLERS} callers, ${partitions} partition(s): ${r.perSecond} appends/s (${r.appends} in ${seconds} s), latency p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms`,
+      );
     }
   } finally {
     await stop();

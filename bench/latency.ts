@@ -56,7 +56,13 @@ class Wakeups {
   }
 }
 
-export async function submitToTakeLatency(site: LogSite, perSecond: number, takers: number, durationMs: number, warmupMs: number): Promise<Latency> {
+export async function submitToTakeLatency(
+  site: LogSite,
+  perSecond: number,
+  takers: number,
+  durationMs: number,
+  warmupMs: number,
+): Promise<Latency> {
   const queue = await openRunQueue({ log: site.config, partitions: site.partitions });
   const submittedAt = new Map<number, number>();
   const latencies: number[] = [];
@@ -98,7 +104,12 @@ export async function submitToTakeLatency(site: LogSite, perSecond: number, take
 }
 
 /** Submits at `perSecond` (open loop, checked every millisecond) for `durationMs`. */
-async function generate(queue: RunQueue, perSecond: number, durationMs: number, submittedAt: Map<number, number>): Promise<{ submitted: number; seconds: number }> {
+async function generate(
+  queue: RunQueue,
+  perSecond: number,
+  durationMs: number,
+  submittedAt: Map<number, number>,
+): Promise<{ submitted: number; seconds: number }> {
   const started = performance.now();
   const inFlight = new Set<Promise<unknown>>();
   let n = 0;
@@ -118,7 +129,7 @@ async function generate(queue: RunQueue, perSecond: number, durationMs: number, 
 }
 
 async function taker(queue: RunQueue, holder: string, wakeups: Wakeups, signal: AbortSignal, took: (n: number) => void): Promise<void> {
-  for (let run = 0; !signal.aborted; ) {
+  for (let run = 0; !signal.aborted;) {
     const taken = await queue.take({ agents: [AGENT], holder, ttlMs: 60_000 });
     if (taken === null) {
       await wakeups.wait(signal);

@@ -40,7 +40,12 @@ export async function memoryPerEntry(site: LogSite, count: number): Promise<Memo
     let next = 0;
     const caller = async (): Promise<void> => {
       for (let n = next++; n < count; n = next++) {
-        await queue.submit({ tenant: TENANT, thread: `mem-${Math.floor(n / PER_THREAD)}`, agent: AGENT, input: `{"n":${String(n).padStart(10, '0')}}` });
+        await queue.submit({
+          tenant: TENANT,
+          thread: `mem-${Math.floor(n / PER_THREAD)}`,
+          agent: AGENT,
+          input: `{"n":${String(n).padStart(10, '0')}}`,
+        });
       }
     };
     await Promise.all(Array.from({ length: CALLERS }, caller));
@@ -60,4 +65,3 @@ export async function memoryPerEntry(site: LogSite, count: number): Promise<Memo
     await queue.stop();
   }
 }
-

@@ -77,7 +77,9 @@ export async function replaySpeed(site: LogSite, lifecycles: number): Promise<Re
   values.length = 0;
 
   const started = performance.now();
-  const queue = await profiled('replay', () => (persistent ? openRunQueue({ log: site.config, partitions: PARTITIONS }) : openRunQueueOnLog(log)));
+  const queue = await profiled('replay', () =>
+    persistent ? openRunQueue({ log: site.config, partitions: PARTITIONS }) : openRunQueueOnLog(log),
+  );
   const coldStartSeconds = (performance.now() - started) / 1000;
   const entries = queue.views().reduce((sum, view) => sum + view.entries.size, 0);
   await queue.stop();

@@ -29,7 +29,9 @@ export interface LifecycleTargets {
 }
 
 export function lifecycleTargetsFor(kind: string): LifecycleTargets {
-  return kind === 'kafka' ? { lifecyclesPerSecond: 5_000, p99Ms: null } : { lifecyclesPerSecond: TARGETS.lifecyclesPerSecond, p99Ms: TARGETS.p99Ms };
+  return kind === 'kafka'
+    ? { lifecyclesPerSecond: 5_000, p99Ms: null }
+    : { lifecyclesPerSecond: TARGETS.lifecyclesPerSecond, p99Ms: TARGETS.p99Ms };
 }
 
 function perSecond(n: number): string {
@@ -57,10 +59,21 @@ export function lifecycleRows(lifecycle: Rate | undefined, raw: Rate | undefined
     });
   }
   if (raw !== undefined) {
-    rows.push({ name: 'raw appends (same bytes, 64 callers)', value: perSecond(raw.perSecond), target: '', verdict: '', note: `events/s, one record per append, straight to the log${commits(raw)}` });
+    rows.push({
+      name: 'raw appends (same bytes, 64 callers)',
+      value: perSecond(raw.perSecond),
+      target: '',
+      verdict: '',
+      note: `events/s, one record per append, straight to the log${commits(raw)}`,
+    });
     if (lifecycle !== undefined) {
       const ratio = (lifecycle.perSecond * 4) / raw.perSecond;
-      rows.push({ name: 'lifecycle events / raw events', value: ratio.toFixed(2), target: `>= ${TARGETS.lifecycleToRaw}`, verdict: verdict(ratio >= TARGETS.lifecycleToRaw) });
+      rows.push({
+        name: 'lifecycle events / raw events',
+        value: ratio.toFixed(2),
+        target: `>= ${TARGETS.lifecycleToRaw}`,
+        verdict: verdict(ratio >= TARGETS.lifecycleToRaw),
+      });
     }
   }
   return rows;
@@ -99,7 +112,12 @@ export function replayRows(replay: Replay): Row[] {
       note: `cold start ${replay.coldStartSeconds.toFixed(2)} s (of which opening the log alone: ${replay.openSeconds.toFixed(2)} s), ${replay.entries} entries; log built in ${replay.buildSeconds.toFixed(1)} s; raw read ${perSecond(replay.readPerSecond)}`,
     },
     { name: 'raw decode (decodeEvent only)', value: perSecond(replay.decodePerSecond), target: '', verdict: '' },
-    { name: 'replay / raw decode', value: ratio.toFixed(2), target: `>= ${TARGETS.replayToDecode}`, verdict: verdict(ratio >= TARGETS.replayToDecode) },
+    {
+      name: 'replay / raw decode',
+      value: ratio.toFixed(2),
+      target: `>= ${TARGETS.replayToDecode}`,
+      verdict: verdict(ratio >= TARGETS.replayToDecode),
+    },
   ];
 }
 

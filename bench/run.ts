@@ -40,7 +40,8 @@ const kind = values.log as LogKind;
 if (!['file', 'memory', 'kafka'].includes(kind)) throw new Error(`--log must be file, memory or kafka, got ${kind}`);
 profileInto(values.profile);
 const partitions = values.partitions === undefined ? 1 : Number(values.partitions);
-if (partitions !== undefined && !(Number.isInteger(partitions) && partitions >= 1)) throw new Error(`--partitions must be a positive integer, got ${values.partitions}`);
+if (partitions !== undefined && !(Number.isInteger(partitions) && partitions >= 1))
+  throw new Error(`--partitions must be a positive integer, got ${values.partitions}`);
 const only = new Set(values.only === undefined ? BENCHES : values.only.split(','));
 const quick = values.quick;
 const durationMs = quick ? 1_500 : 5_000;
@@ -101,10 +102,21 @@ if (only.has('replay')) {
   rows.push(...replayRows(await on('replay', (site) => replaySpeed(site, lifecycles))));
 }
 
-const load = os.loadavg().map((n) => n.toFixed(2)).join(' ');
-console.log(`\nrunlog bench — log: ${kind}${kind === 'file' ? ' (fsync on)' : ''}${quick ? ', quick' : ''}, ${partitions} partition${partitions === 1 ? '' : 's'}; node ${process.version}; ${os.cpus().length} cores; load ${load}${warmUpNote}`);
-const widths = [0, 1, 2, 3].map((i) => Math.max(...[['figure', 'measured', 'target', ''], ...rows.map((r) => [r.name, r.value, r.target, r.verdict])].map((r) => r[i]!.length)));
-const line = (cells: string[]): string => cells.map((cell, i) => (i === 1 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd();
+const load = os
+  .loadavg()
+  .map((n) => n.toFixed(2))
+  .join(' ');
+console.log(
+  `\nrunlog bench — log: ${kind}${kind === 'file' ? ' (fsync on)' : ''}${quick ? ', quick' : ''}, ${partitions} partition${partitions === 1 ? '' : 's'}; node ${process.version}; ${os.cpus().length} cores; load ${load}${warmUpNote}`,
+);
+const widths = [0, 1, 2, 3].map((i) =>
+  Math.max(...[['figure', 'measured', 'target', ''], ...rows.map((r) => [r.name, r.value, r.target, r.verdict])].map((r) => r[i]!.length)),
+);
+const line = (cells: string[]): string =>
+  cells
+    .map((cell, i) => (i === 1 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+    .join('  ')
+    .trimEnd();
 console.log(line(['figure', 'measured', 'target', '']));
 console.log(widths.map((w) => '-'.repeat(w)).join('  '));
 for (const row of rows) console.log(line([row.name, row.value, row.target, row.verdict]));

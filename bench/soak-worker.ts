@@ -109,7 +109,9 @@ async function parent(): Promise<void> {
   }
   const seconds = (Date.now() - started) / 1000;
   const report = await check(dir);
-  console.log(JSON.stringify({ entries, seconds, entriesPerSecond: Math.round(entries / seconds), restartsSurvived: restarts, ...report }, null, 2));
+  console.log(
+    JSON.stringify({ entries, seconds, entriesPerSecond: Math.round(entries / seconds), restartsSurvived: restarts, ...report }, null, 2),
+  );
   await rm(dir, { recursive: true, force: true });
   if (report.duplicates + report.lost + report.orderViolations + report.notClosed > 0) process.exit(1);
 }
@@ -135,7 +137,10 @@ async function clearEmptyLock(dir: string): Promise<void> {
 }
 
 async function exists(path: string): Promise<boolean> {
-  return stat(path).then(() => true, () => false);
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function check(dir: string) {

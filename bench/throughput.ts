@@ -117,8 +117,19 @@ export function lifecycleEvents(tenant: string, thread: string, entryId: string,
   const ids = { tenant, thread, entryId };
   return [
     {
-      type: 'Submitted', ...ids, at, seq, agent: AGENT, input: INPUT, key: null, strategy: 'enqueue',
-      priority: 0, notBefore: null, deadline: null, maxAttempts: 10, metadata: {},
+      type: 'Submitted',
+      ...ids,
+      at,
+      seq,
+      agent: AGENT,
+      input: INPUT,
+      key: null,
+      strategy: 'enqueue',
+      priority: 0,
+      notBefore: null,
+      deadline: null,
+      maxAttempts: 10,
+      metadata: {},
     },
     { type: 'Leased', ...ids, at, holder: 'caller', epoch: 1, expiresAt: at + 60_000, deferredAttempts: 0 },
     { type: 'AttemptStarted', ...ids, at, runId, attempt: 1, epoch: 1 },
@@ -152,4 +163,3 @@ export async function rawAppendRate(site: LogSite, callers: number, durationMs: 
     await log.close();
   }
 }
-

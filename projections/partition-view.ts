@@ -282,7 +282,8 @@ export class PartitionView {
     const order = this.closedOrder;
     let index = order.length;
     while (index > this.closedStart && order[index - 1]!.closedAt! > entry.closedAt!) index--;
-    if (index === order.length) order.push(entry); // the usual case: no splice (it allocates)
+    if (index === order.length)
+      order.push(entry); // the usual case: no splice (it allocates)
     else order.splice(index, 0, entry);
   }
 

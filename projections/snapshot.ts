@@ -26,7 +26,10 @@ export function snapshotView(view: PartitionView): ViewSnapshot {
   }
   return {
     issuedThrough: view.issuedThrough,
-    ticketKey: view.ticketKey === null ? null : { secret: Buffer.from(view.ticketKey.secret).toString('hex'), legacyThrough: view.ticketKey.legacyThrough },
+    ticketKey:
+      view.ticketKey === null
+        ? null
+        : { secret: Buffer.from(view.ticketKey.secret).toString('hex'), legacyThrough: view.ticketKey.legacyThrough },
     entries,
     openEntries,
     runIds,

@@ -10,4 +10,13 @@ export { encodeEvent, decodeEvent } from './events/codec.ts';
 export type * from './events/types.ts';
 export { replayPartition } from './projector/replay.ts';
 export { Worker } from './worker/worker.ts';
-export type { Handler, HandlerContext, HandlerResult, RunOutcome, Timers, WorkerEvent, WorkerMetricsSnapshot, WorkerOptions } from './worker/types.ts';
+export type {
+  Handler,
+  HandlerContext,
+  HandlerResult,
+  RunOutcome,
+  Timers,
+  WorkerEvent,
+  WorkerMetricsSnapshot,
+  WorkerOptions,
+} from './worker/types.ts';

@@ -83,7 +83,9 @@ async function reportPreviousRuns(queue: RunQueue, replayMs: number): Promise<nu
   console.log(`   ${entries.length} entries from ${lastRound} earlier round(s), ${open} open; round ${lastRound} left:`);
   for (const entry of entries.filter((e) => e.metadata.round === String(lastRound)).sort(bySeq)) {
     const runs = entry.attempts.length === 1 ? '1 attempt' : `${entry.attempts.length} attempts`;
-    console.log(`   ${entry.entryId.padEnd(5)} ${`${entry.tenant}/${entry.thread}`.padEnd(18)} ${entry.agent.padEnd(8)} ${entry.outcome ?? 'open'}, ${runs}`);
+    console.log(
+      `   ${entry.entryId.padEnd(5)} ${`${entry.tenant}/${entry.thread}`.padEnd(18)} ${entry.agent.padEnd(8)} ${entry.outcome ?? 'open'}, ${runs}`,
+    );
   }
   return lastRound + 1;
 }
@@ -134,8 +136,12 @@ function waitForWork(queue: RunQueue, signal: AbortSignal): Promise<void> {
 function printMetrics(m: QueueMetrics): void {
   const avg = (total: number, count: number): string => (count === 0 ? '-' : `${(total / count).toFixed(1)} ms`);
   console.log('\n== Metrics (all rounds, folded from the log)');
-  console.log(`   enqueued ${m.enqueued}  succeeded ${m.succeeded}  failed ${m.failed}  retried ${m.retried}  open ${m.open}  processed attempts ${m.processed}`);
-  console.log(`   wait (submit to first attempt) max ${m.maxWaitMs} ms   exec per attempt avg ${avg(m.totalExecMs, m.processed)}, max ${m.maxExecMs} ms`);
+  console.log(
+    `   enqueued ${m.enqueued}  succeeded ${m.succeeded}  failed ${m.failed}  retried ${m.retried}  open ${m.open}  processed attempts ${m.processed}`,
+  );
+  console.log(
+    `   wait (submit to first attempt) max ${m.maxWaitMs} ms   exec per attempt avg ${avg(m.totalExecMs, m.processed)}, max ${m.maxExecMs} ms`,
+  );
   const warnings = Object.entries(m.warnings).map(([code, count]) => `${code} ${count}`);
   console.log(`   warnings since open: ${warnings.length === 0 ? 'none' : warnings.join('  ')}`);
 }

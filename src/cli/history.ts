@@ -44,7 +44,12 @@ export function describeEvent(event: RunlogEvent): string {
       return fields({ agent: event.agent, input: text(event.input), key: event.key, priority: event.priority || null });
     case 'Leased':
     case 'LeaseExtended':
-      return fields({ holder: event.holder, epoch: event.epoch, expiresAt: clock(event.expiresAt), deferred: event.deferredAttempts || null });
+      return fields({
+        holder: event.holder,
+        epoch: event.epoch,
+        expiresAt: clock(event.expiresAt),
+        deferred: event.deferredAttempts || null,
+      });
     case 'AttemptStarted':
       return fields({ runId: event.runId, attempt: event.attempt, epoch: event.epoch });
     case 'Yielded':

@@ -37,7 +37,8 @@ class UsageError extends Error {}
 async function history(log: EventLog, [tenant, entryId]: string[]): Promise<void> {
   if (tenant === undefined || entryId === undefined) throw new UsageError('history needs <tenant> <entryId>');
   const items = await entryHistory(log, tenant, entryId);
-  if (items.length === 0) console.log(`no events of ticket ${entryId} for tenant ${tenant} (pruned and compacted away, or another tenant's)`);
+  if (items.length === 0)
+    console.log(`no events of ticket ${entryId} for tenant ${tenant} (pruned and compacted away, or another tenant's)`);
   for (const item of items) console.log(formatHistoryItem(item));
 }
 
@@ -50,10 +51,14 @@ async function replay(log: EventLog): Promise<void> {
   const totals = emptyMetrics();
   for (const view of views) {
     addMetrics(totals, view.metrics);
-    console.log(`  partition ${view.partition}: ${view.entries.size} entries (${view.openCount} open), ${view.threads.size} threads, next offset ${view.nextOffset}`);
+    console.log(
+      `  partition ${view.partition}: ${view.entries.size} entries (${view.openCount} open), ${view.threads.size} threads, next offset ${view.nextOffset}`,
+    );
   }
   const { enqueued, succeeded, failed, retried, expired, cancelled, dropped } = totals;
-  console.log(`  enqueued ${enqueued}  succeeded ${succeeded}  failed ${failed}  retried ${retried}  expired ${expired}  cancelled ${cancelled}  pruned ${dropped}`);
+  console.log(
+    `  enqueued ${enqueued}  succeeded ${succeeded}  failed ${failed}  retried ${retried}  expired ${expired}  cancelled ${cancelled}  pruned ${dropped}`,
+  );
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -63,7 +68,8 @@ async function main(argv: string[]): Promise<void> {
     options: { dir: { type: 'string' }, brokers: { type: 'string' }, topic: { type: 'string' } },
   });
   const [command, ...rest] = positionals;
-  if (command !== 'history' && command !== 'replay') throw new UsageError(command === undefined ? 'no command' : `unknown command ${command}`);
+  if (command !== 'history' && command !== 'replay')
+    throw new UsageError(command === undefined ? 'no command' : `unknown command ${command}`);
   const log = await openLogReadOnly(logConfig(values), printWarning);
   try {
     if (command === 'history') await history(log, rest);

@@ -126,7 +126,8 @@ class AvroEventCodec implements EventCodec {
       event = body(cursor);
     } catch (error) {
       if (!(error instanceof BodyError)) throw error;
-      if (error.truncated) throw corrupt(`truncated or malformed ${reader.file} body (${end - start + HEADER_LENGTH} bytes in all): ${error.message}`);
+      if (error.truncated)
+        throw corrupt(`truncated or malformed ${reader.file} body (${end - start + HEADER_LENGTH} bytes in all): ${error.message}`);
       throw corrupt(`invalid ${reader.file} body: ${error.message}`, error);
     }
     if (cursor.pos > end) throw corrupt(`truncated or malformed ${reader.file} body (${end - start + HEADER_LENGTH} bytes in all)`);
@@ -163,7 +164,9 @@ class AvroEventCodec implements EventCodec {
       return writer.type.encode(value, buf, HEADER_LENGTH);
     } catch (error) {
       if (error instanceof RunlogError) throw error;
-      throw invalidArgument(`cannot encode ${writer.version.eventType}: ${readingFields(() => describeInvalid(writer.type, value, error))}`);
+      throw invalidArgument(
+        `cannot encode ${writer.version.eventType}: ${readingFields(() => describeInvalid(writer.type, value, error))}`,
+      );
     }
   }
 
@@ -241,7 +244,8 @@ function avroType(schema: AvroRecordSchema): avsc.Type {
 
 /** Every long, also one written `{"type": "long", "logicalType": ...}`, is the exact long. */
 function exactLongHook(schema: avsc.Schema): avsc.Type | undefined {
-  const isLong = schema === 'long' || (typeof schema === 'object' && !Array.isArray(schema) && (schema as { type?: unknown }).type === 'long');
+  const isLong =
+    schema === 'long' || (typeof schema === 'object' && !Array.isArray(schema) && (schema as { type?: unknown }).type === 'long');
   return isLong ? EXACT_LONG : undefined;
 }
 

@@ -7,14 +7,26 @@ import { describe } from '../describe.ts';
 import { invalidArgument } from '../errors.ts';
 import { isWellFormed } from '../events/well-formed.ts';
 import { readArray, readObject } from '../options-object.ts';
-import { appendBytes, recordBytes, type AppendRecord, type EventLog, type ReadOptions, type RecordLimits, type TailOptions } from './event-log.ts';
+import {
+  appendBytes,
+  recordBytes,
+  type AppendRecord,
+  type EventLog,
+  type ReadOptions,
+  type RecordLimits,
+  type TailOptions,
+} from './event-log.ts';
 
 /** The log argument of a function that takes an opened EventLog (openRunQueueOnLog, replayPartition). */
 export function checkEventLog(log: unknown): EventLog {
   let ok: boolean;
   try {
     const candidate = log as Partial<EventLog> | null | undefined;
-    ok = typeof candidate?.read === 'function' && typeof candidate.append === 'function' && Number.isSafeInteger(candidate.partitions) && candidate.partitions! >= 1;
+    ok =
+      typeof candidate?.read === 'function' &&
+      typeof candidate.append === 'function' &&
+      Number.isSafeInteger(candidate.partitions) &&
+      candidate.partitions! >= 1;
   } catch {
     ok = false;
   }
@@ -69,10 +81,16 @@ export function checkRecords(records: unknown, limits: RecordLimits, log: string
   const batch = readArray('records', records).map((record, i) => checkRecord(record, i));
   batch.forEach((record, i) => {
     const bytes = recordBytes(record);
-    if (bytes > limits.maxRecordBytes) throw invalidArgument(`records[${i}] is ${bytes} bytes (key and value), more than the record limit of ${log}: ${limits.maxRecordBytes} bytes`);
+    if (bytes > limits.maxRecordBytes)
+      throw invalidArgument(
+        `records[${i}] is ${bytes} bytes (key and value), more than the record limit of ${log}: ${limits.maxRecordBytes} bytes`,
+      );
   });
   const bytes = appendBytes(batch);
-  if (bytes > limits.maxAppendBytes) throw invalidArgument(`the append is ${bytes} bytes (with ${batch.length} records), more than the append limit of ${log}: ${limits.maxAppendBytes} bytes`);
+  if (bytes > limits.maxAppendBytes)
+    throw invalidArgument(
+      `the append is ${bytes} bytes (with ${batch.length} records), more than the append limit of ${log}: ${limits.maxAppendBytes} bytes`,
+    );
   return batch;
 }
 

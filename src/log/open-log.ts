@@ -18,14 +18,20 @@ export const DEFAULT_PARTITIONS = 8;
 export async function openLog(given: LogConfig, partitions?: number, onWarning?: WarningListener): Promise<EventLog> {
   const config = readConfig(given);
   if (partitions !== undefined) checkPartitionCount(partitions, config.kind);
-  if (onWarning !== undefined && typeof onWarning !== 'function') throw invalidArgument(`onWarning must be a function, got ${describe(onWarning)}`);
+  if (onWarning !== undefined && typeof onWarning !== 'function')
+    throw invalidArgument(`onWarning must be a function, got ${describe(onWarning)}`);
   switch (config.kind) {
     case 'memory':
       return openMemoryLog({ partitions: partitions ?? DEFAULT_PARTITIONS });
     case 'file': {
       const { openFileLog } = await import('./file/file-log.ts');
       const fsync = config.fsync === undefined ? {} : { fsync: config.fsync };
-      return openFileLog({ dir: config.dir, ...(partitions === undefined ? {} : { partitions }), ...fsync, ...(onWarning === undefined ? {} : { onWarning }) });
+      return openFileLog({
+        dir: config.dir,
+        ...(partitions === undefined ? {} : { partitions }),
+        ...fsync,
+        ...(onWarning === undefined ? {} : { onWarning }),
+      });
     }
     case 'kafka': {
       const { openKafkaLog } = await import('./kafka/kafka-log.ts');
@@ -41,7 +47,8 @@ export async function openLog(given: LogConfig, partitions?: number, onWarning?:
  */
 export async function openLogReadOnly(given: LogConfig, onWarning?: WarningListener): Promise<EventLog> {
   const config = readConfig(given);
-  if (onWarning !== undefined && typeof onWarning !== 'function') throw invalidArgument(`onWarning must be a function, got ${describe(onWarning)}`);
+  if (onWarning !== undefined && typeof onWarning !== 'function')
+    throw invalidArgument(`onWarning must be a function, got ${describe(onWarning)}`);
   switch (config.kind) {
     case 'file': {
       const { openFileLog } = await import('./file/file-log.ts');
@@ -52,7 +59,9 @@ export async function openLogReadOnly(given: LogConfig, onWarning?: WarningListe
       return openKafkaLog({ ...config, readOnly: true });
     }
     case 'memory':
-      throw invalidArgument(`a memory log has nothing to read once its process is gone: a log to read must be { kind: 'file', dir } or { kind: 'kafka', brokers, topic }`);
+      throw invalidArgument(
+        `a memory log has nothing to read once its process is gone: a log to read must be { kind: 'file', dir } or { kind: 'kafka', brokers, topic }`,
+      );
   }
 }
 

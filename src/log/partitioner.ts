@@ -26,7 +26,8 @@ export function partitionOf(tenant: string, thread: string, partitions: number):
  * here, "?" in Java), so producers in other languages would pick another partition.
  */
 function checkKeyPart(name: string, value: unknown): void {
-  if (typeof value !== 'string' || !isWellFormed(value)) throw invalidArgument(`${name} must be a string of well-formed text, got ${describe(value)}`);
+  if (typeof value !== 'string' || !isWellFormed(value))
+    throw invalidArgument(`${name} must be a string of well-formed text, got ${describe(value)}`);
 }
 
 /** Kafka's `Utils.toPositive`: clears the sign bit (not Math.abs). */
@@ -41,7 +42,7 @@ export function murmur2(data: Uint8Array): number {
   let h = 0x9747b28c ^ length;
   const whole = length & ~3;
   for (let i = 0; i < whole; i += 4) {
-    let k = (data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24)) | 0;
+    let k = data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24) | 0;
     k = Math.imul(k, m);
     k ^= k >>> 24;
     k = Math.imul(k, m);

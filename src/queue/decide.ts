@@ -112,7 +112,15 @@ export function decideExpire(entry: EntryState, now: number): Closed {
 export function decideExtend(view: PartitionView, lease: Lease, ttlMs: number, now: number): LeaseExtended {
   const entry = currentEntry(view, lease, now);
   const { deferredAttempts } = entry;
-  return { type: 'LeaseExtended', ...ids(entry), at: now, holder: lease.holder, epoch: lease.epoch, expiresAt: now + ttlMs, deferredAttempts };
+  return {
+    type: 'LeaseExtended',
+    ...ids(entry),
+    at: now,
+    holder: lease.holder,
+    epoch: lease.epoch,
+    expiresAt: now + ttlMs,
+    deferredAttempts,
+  };
 }
 
 export function decideStartAttempt(view: PartitionView, lease: Lease, runId: string, now: number): AttemptStarted {
@@ -134,7 +142,16 @@ export function decideYield(view: PartitionView, lease: Lease, request: YieldFie
   const notBefore = request.delayMs === null || request.delayMs === 0 ? null : now + request.delayMs;
   const cutShort = request.kind === 'defer' && entry.attempts[entry.attempts.length - 1]?.epoch === lease.epoch;
   const deferredAttempts = entry.deferredAttempts + (cutShort ? 1 : 0);
-  return { type: 'Yielded', ...ids(entry), at: now, epoch: lease.epoch, kind: request.kind, error: request.error, notBefore, deferredAttempts };
+  return {
+    type: 'Yielded',
+    ...ids(entry),
+    at: now,
+    epoch: lease.epoch,
+    kind: request.kind,
+    error: request.error,
+    notBefore,
+    deferredAttempts,
+  };
 }
 
 export function decideClose(view: PartitionView, lease: Lease, fields: Pick<Closed, 'outcome' | 'result' | 'error'>, now: number): Closed {
@@ -193,7 +210,8 @@ function entryOfLease(view: PartitionView, lease: Lease): EntryState {
 function currentEntry(view: PartitionView, lease: Lease, now: number): EntryState {
   const entry = entryOfLease(view, lease);
   if (!isCurrentLease(entry, lease.holder, lease.epoch, now)) {
-    const current = entry.lease === null ? 'none' : `epoch ${entry.lease.epoch} of ${entry.lease.holder}, expiring at ${entry.lease.expiresAt}`;
+    const current =
+      entry.lease === null ? 'none' : `epoch ${entry.lease.epoch} of ${entry.lease.holder}, expiring at ${entry.lease.expiresAt}`;
     throw new RunlogError(
       'LeaseNotCurrent',
       `lease epoch ${lease.epoch} of ${JSON.stringify(lease.holder)} on entry ${entry.entryId} is not current at ${now} (current: ${current})`,

@@ -77,7 +77,9 @@ export class PartitionSlot {
   requireServing(): void {
     if (this.serving) return;
     if (this.#mode.kind === 'fenced' || this.#mode.kind === 'stopped') throw this.#mode.error;
-    throw new RunlogError('LogUnavailable', `partition ${this.partition} is being rebuilt from the log after a failed append`, { retriable: true });
+    throw new RunlogError('LogUnavailable', `partition ${this.partition} is being rebuilt from the log after a failed append`, {
+      retriable: true,
+    });
   }
 
   /** The queue stopped: waiting commands fail with Stopped, and no rebuild continues. */
@@ -118,7 +120,13 @@ export class PartitionSlot {
       } catch (error) {
         if (isFinal(error)) return this.#fence(error);
         const why = error instanceof Error ? error.message : String(error);
-        this.#settle(new RunlogError('LogUnavailable', `partition ${this.partition} cannot serve: rebuilding it from the log after a failed append fails: ${why}`, { cause: error, retriable: true }));
+        this.#settle(
+          new RunlogError(
+            'LogUnavailable',
+            `partition ${this.partition} cannot serve: rebuilding it from the log after a failed append fails: ${why}`,
+            { cause: error, retriable: true },
+          ),
+        );
         await new Promise<void>((end) => (this.#pause = { timer: setTimeout(end, pause), end }));
         this.#pause = null;
       }

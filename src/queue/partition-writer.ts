@@ -103,7 +103,10 @@ export class PartitionWriter {
 
   private async appendGroup(group: Pending[]): Promise<void> {
     try {
-      const offsets = await this.log.append(this.partition, group.flatMap((pending) => pending.records));
+      const offsets = await this.log.append(
+        this.partition,
+        group.flatMap((pending) => pending.records),
+      );
       let next = 0;
       for (const pending of group) {
         pending.resolve(offsets.slice(next, next + pending.records.length));

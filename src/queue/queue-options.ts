@@ -21,7 +21,15 @@ export const RECORD_HEADROOM_BYTES = 32 * 1024;
 export const DEFAULT_CLOCK_STEP_TOLERANCE_MS = 1_000;
 
 /** The options a queue over an opened log takes (openRunQueueOnLog). */
-export const QUEUE_SETTING_KEYS = ['clock', 'monotonicClock', 'clockStepToleranceMs', 'onWarning', 'capacity', 'maxInputBytes', 'retention'] as const;
+export const QUEUE_SETTING_KEYS = [
+  'clock',
+  'monotonicClock',
+  'clockStepToleranceMs',
+  'onWarning',
+  'capacity',
+  'maxInputBytes',
+  'retention',
+] as const;
 /** The options of openRunQueue: the log to open, and the queue's own. */
 export const QUEUE_OPTION_KEYS = ['log', 'partitions', ...QUEUE_SETTING_KEYS] as const;
 
@@ -40,7 +48,8 @@ export interface QueueSettings {
 /** Reads the options once (a plain object of QUEUE_SETTING_KEYS) and checks every value. */
 export function checkQueueOptions(options: unknown): QueueSettings {
   const body = requireObject('options', options, QUEUE_SETTING_KEYS);
-  const maxInputBytes = body.maxInputBytes === undefined ? null : requireInteger('maxInputBytes', body.maxInputBytes, 1, MAX_MAX_INPUT_BYTES);
+  const maxInputBytes =
+    body.maxInputBytes === undefined ? null : requireInteger('maxInputBytes', body.maxInputBytes, 1, MAX_MAX_INPUT_BYTES);
   const warnings = new WarningCounter(optionalFunction<WarningListener>('onWarning', body.onWarning));
   return {
     clock: clockOptions(body),
@@ -58,7 +67,12 @@ function clockOptions(body: SettingsBody): StoreClockSources {
   return {
     wall: wall ?? Date.now,
     monotonic: monotonic ?? wall ?? (() => performance.now()),
-    stepToleranceMs: requireInteger('clockStepToleranceMs', orDefault(body.clockStepToleranceMs, DEFAULT_CLOCK_STEP_TOLERANCE_MS), 10, 86_400_000),
+    stepToleranceMs: requireInteger(
+      'clockStepToleranceMs',
+      orDefault(body.clockStepToleranceMs, DEFAULT_CLOCK_STEP_TOLERANCE_MS),
+      10,
+      86_400_000,
+    ),
   };
 }
 
@@ -81,7 +95,8 @@ export function inputLimit(asked: number | null, log: Pick<EventLog, 'kind' | 'm
     if (fits < 1) throw invalidArgument(`no input fits: ${limit}`);
     return Math.min(DEFAULT_MAX_INPUT_BYTES, fits);
   }
-  if (asked > fits) throw invalidArgument(`maxInputBytes ${asked} does not fit: ${limit}, so maxInputBytes may be at most ${Math.max(0, fits)}`);
+  if (asked > fits)
+    throw invalidArgument(`maxInputBytes ${asked} does not fit: ${limit}, so maxInputBytes may be at most ${Math.max(0, fits)}`);
   return asked;
 }
 

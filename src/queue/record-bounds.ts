@@ -10,7 +10,11 @@ import type { RunlogEvent } from '../events/types.ts';
 import { appendBytes, recordBytes, type AppendRecord, type EventLog } from '../log/event-log.ts';
 
 /** Refuses with InvalidArgument, naming the event, its big fields and the limit, unless every record and the append fit. */
-export function checkRecordsFit(log: Pick<EventLog, 'kind' | 'maxRecordBytes' | 'maxAppendBytes'>, events: readonly RunlogEvent[], records: readonly AppendRecord[]): void {
+export function checkRecordsFit(
+  log: Pick<EventLog, 'kind' | 'maxRecordBytes' | 'maxAppendBytes'>,
+  events: readonly RunlogEvent[],
+  records: readonly AppendRecord[],
+): void {
   events.forEach((event, i) => {
     const bytes = recordBytes(records[i]!);
     if (bytes > log.maxRecordBytes) {
@@ -21,7 +25,9 @@ export function checkRecordsFit(log: Pick<EventLog, 'kind' | 'maxRecordBytes' | 
   });
   const total = appendBytes(records);
   if (total > log.maxAppendBytes) {
-    throw invalidArgument(`the command writes ${records.length} records of ${total} bytes in one append, more than the ${log.kind} log's append limit of ${log.maxAppendBytes} bytes`);
+    throw invalidArgument(
+      `the command writes ${records.length} records of ${total} bytes in one append, more than the ${log.kind} log's append limit of ${log.maxAppendBytes} bytes`,
+    );
   }
 }
 
@@ -30,7 +36,10 @@ function bigFields(event: RunlogEvent): string {
   const fields: Array<[string, number]> = [];
   switch (event.type) {
     case 'Submitted':
-      fields.push(['input', event.input.byteLength], ['metadata', Object.entries(event.metadata).reduce((sum, [k, v]) => sum + Buffer.byteLength(k) + Buffer.byteLength(v), 0)]);
+      fields.push(
+        ['input', event.input.byteLength],
+        ['metadata', Object.entries(event.metadata).reduce((sum, [k, v]) => sum + Buffer.byteLength(k) + Buffer.byteLength(v), 0)],
+      );
       break;
     case 'Closed':
       fields.push(['result', event.result?.byteLength ?? 0], ['error', Buffer.byteLength(event.error ?? '')]);

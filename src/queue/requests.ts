@@ -24,7 +24,19 @@ const MAX_ERROR_LENGTH = 64 * 1024;
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
 
-const SUBMIT_KEYS = ['tenant', 'thread', 'agent', 'input', 'key', 'strategy', 'priority', 'notBefore', 'deadline', 'maxAttempts', 'metadata'] as const;
+const SUBMIT_KEYS = [
+  'tenant',
+  'thread',
+  'agent',
+  'input',
+  'key',
+  'strategy',
+  'priority',
+  'notBefore',
+  'deadline',
+  'maxAttempts',
+  'metadata',
+] as const;
 
 export function submissionFields(request: SubmitRequest, maxInputBytes: number): SubmissionFields {
   const body = requireObject('submit request', request, SUBMIT_KEYS);
@@ -79,7 +91,8 @@ export function yieldFields(request: YieldRequest): YieldFields {
   const body = requireObject('yield request', request, ['kind', 'error', 'delayMs']);
   const kind = requireOneOf('yield kind', body.kind, ['defer', 'retry'] as const);
   if (kind === 'defer') {
-    if (body.error !== undefined || body.delayMs !== undefined) throw invalidArgument('a defer takes no error or delayMs (only a retry does)');
+    if (body.error !== undefined || body.delayMs !== undefined)
+      throw invalidArgument('a defer takes no error or delayMs (only a retry does)');
     return { kind, error: null, delayMs: null };
   }
   const error = optionalText('error', body.error, MAX_ERROR_LENGTH);
@@ -87,7 +100,10 @@ export function yieldFields(request: YieldRequest): YieldFields {
   return { kind, error, delayMs: optionalInteger('delayMs', body.delayMs, 0, MAX_TTL_MS) };
 }
 
-export function closeFields(request: CloseRequest, maxResultBytes: number): { outcome: Outcome; result: Uint8Array | null; error: string | null } {
+export function closeFields(
+  request: CloseRequest,
+  maxResultBytes: number,
+): { outcome: Outcome; result: Uint8Array | null; error: string | null } {
   const body = requireObject('close request', request, ['status', 'result', 'error']);
   return {
     outcome: requireOneOf('status', body.status, ['succeeded', 'failed', 'cancelled'] as const),

@@ -34,7 +34,18 @@ import { ClosedWaiters } from './closed-waiters.ts';
 import * as decide from './decide.ts';
 import { newTicketSecret, parseEntryId } from './entry-id.ts';
 import { closeFields, leaseArgument, submissionFields, takeEntryRequest, takeRequest, ttl, yieldFields } from './requests.ts';
-import { describe, optionalOptions, optionalSignal, orDefault, optionalText, requireInteger, requireName, requireNames, requireObject, requireTimerMs } from './validate.ts';
+import {
+  describe,
+  optionalOptions,
+  optionalSignal,
+  orDefault,
+  optionalText,
+  requireInteger,
+  requireName,
+  requireNames,
+  requireObject,
+  requireTimerMs,
+} from './validate.ts';
 import type {
   Attempt,
   AwaitOptions,
@@ -487,7 +498,10 @@ export class RunQueue implements RunQueueApi {
 /** awaitClosed's options: a plain object of an AbortSignal and a timer's timeout, nothing else. */
 function awaitOptions(options: unknown): { signal: AbortSignal | undefined; timeoutMs: number | undefined } {
   const body = optionalOptions('awaitClosed options', options, ['signal', 'timeoutMs']);
-  return { signal: optionalSignal('signal', body.signal), timeoutMs: body.timeoutMs === undefined ? undefined : requireTimerMs('timeoutMs', body.timeoutMs, 0) };
+  return {
+    signal: optionalSignal('signal', body.signal),
+    timeoutMs: body.timeoutMs === undefined ? undefined : requireTimerMs('timeoutMs', body.timeoutMs, 0),
+  };
 }
 
 /** What take answers for an entry whose lease it has just folded (so the lease is there). */

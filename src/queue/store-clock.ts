@@ -95,7 +95,9 @@ export class StoreClock {
     this.gap = wall - this.time;
     if (Math.abs(this.gap) > sources.stepToleranceMs) {
       this.steppedSince = 0;
-      this.report(`the wall clock reads ${span(-this.gap)} before the latest event time; store time continues from that event at the monotonic clock's rate`);
+      this.report(
+        `the wall clock reads ${span(-this.gap)} before the latest event time; store time continues from that event at the monotonic clock's rate`,
+      );
     }
   }
 
@@ -112,7 +114,8 @@ export class StoreClock {
     const flowed = this.time + elapsed;
     const gap = wall - flowed;
     const keepsPace = this.agreement.holds(offset, this.run);
-    const agrees = this.steppedSince === null ? keepsPace : keepsPace && Math.abs(gap) <= this.sources.stepToleranceMs + SLEW_RATE * elapsed;
+    const agrees =
+      this.steppedSince === null ? keepsPace : keepsPace && Math.abs(gap) <= this.sources.stepToleranceMs + SLEW_RATE * elapsed;
     if (agrees) {
       this.time = Math.max(wall, this.time);
       this.agreement.add(offset, this.run);
@@ -149,7 +152,10 @@ export class StoreClock {
     const lasted = this.run - (this.steppedSince ?? this.run);
     this.steppedSince = null;
     this.agreement = new Agreement(offset, this.run, this.sources.stepToleranceMs);
-    const what = jump !== null ? `the wall clock stepped ${direction(jump)} by ${span(Math.abs(jump))}` : `the wall clock agrees with store time again after ${span(lasted)} apart`;
+    const what =
+      jump !== null
+        ? `the wall clock stepped ${direction(jump)} by ${span(Math.abs(jump))}`
+        : `the wall clock agrees with store time again after ${span(lasted)} apart`;
     this.report(`${what}; store time follows the wall again`);
   }
 

@@ -69,9 +69,7 @@ export interface Attempt {
   startedAt: number;
 }
 
-export type YieldRequest =
-  | { kind: 'defer' }
-  | { kind: 'retry'; error: string; delayMs?: number };
+export type YieldRequest = { kind: 'defer' } | { kind: 'retry'; error: string; delayMs?: number };
 
 export type CloseStatus = 'succeeded' | 'failed' | 'cancelled';
 

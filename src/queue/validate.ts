@@ -140,7 +140,8 @@ function copyOf(bytes: Uint8Array): Uint8Array {
 export function requireStringMap(name: string, value: unknown, limits: { maxKeys: number; maxBytes: number }): Record<string, string> {
   if (value === undefined || value === null) return {};
   const entries = Object.entries(readObject(name, value));
-  if (entries.length > limits.maxKeys) throw invalidArgument(`${name} has ${entries.length} keys, more than the limit of ${limits.maxKeys}`);
+  if (entries.length > limits.maxKeys)
+    throw invalidArgument(`${name} has ${entries.length} keys, more than the limit of ${limits.maxKeys}`);
   const map: Record<string, string> = {};
   let bytes = 0;
   for (const [key, item] of entries) {
@@ -150,6 +151,7 @@ export function requireStringMap(name: string, value: unknown, limits: { maxKeys
     map[key] = requireWellFormed(`${name}.${key}`, item);
     bytes += Buffer.byteLength(key) + Buffer.byteLength(item);
   }
-  if (bytes > limits.maxBytes) throw invalidArgument(`${name} is ${bytes} bytes (UTF-8 of its keys and values), more than the limit of ${limits.maxBytes}`);
+  if (bytes > limits.maxBytes)
+    throw invalidArgument(`${name} is ${bytes} bytes (UTF-8 of its keys and values), more than the limit of ${limits.maxBytes}`);
   return map;
 }

@@ -15,7 +15,14 @@ import { runEntry, type RunContext, type RunReport } from './run-entry.ts';
 
 const NEVER = new AbortController().signal;
 
-export async function ensureFresh(ctx: RunContext, holder: string, tenant: string, thread: string, agent: string, signal: AbortSignal = NEVER): Promise<undefined> {
+export async function ensureFresh(
+  ctx: RunContext,
+  holder: string,
+  tenant: string,
+  thread: string,
+  agent: string,
+  signal: AbortSignal = NEVER,
+): Promise<undefined> {
   for (;;) {
     signal.throwIfAborted();
     const open = await ctx.queue.openEntries(tenant, thread);

@@ -67,7 +67,13 @@ export class LeaseKeeper {
       if (isRunlogError(error, 'LeaseNotCurrent') || isRunlogError(error, 'EntryClosed')) return this.markLost(error);
       this.onEvent({ type: 'error', error, context: `renewing the lease on entry ${this.lease.entryId}` });
       if (this.queue.now() >= this.lease.expiresAt) {
-        return this.markLost(new RunlogError('LeaseNotCurrent', `the lease on entry ${this.lease.entryId} expired at ${this.lease.expiresAt} before it could be renewed`, { cause: error }));
+        return this.markLost(
+          new RunlogError(
+            'LeaseNotCurrent',
+            `the lease on entry ${this.lease.entryId} expired at ${this.lease.expiresAt} before it could be renewed`,
+            { cause: error },
+          ),
+        );
       }
       this.schedule(Math.max(1, Math.floor(this.ttlMs / 4)));
     }

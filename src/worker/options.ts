@@ -29,7 +29,19 @@ export interface ResolvedOptions {
   logger: (record: WorkerLogRecord) => void;
 }
 
-const OPTION_KEYS = ['concurrency', 'leaseMs', 'pollMs', 'maxAttempts', 'backoff', 'holder', 'graceMs', 'periodicTenant', 'timers', 'onEvent', 'logger'] as const;
+const OPTION_KEYS = [
+  'concurrency',
+  'leaseMs',
+  'pollMs',
+  'maxAttempts',
+  'backoff',
+  'holder',
+  'graceMs',
+  'periodicTenant',
+  'timers',
+  'onEvent',
+  'logger',
+] as const;
 const DAY_MS = 24 * 3600 * 1000;
 
 /** Reads the options once and checks every value; timer durations stay within what a Node timer can wait (MAX_TIMER_MS). */
@@ -46,7 +58,12 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     graceMs: requireTimerMs('graceMs', orDefault(body.graceMs, DEFAULT_GRACE_MS), 0),
     periodicTenant: requireName('periodicTenant', orDefault(body.periodicTenant, DEFAULT_PERIODIC_TENANT)),
     timers: requireTimers(orDefault(body.timers, realTimers)),
-    onEvent: guarded(requireFunction('onEvent', orDefault(body.onEvent, () => {}))),
+    onEvent: guarded(
+      requireFunction(
+        'onEvent',
+        orDefault(body.onEvent, () => {}),
+      ),
+    ),
     logger: requireFunction('logger', orDefault(body.logger, stderrLogger)),
   };
 }
@@ -65,7 +82,11 @@ export function requireFunction<F = (...args: never[]) => unknown>(name: string,
 function requireTimers(value: unknown): Timers {
   let ok: boolean;
   try {
-    ok = typeof value === 'object' && value !== null && typeof (value as Timers).setTimeout === 'function' && typeof (value as Timers).clearTimeout === 'function';
+    ok =
+      typeof value === 'object' &&
+      value !== null &&
+      typeof (value as Timers).setTimeout === 'function' &&
+      typeof (value as Timers).clearTimeout === 'function';
   } catch {
     ok = false;
   }

@@ -27,12 +27,20 @@ export class Periodic {
   }
 
   isPeriodicEntry(entry: Entry): boolean {
-    return this.everyMs.has(entry.agent) && entry.tenant === this.ctx.options.periodicTenant && entry.thread === periodicThread(entry.agent);
+    return (
+      this.everyMs.has(entry.agent) && entry.tenant === this.ctx.options.periodicTenant && entry.thread === periodicThread(entry.agent)
+    );
   }
 
   /** Makes sure the agent has its one open entry; answers the id when this call submitted it. */
   async ensure(agent: string, key?: string): Promise<string | null> {
-    const request = { tenant: this.ctx.options.periodicTenant, thread: periodicThread(agent), agent, input: new Uint8Array(0), strategy: 'reject' as const };
+    const request = {
+      tenant: this.ctx.options.periodicTenant,
+      thread: periodicThread(agent),
+      agent,
+      input: new Uint8Array(0),
+      strategy: 'reject' as const,
+    };
     try {
       const ticket = await this.ctx.queue.submit(key === undefined ? request : { ...request, key });
       if (!ticket.created) return null;

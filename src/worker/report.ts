@@ -40,7 +40,13 @@ export class WorkerReporter {
   flush(): void {
     for (const [kind, window] of this.windows) {
       if (window.suppressed === 0) continue;
-      this.emit({ level: 'warn', kind, holder: this.holder, message: `${window.suppressed} more ${kind} records were suppressed`, suppressed: window.suppressed });
+      this.emit({
+        level: 'warn',
+        kind,
+        holder: this.holder,
+        message: `${window.suppressed} more ${kind} records were suppressed`,
+        suppressed: window.suppressed,
+      });
       window.suppressed = 0;
     }
   }
@@ -94,13 +100,37 @@ function recordOf(event: WorkerEvent, holder: string): WorkerLogRecord | null {
   const error = event.error ?? null;
   switch (event.type) {
     case 'retried':
-      return { level: 'warn', kind: 'attempt-failed', ...run, error, message: `attempt ${event.attempt} of ${entry} failed, will retry: ${error ?? 'no error text'}` };
+      return {
+        level: 'warn',
+        kind: 'attempt-failed',
+        ...run,
+        error,
+        message: `attempt ${event.attempt} of ${entry} failed, will retry: ${error ?? 'no error text'}`,
+      };
     case 'parked':
-      return { level: 'error', kind: 'parked', ...run, error, message: `${entry} is parked after attempt ${event.attempt}: ${error ?? 'no error text'}` };
+      return {
+        level: 'error',
+        kind: 'parked',
+        ...run,
+        error,
+        message: `${entry} is parked after attempt ${event.attempt}: ${error ?? 'no error text'}`,
+      };
     case 'abandoned':
-      return { level: 'error', kind: 'abandoned', ...run, error, message: `the handler of ${entry} did not settle within the grace period after its signal aborted; its lease is left to expire` };
+      return {
+        level: 'error',
+        kind: 'abandoned',
+        ...run,
+        error,
+        message: `the handler of ${entry} did not settle within the grace period after its signal aborted; its lease is left to expire`,
+      };
     case 'lost':
-      return { level: 'warn', kind: 'lease-lost', ...run, error, message: `attempt ${event.attempt} of ${entry} lost its lease or the entry was closed under it; its outcome was not recorded` };
+      return {
+        level: 'warn',
+        kind: 'lease-lost',
+        ...run,
+        error,
+        message: `attempt ${event.attempt} of ${entry} lost its lease or the entry was closed under it; its outcome was not recorded`,
+      };
     default:
       return null;
   }

@@ -43,9 +43,9 @@ export async function supervise(
   const unwatch = watchClose(queue, entry, (reason) => keeper.markLost(reason));
   keeper.start();
   try {
-    const running: Promise<HandlerResult> = Promise.resolve().then(async () =>
-      (await
-      handler({ entry, input: entry.input, attempt: attempt.attempt, runId: attempt.runId, signal: abort.signal })) ?? undefined,
+    const running: Promise<HandlerResult> = Promise.resolve().then(
+      async () =>
+        (await handler({ entry, input: entry.input, attempt: attempt.attempt, runId: attempt.runId, signal: abort.signal })) ?? undefined,
     );
     const settled = await settleWithin(running, abort.signal, options.graceMs, options.timers);
     return { settled, lease: keeper.lease, lost: keeper.lost, stopped: stopped && keeper.lost === null };

@@ -8,12 +8,32 @@ import type { WorkerMetricsSnapshot } from './types.ts';
 
 export type CounterName = 'enqueued' | 'processed' | 'succeeded' | 'failed' | 'retried' | 'expired' | 'parked' | 'deferred' | 'abandoned';
 
-const COUNTERS: readonly CounterName[] = ['enqueued', 'processed', 'succeeded', 'failed', 'retried', 'expired', 'parked', 'deferred', 'abandoned'];
+const COUNTERS: readonly CounterName[] = [
+  'enqueued',
+  'processed',
+  'succeeded',
+  'failed',
+  'retried',
+  'expired',
+  'parked',
+  'deferred',
+  'abandoned',
+];
 
 export class WorkerMetrics {
   private readonly counts: WorkerMetricsSnapshot = {
-    enqueued: 0, processed: 0, succeeded: 0, failed: 0, retried: 0, expired: 0, parked: 0,
-    deferred: 0, abandoned: 0, inFlight: 0, totalWaitMs: 0, totalExecMs: 0,
+    enqueued: 0,
+    processed: 0,
+    succeeded: 0,
+    failed: 0,
+    retried: 0,
+    expired: 0,
+    parked: 0,
+    deferred: 0,
+    abandoned: 0,
+    inFlight: 0,
+    totalWaitMs: 0,
+    totalExecMs: 0,
   };
   private readonly counters = new Map<CounterName, Counter>();
   private readonly waitMs: Histogram;

@@ -47,10 +47,13 @@ export class Worker {
     this.holder = resolved.holder;
     this.reporter = new WorkerReporter(this.holder, resolved.logger, () => queue.now());
     // Every event goes to onEvent, and what a person must see also to the logger.
-    this.options = { ...resolved, onEvent: (event) => {
-      resolved.onEvent(event);
-      this.reporter.event(event);
-    } };
+    this.options = {
+      ...resolved,
+      onEvent: (event) => {
+        resolved.onEvent(event);
+        this.reporter.event(event);
+      },
+    };
     this.waker = new Waker(this.options.timers);
     this.ctx = {
       queue,
@@ -144,7 +147,8 @@ export class Worker {
         if (error === undefined) resolve();
         else reject(error);
       };
-      if (!this.running && this.poolAgents().length > 0) return reject(invalidArgument('waitIdle needs run() running: nothing else takes pending entries'));
+      if (!this.running && this.poolAgents().length > 0)
+        return reject(invalidArgument('waitIdle needs run() running: nothing else takes pending entries'));
       this.idleWaiters.add(check);
       signal?.addEventListener('abort', check, { once: true });
       check();
@@ -211,4 +215,3 @@ function isQueue(queue: unknown): queue is RunQueueApi {
     return false;
   }
 }
-

@@ -33,8 +33,15 @@ const STOP_TIMEOUT_MS = 20_000;
 export function ensureJars() {
   if (existsSync(join(libDir, 'kafka_2.13-3.9.1.jar'))) return;
   console.error('[broker] fetching Apache Kafka 3.9.1 jars from Maven Central into test/broker/lib ...');
-  const args = ['-B', '-q', '-f', join(here, 'pom.xml'), 'dependency:copy-dependencies',
-    '-DincludeScope=runtime', `-DoutputDirectory=${libDir}`];
+  const args = [
+    '-B',
+    '-q',
+    '-f',
+    join(here, 'pom.xml'),
+    'dependency:copy-dependencies',
+    '-DincludeScope=runtime',
+    `-DoutputDirectory=${libDir}`,
+  ];
   const result = spawnSync('mvn', args, { stdio: 'inherit' });
   if (result.error) throw new Error(`[broker] cannot run mvn (is Maven installed?): ${result.error.message}`);
   if (result.status !== 0) throw new Error(`[broker] mvn dependency:copy-dependencies failed (exit ${result.status})`);
@@ -88,7 +95,10 @@ function log4jProperties(logFile) {
 function canConnect(port, timeoutMs = 1000) {
   return new Promise((resolve) => {
     const socket = connect({ host: HOST, port });
-    const done = (ok) => { socket.destroy(); resolve(ok); };
+    const done = (ok) => {
+      socket.destroy();
+      resolve(ok);
+    };
     socket.setTimeout(timeoutMs, () => done(false));
     socket.once('connect', () => done(true));
     socket.once('error', () => done(false));
@@ -128,14 +138,15 @@ function isAlive(pid) {
 
 /** Two free TCP ports on 127.0.0.1 (for a second test run beside one holding 9092). */
 async function freePorts() {
-  const one = () => new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, HOST, () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
+  const one = () =>
+    new Promise((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(0, HOST, () => {
+        const { port } = server.address();
+        server.close(() => resolve(port));
+      });
     });
-  });
   return [await one(), await one()];
 }
 
@@ -151,17 +162,23 @@ async function choosePorts(port, controllerPort) {
   const live = records().filter((r) => isAlive(r.pid) && (r.port === port || r.controllerPort === controllerPort));
   const leftover = live.find((r) => r.detached || !isAlive(r.ownerPid));
   if (leftover) {
-    throw new Error(`[broker] ${HOST}:${busy.join(', ')} is held by a broker test/broker started earlier (pid ${leftover.pid}, ` +
-      `${leftover.detached ? 'started with `broker.mjs start`' : 'its test run is gone'}): stop it with \`node test/broker/broker.mjs stop\`, ` +
-      `or use it: KAFKA_BROKERS=${HOST}:${leftover.port} npm test`);
+    throw new Error(
+      `[broker] ${HOST}:${busy.join(', ')} is held by a broker test/broker started earlier (pid ${leftover.pid}, ` +
+        `${leftover.detached ? 'started with `broker.mjs start`' : 'its test run is gone'}): stop it with \`node test/broker/broker.mjs stop\`, ` +
+        `or use it: KAFKA_BROKERS=${HOST}:${leftover.port} npm test`,
+    );
   }
   if (live.length > 0) {
     const ports = await freePorts();
-    console.error(`[broker] ${HOST}:${port} is in use by another test run's broker (pid ${live[0].pid}); using ports ${ports.join(' and ')}`);
+    console.error(
+      `[broker] ${HOST}:${port} is in use by another test run's broker (pid ${live[0].pid}); using ports ${ports.join(' and ')}`,
+    );
     return ports;
   }
-  throw new Error(`[broker] ${HOST}:${busy.join(', ')} is already in use by a process test/broker did not start. ` +
-    'Stop it, point the tests at a running broker with KAFKA_BROKERS=host:port, or set RUNLOG_BROKER_PORT=0 for free ports.');
+  throw new Error(
+    `[broker] ${HOST}:${busy.join(', ')} is already in use by a process test/broker did not start. ` +
+      'Stop it, point the tests at a running broker with KAFKA_BROKERS=host:port, or set RUNLOG_BROKER_PORT=0 for free ports.',
+  );
 }
 
 function logTail(logFiles, lines = 60) {
@@ -184,8 +201,11 @@ function newClusterId() {
 
 function formatStorage(propsFile, outFile) {
   const clusterId = newClusterId();
-  const result = spawnSync('java', ['-cp', join(libDir, '*'), 'kafka.tools.StorageTool', 'format',
-    '-t', clusterId, '-c', propsFile, '--ignore-formatted'], { encoding: 'utf8' });
+  const result = spawnSync(
+    'java',
+    ['-cp', join(libDir, '*'), 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', propsFile, '--ignore-formatted'],
+    { encoding: 'utf8' },
+  );
   writeFileSync(outFile, `${result.stdout ?? ''}${result.stderr ?? ''}`);
   if (result.error) throw new Error(`[broker] cannot run java (is a JDK 17+ installed?): ${result.error.message}`);
   if (result.status !== 0) throw new Error(`[broker] StorageTool format failed (exit ${result.status}):\n${logTail([outFile])}`);
@@ -195,13 +215,18 @@ function formatStorage(propsFile, outFile) {
 async function waitUntilReady(child, port, logFiles) {
   const deadline = Date.now() + START_TIMEOUT_MS;
   const kafka = new kafkajs.Kafka({
-    clientId: 'runlog-broker-probe', brokers: [`${HOST}:${port}`], logLevel: kafkajs.logLevel.NOTHING,
-    connectionTimeout: 1000, retry: { retries: 0 },
+    clientId: 'runlog-broker-probe',
+    brokers: [`${HOST}:${port}`],
+    logLevel: kafkajs.logLevel.NOTHING,
+    connectionTimeout: 1000,
+    retry: { retries: 0 },
   });
   let lastError = 'no TCP connection yet';
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`[broker] the broker exited (code ${child.exitCode}, signal ${child.signalCode}) before it was ready\n${logTail(logFiles)}`);
+      throw new Error(
+        `[broker] the broker exited (code ${child.exitCode}, signal ${child.signalCode}) before it was ready\n${logTail(logFiles)}`,
+      );
     }
     if (await canConnect(port)) {
       const admin = kafka.admin();
@@ -236,7 +261,8 @@ export async function startBroker({ port = defaultPort(), controllerPort = port 
   const runDir = join(runRoot, runName);
   mkdirSync(join(runDir, 'data'), { recursive: true });
   // Recorded at once (with our pid until the broker's exists) so no concurrent run cleans it up.
-  const record = (pid) => writeFileSync(join(runDir, RECORD), JSON.stringify({ pid, ownerPid: process.pid, detached, port, controllerPort }));
+  const record = (pid) =>
+    writeFileSync(join(runDir, RECORD), JSON.stringify({ pid, ownerPid: process.pid, detached, port, controllerPort }));
   record(process.pid);
   const files = {
     props: join(runDir, 'server.properties'),
@@ -284,9 +310,21 @@ export async function startBroker({ port = defaultPort(), controllerPort = port 
 /** Runs kafka.Kafka on the run's files and waits until it is ready. */
 async function launch(files, port, detached, record) {
   const out = openSync(files.stdoutLog, 'a');
-  const child = spawn('java', ['-Xmx1g', '-Xms1g', '-XX:+UseG1GC', '-Djava.awt.headless=true',
-    `-Dlog4j.configuration=file:${files.log4j}`, '-cp', join(libDir, '*'), 'kafka.Kafka', files.props],
-  { stdio: ['ignore', out, out], detached });
+  const child = spawn(
+    'java',
+    [
+      '-Xmx1g',
+      '-Xms1g',
+      '-XX:+UseG1GC',
+      '-Djava.awt.headless=true',
+      `-Dlog4j.configuration=file:${files.log4j}`,
+      '-cp',
+      join(libDir, '*'),
+      'kafka.Kafka',
+      files.props,
+    ],
+    { stdio: ['ignore', out, out], detached },
+  );
   closeSync(out);
   const killOnExit = () => child.kill('SIGKILL');
   if (!detached) process.once('exit', killOnExit);

@@ -40,7 +40,10 @@ describe('runlog command line', () => {
 
     const history = runlog('history', 'acme', ticket.entryId, '--dir', dir);
     assert.equal(history.status, 0, history.stderr);
-    const types = history.stdout.trim().split('\n').map((line) => line.split(/\s+/)[2]);
+    const types = history.stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split(/\s+/)[2]);
     assert.deepEqual(types, ['Submitted', 'Leased', 'AttemptStarted', 'Yielded', 'Leased', 'AttemptStarted', 'Closed']);
     assert.match(history.stdout, /error="SMTP 451"/);
     assert.match(history.stdout, /outcome=succeeded result="sent"/);
@@ -64,7 +67,11 @@ describe('runlog command line', () => {
   it('on a log that does not exist: an error exit, and nothing is created', async (t) => {
     const dir = await scratchDir(t);
     const typo = join(dir, 'dta');
-    for (const args of [['replay', '--dir', typo], ['history', 'acme', '0-1', '--dir', typo], ['replay', '--dir', dir]]) {
+    for (const args of [
+      ['replay', '--dir', typo],
+      ['history', 'acme', '0-1', '--dir', typo],
+      ['replay', '--dir', dir],
+    ]) {
       const run = runlog(...args);
       assert.equal(run.status, 2, run.stdout);
       assert.match(run.stderr, /InvalidArgument: .* holds no runlog file log/);
@@ -104,7 +111,10 @@ describe('runlog command line', () => {
     await queue.stop();
     await appendFile((await segmentPaths(join(dir, 'partition-0'))).at(-1)!, Buffer.from('a torn frame'));
     const before = await filesUnder(dir);
-    for (const args of [['replay', '--dir', dir], ['history', 'acme', ticket.entryId, '--dir', dir]]) {
+    for (const args of [
+      ['replay', '--dir', dir],
+      ['history', 'acme', ticket.entryId, '--dir', dir],
+    ]) {
       const run = runlog(...args);
       assert.equal(run.status, 0, run.stderr);
       assert.match(run.stderr, /warning RUNLOG_TORN_TAIL: .*torn tail of 12 bytes.*not done: opened read-only/);

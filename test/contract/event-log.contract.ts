@@ -80,15 +80,28 @@ export function eventLogContract(name: string, open: OpenLog, options: ContractO
         assert.ok(offsets[0]! >= start);
         assertIncreasing(offsets);
         const records = await collect(log.read(0, start));
-        assert.deepEqual(records.map((r) => r.offset), offsets);
-        assert.deepEqual(records.map((r) => [r.key, text(r)]), [['a', '1'], ['b', '2'], ['c', '3']]);
+        assert.deepEqual(
+          records.map((r) => r.offset),
+          offsets,
+        );
+        assert.deepEqual(
+          records.map((r) => [r.key, text(r)]),
+          [
+            ['a', '1'],
+            ['b', '2'],
+            ['c', '3'],
+          ],
+        );
         assert.ok(records.every((r) => r.value instanceof Uint8Array));
       });
 
       it('keeps binary values byte for byte, including empty ones', async (t) => {
         const log = await fresh(t);
         const bytes = Uint8Array.from({ length: 300 }, (_, i) => i % 256);
-        const [a, b] = await log.append(0, [{ key: 'bin', value: bytes }, { key: 'empty', value: new Uint8Array(0) }]);
+        const [a, b] = await log.append(0, [
+          { key: 'bin', value: bytes },
+          { key: 'empty', value: new Uint8Array(0) },
+        ]);
         const records = await collect(log.read(0, a!));
         assert.deepEqual([...records[0]!.value!], [...bytes]);
         assert.equal(records[1]!.offset, b);
@@ -114,17 +127,29 @@ export function eventLogContract(name: string, open: OpenLog, options: ContractO
 
       it('reads from the middle, and from past the end', async (t) => {
         const log = await fresh(t);
-        const offsets = await log.append(0, Array.from({ length: 10 }, (_, i) => rec(`k${i}`, `v${i}`)));
+        const offsets = await log.append(
+          0,
+          Array.from({ length: 10 }, (_, i) => rec(`k${i}`, `v${i}`)),
+        );
         const middle = await collect(log.read(0, offsets[4]!));
-        assert.deepEqual(middle.map((r) => r.key), ['k4', 'k5', 'k6', 'k7', 'k8', 'k9']);
+        assert.deepEqual(
+          middle.map((r) => r.key),
+          ['k4', 'k5', 'k6', 'k7', 'k8', 'k9'],
+        );
         assert.deepEqual(await collect(log.read(0, (await log.endOffset(0)) + 5n)), []);
       });
 
       it('read stops after maxRecords', async (t) => {
         const log = await fresh(t);
-        const offsets = await log.append(0, Array.from({ length: 10 }, (_, i) => rec(`k${i}`, `v${i}`)));
+        const offsets = await log.append(
+          0,
+          Array.from({ length: 10 }, (_, i) => rec(`k${i}`, `v${i}`)),
+        );
         const some = await collect(log.read(0, offsets[2]!, { maxRecords: 3 }));
-        assert.deepEqual(some.map((r) => r.key), ['k2', 'k3', 'k4']);
+        assert.deepEqual(
+          some.map((r) => r.key),
+          ['k2', 'k3', 'k4'],
+        );
         assert.deepEqual(await collect(log.read(0, offsets[0]!, { maxRecords: 0 })), []);
       });
 
@@ -154,7 +179,13 @@ export function eventLogContract(name: string, open: OpenLog, options: ContractO
         const log = await fresh(t);
         await log.append(0, [rec('a', '1'), rec('a', null)]);
         const records = await collect(log.read(0, 0n));
-        assert.deepEqual(records.map((r) => [r.key, r.value]), [['a', records[0]!.value], ['a', null]]);
+        assert.deepEqual(
+          records.map((r) => [r.key, r.value]),
+          [
+            ['a', records[0]!.value],
+            ['a', null],
+          ],
+        );
         assert.equal(text(records[0]!), '1');
       });
 
@@ -289,7 +320,10 @@ export function eventLogContract(name: string, open: OpenLog, options: ContractO
         const [next] = await log.append(0, [rec('c', '3')]);
         assert.ok(next! > offsets[3]!);
         const tailRead = await collect(log.read(0, next!));
-        assert.deepEqual(tailRead.map((r) => [r.offset, r.key]), [[next, 'c']]);
+        assert.deepEqual(
+          tailRead.map((r) => [r.offset, r.key]),
+          [[next, 'c']],
+        );
       });
 
       it('reads from an offset compacted away start at the next kept record', async (t) => {
@@ -298,7 +332,11 @@ export function eventLogContract(name: string, open: OpenLog, options: ContractO
         await log.compact(0);
         const after = await collect(log.read(0, offsets[1]!));
         assert.deepEqual(fold(after).get('c'), '4');
-        if (synchronousCompaction) assert.deepEqual(after.map((r) => r.key), ['b', 'a', 'c']);
+        if (synchronousCompaction)
+          assert.deepEqual(
+            after.map((r) => r.key),
+            ['b', 'a', 'c'],
+          );
         const fromZero = await collect(log.read(0, offsets[0]!, { maxRecords: 1 }));
         if (synchronousCompaction) assert.equal(fromZero[0]!.offset, offsets[1]);
       });
@@ -336,7 +374,10 @@ export function eventLogContract(name: string, open: OpenLog, options: ContractO
           await assert.rejects(log.append(0, batch as AppendRecord[]), isInvalid, `batch ${JSON.stringify(batch)}`);
         }
         assert.deepEqual(await ends(log), before);
-        assert.deepEqual((await collect(log.read(0, 0n))).map((r) => r.key), ['seed']);
+        assert.deepEqual(
+          (await collect(log.read(0, 0n))).map((r) => r.key),
+          ['seed'],
+        );
       });
 
       it('read, tail, endOffset and compact refuse bad arguments', async (t) => {
@@ -346,19 +387,38 @@ export function eventLogContract(name: string, open: OpenLog, options: ContractO
           await collect(make());
         };
         for (const p of badPartitions) {
-          await assert.rejects(drain(() => log.read(p as number, 0n)), isInvalid);
-          await assert.rejects(drain(() => log.tail(p as number, 0n, { signal })), isInvalid);
+          await assert.rejects(
+            drain(() => log.read(p as number, 0n)),
+            isInvalid,
+          );
+          await assert.rejects(
+            drain(() => log.tail(p as number, 0n, { signal })),
+            isInvalid,
+          );
           await assert.rejects(async () => log.endOffset(p as number), isInvalid);
           await assert.rejects(async () => log.compact(p as number), isInvalid);
         }
         for (const offset of [0, -1n, '0', null] as unknown[]) {
-          await assert.rejects(drain(() => log.read(0, offset as bigint)), isInvalid, `offset ${String(offset)}`);
-          await assert.rejects(drain(() => log.tail(0, offset as bigint, { signal })), isInvalid);
+          await assert.rejects(
+            drain(() => log.read(0, offset as bigint)),
+            isInvalid,
+            `offset ${String(offset)}`,
+          );
+          await assert.rejects(
+            drain(() => log.tail(0, offset as bigint, { signal })),
+            isInvalid,
+          );
         }
         for (const maxRecords of [-1, 1.5, '3'] as unknown[]) {
-          await assert.rejects(drain(() => log.read(0, 0n, { maxRecords: maxRecords as number })), isInvalid);
+          await assert.rejects(
+            drain(() => log.read(0, 0n, { maxRecords: maxRecords as number })),
+            isInvalid,
+          );
         }
-        await assert.rejects(drain(() => log.tail(0, 0n, {} as { signal: AbortSignal })), isInvalid);
+        await assert.rejects(
+          drain(() => log.tail(0, 0n, {} as { signal: AbortSignal })),
+          isInvalid,
+        );
       });
 
       it('names the offending value in the message', async (t) => {

@@ -26,10 +26,18 @@ export interface QueueFixture {
   clock: FakeClock;
 }
 
-export async function queueOn(openLog: OpenLog, t: TestContext, options: { partitions?: number; capacity?: Capacity; maxInputBytes?: number } = {}): Promise<QueueFixture> {
+export async function queueOn(
+  openLog: OpenLog,
+  t: TestContext,
+  options: { partitions?: number; capacity?: Capacity; maxInputBytes?: number } = {},
+): Promise<QueueFixture> {
   const log = await openLog(options.partitions ?? 4, t);
   const clock = new FakeClock();
-  const queue = await openRunQueueOnLog(log, { clock: clock.read, capacity: options.capacity ?? {}, ...(options.maxInputBytes ? { maxInputBytes: options.maxInputBytes } : {}) });
+  const queue = await openRunQueueOnLog(log, {
+    clock: clock.read,
+    capacity: options.capacity ?? {},
+    ...(options.maxInputBytes ? { maxInputBytes: options.maxInputBytes } : {}),
+  });
   t.after(() => queue.stop());
   return { queue, log, clock };
 }

@@ -52,8 +52,24 @@ export class QueueModel {
     const partition = partitionOf(tenant, thread, this.partitions);
     const seq = ++this.issued[partition]!;
     const entry: ModelEntry = {
-      realId: null, tenant, thread, agent, priority, submittedAt: now, partition, seq, key, input,
-      open: true, lease: null, lastEpoch: 0, notBefore: null, runIds: [], closedAt: null, closeSeq: 0, pruned: false,
+      realId: null,
+      tenant,
+      thread,
+      agent,
+      priority,
+      submittedAt: now,
+      partition,
+      seq,
+      key,
+      input,
+      open: true,
+      lease: null,
+      lastEpoch: 0,
+      notBefore: null,
+      runIds: [],
+      closedAt: null,
+      closeSeq: 0,
+      pruned: false,
     };
     this.entries.push(entry);
     return { ok: entry };
@@ -99,7 +115,8 @@ export class QueueModel {
     const refusal = this.leaseRefusal(entryId, tenant, holder, epoch, now);
     if (refusal !== null) return { error: refusal };
     const entry = this.find(entryId, tenant)!;
-    if (this.live().some((e) => e.tenant === tenant && e.thread === entry.thread && e.runIds.includes(runId))) return { error: 'RunIdReused' };
+    if (this.live().some((e) => e.tenant === tenant && e.thread === entry.thread && e.runIds.includes(runId)))
+      return { error: 'RunIdReused' };
     entry.runIds.push(runId);
     return { ok: entry.runIds.length };
   }

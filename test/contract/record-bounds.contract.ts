@@ -35,11 +35,13 @@ export function withRecordLimit(log: EventLog, maxRecordBytes: number): EventLog
   return limited;
 }
 
-const says = (...parts: string[]) => (error: unknown): boolean => {
-  assert.ok(isRunlogError(error, 'InvalidArgument'), `expected InvalidArgument, got ${String(error)}`);
-  for (const part of parts) assert.ok(error.message.includes(part), `the message names ${part}: ${error.message}`);
-  return true;
-};
+const says =
+  (...parts: string[]) =>
+  (error: unknown): boolean => {
+    assert.ok(isRunlogError(error, 'InvalidArgument'), `expected InvalidArgument, got ${String(error)}`);
+    for (const part of parts) assert.ok(error.message.includes(part), `the message names ${part}: ${error.message}`);
+    return true;
+  };
 
 /** `count` metadata entries of `bytes` bytes in all (keys and values, ASCII). */
 function metadataOf(count: number, bytes: number): Record<string, string> {
@@ -88,7 +90,10 @@ export function recordBoundsSemantics(name: string, openLog: OpenLog): void {
       assert.equal(entry.input.byteLength, queue.maxInputBytes);
       assert.deepEqual(entry.metadata, request.metadata);
       await assertReplayEqualsLive(queue);
-      await assert.rejects(queue.submit({ ...request, key: 'other', input: new Uint8Array(queue.maxInputBytes + 1) }), says('input', String(queue.maxInputBytes)));
+      await assert.rejects(
+        queue.submit({ ...request, key: 'other', input: new Uint8Array(queue.maxInputBytes + 1) }),
+        says('input', String(queue.maxInputBytes)),
+      );
     });
 
     it("a record within every field limit but over the log's record limit is refused before anything is written", async (t) => {
@@ -100,7 +105,10 @@ export function recordBoundsSemantics(name: string, openLog: OpenLog): void {
       const appends = log.appends;
       const before = await logSize(log);
       const result = new Uint8Array(queue.maxInputBytes); // the largest result, with an error text within its own limit
-      await assert.rejects(queue.close(taken.lease, { status: 'failed', result, error: 'e'.repeat(40_000) }), says('Closed', 'result', 'error', String(64 * 1024)));
+      await assert.rejects(
+        queue.close(taken.lease, { status: 'failed', result, error: 'e'.repeat(40_000) }),
+        says('Closed', 'result', 'error', String(64 * 1024)),
+      );
       assert.equal(log.appends, appends, 'nothing was appended');
       assert.equal(await logSize(log), before);
       assert.equal((await queue.entry('acme', ticket.entryId)).status, 'open', 'the entry is as it was');

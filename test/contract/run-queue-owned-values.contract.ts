@@ -43,7 +43,7 @@ export function runQueueOwnedValues(name: string, openLog: OpenLog): void {
       await assertReplayEqualsLive(queue);
     });
 
-    it("changing what the caller passed in after the call changes nothing (input, metadata, result)", async (t) => {
+    it('changing what the caller passed in after the call changes nothing (input, metadata, result)', async (t) => {
       const { queue } = await queueOn(openLog, t);
       const input = new TextEncoder().encode('the input bytes');
       const metadata = { trace: 'abc' };
@@ -62,7 +62,7 @@ export function runQueueOwnedValues(name: string, openLog: OpenLog): void {
       await assertReplayEqualsLive(queue);
     });
 
-    it("changing what close(), cancel(), startAttempt(), extend() and openEntries() answered changes nothing", async (t) => {
+    it('changing what close(), cancel(), startAttempt(), extend() and openEntries() answered changes nothing', async (t) => {
       const { queue } = await queueOn(openLog, t);
       const ticket = await queue.submit(submitOf('acme', 't1', { input: 'one', metadata: { m: '1' } }));
       const other = await queue.submit(submitOf('acme', 't1', { input: 'two' }));
@@ -80,7 +80,10 @@ export function runQueueOwnedValues(name: string, openLog: OpenLog): void {
       assert.equal(text(entry.input), 'one');
       assert.equal(text(entry.result), 'done');
       assert.deepEqual(entry.metadata, { m: '1' });
-      assert.deepEqual(entry.attempts.map((a) => a.runId), ['run-1']);
+      assert.deepEqual(
+        entry.attempts.map((a) => a.runId),
+        ['run-1'],
+      );
       assert.equal(text((await queue.entry('acme', other.entryId)).input), 'two');
       await assertReplayEqualsLive(queue);
     });
@@ -99,7 +102,10 @@ export function runQueueOwnedValues(name: string, openLog: OpenLog): void {
         assert.equal(text(answer.input), 'shared?');
         assert.equal(text(answer.result), 'out');
         assert.deepEqual(answer.metadata, { m: '1' });
-        assert.deepEqual(answer.attempts.map((a) => a.runId), ['run-1']);
+        assert.deepEqual(
+          answer.attempts.map((a) => a.runId),
+          ['run-1'],
+        );
       }
       assert.equal(text((await queue.entry('acme', ticket.entryId)).result), 'out');
       await assertReplayEqualsLive(queue);

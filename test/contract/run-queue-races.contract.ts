@@ -55,7 +55,10 @@ export function runQueueRaces(name: string, openLog: OpenLog): void {
     it('takeEntry() in the tick of a deleteThread answers the lease it made durable', async (t) => {
       const { queue } = await queueOn(openLog, t);
       const ticket = await queue.submit(submitOf('acme', 't1'));
-      const [taken, deleted] = await Promise.all([queue.takeEntry('acme', ticket.entryId, { holder: 'w', ttlMs: TTL }), queue.deleteThread('acme', 't1')]);
+      const [taken, deleted] = await Promise.all([
+        queue.takeEntry('acme', ticket.entryId, { holder: 'w', ttlMs: TTL }),
+        queue.deleteThread('acme', 't1'),
+      ]);
       assert.equal(deleted, 1);
       assert.ok(taken !== null);
       assert.deepEqual([taken.lease.entryId, taken.entry.status, taken.entry.lease], [ticket.entryId, 'open', taken.lease]);
@@ -68,7 +71,11 @@ export function runQueueRaces(name: string, openLog: OpenLog): void {
       const ticket = await queue.submit(submitOf('acme', 't1'));
       const taken = (await queue.take(take))!;
       clock.advance(5);
-      const [extended, , pruned] = await Promise.all([queue.extend(taken.lease, TTL), queue.cancel('acme', ticket.entryId), queue.prune(0, 10)]);
+      const [extended, , pruned] = await Promise.all([
+        queue.extend(taken.lease, TTL),
+        queue.cancel('acme', ticket.entryId),
+        queue.prune(0, 10),
+      ]);
       assert.equal(pruned, 1);
       assert.deepEqual(extended, { ...taken.lease, expiresAt: clock.nowMs + TTL });
       await assertReplayEqualsLive(queue);
@@ -82,15 +89,24 @@ export function runQueueRaces(name: string, openLog: OpenLog): void {
       const answers = await Promise.all([
         ...leases.map((lease) => queue.close(lease, { status: 'failed', error: 'e' })),
         queue.prune(0, 5),
-        ...tickets.filter((ticket) => !leases.some((lease) => lease.entryId === ticket.entryId)).map((ticket) => queue.cancel('acme', ticket.entryId)),
+        ...tickets
+          .filter((ticket) => !leases.some((lease) => lease.entryId === ticket.entryId))
+          .map((ticket) => queue.cancel('acme', ticket.entryId)),
         queue.sweep({ ticketLifetimeMs: 0 }),
       ]);
       const entries = answers.filter((answer) => typeof answer === 'object' && 'entryId' in answer);
       assert.equal(entries.length, 20);
       for (const entry of entries) assert.equal(entry.status, 'closed');
       const woken = await Promise.all(waiters);
-      assert.deepEqual(woken.map((entry) => entry!.entryId), tickets.map((ticket) => ticket.entryId));
-      assert.equal(queue.views().reduce((sum, view) => sum + view.entries.size, 0), 0, 'everything closed in the tick was pruned');
+      assert.deepEqual(
+        woken.map((entry) => entry!.entryId),
+        tickets.map((ticket) => ticket.entryId),
+      );
+      assert.equal(
+        queue.views().reduce((sum, view) => sum + view.entries.size, 0),
+        0,
+        'everything closed in the tick was pruned',
+      );
       await assertReplayEqualsLive(queue);
     });
   });

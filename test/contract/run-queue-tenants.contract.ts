@@ -37,7 +37,7 @@ function forge(entryId: string): string {
 
 export function runQueueTenants(name: string, openLog: OpenLog): void {
   describe(`RunQueue tenant isolation on ${name}`, () => {
-    it("probing ids tells another tenant nothing: the ids of the issued sequence read TicketNotFound", async (t) => {
+    it('probing ids tells another tenant nothing: the ids of the issued sequence read TicketNotFound', async (t) => {
       const { queue } = await queueOn(openLog, t, { partitions: 2 });
       const tickets = [];
       for (let i = 0; i < 6; i++) tickets.push(await queue.submit(submitOf('acme', `t${i}`)));
@@ -64,7 +64,11 @@ export function runQueueTenants(name: string, openLog: OpenLog): void {
       clock.advance(10);
       assert.equal(await queue.prune(0, 10), 1);
       const pruned = await refusal(() => queue.entry('globex', ticket.entryId));
-      assert.deepEqual([pruned.code, pruned.message], [live.code, live.message], 'read by another tenant, a live entry and a pruned one look alike');
+      assert.deepEqual(
+        [pruned.code, pruned.message],
+        [live.code, live.message],
+        'read by another tenant, a live entry and a pruned one look alike',
+      );
       await log.compact(0);
       await assertReplayEqualsLive(queue);
       const replayed = await replayPartition(log, 0);
@@ -100,10 +104,26 @@ export function runQueueTenants(name: string, openLog: OpenLog): void {
       const log = await openLog(1, t);
       const clock = new FakeClock();
       const legacy = (seq: number): Submitted => ({
-        type: 'Submitted', tenant: 'acme', thread: 'old', entryId: `0-${seq}`, seq, at: clock.nowMs, agent: 'build', input: new Uint8Array(0),
-        key: null, strategy: 'enqueue', priority: 0, notBefore: null, deadline: null, maxAttempts: 10, metadata: {},
+        type: 'Submitted',
+        tenant: 'acme',
+        thread: 'old',
+        entryId: `0-${seq}`,
+        seq,
+        at: clock.nowMs,
+        agent: 'build',
+        input: new Uint8Array(0),
+        key: null,
+        strategy: 'enqueue',
+        priority: 0,
+        notBefore: null,
+        deadline: null,
+        maxAttempts: 10,
+        metadata: {},
       });
-      await log.append(0, [legacy(1), legacy(2)].map((event) => ({ key: recordKeyOf(event), value: encodeEvent(event) })));
+      await log.append(
+        0,
+        [legacy(1), legacy(2)].map((event) => ({ key: recordKeyOf(event), value: encodeEvent(event) })),
+      );
       const queue = await openRunQueueOnLog(log, { clock: clock.read });
       t.after(() => queue.stop());
       assert.equal((await queue.entry('acme', '0-1')).status, 'open');

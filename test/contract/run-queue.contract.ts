@@ -14,11 +14,23 @@ export function runQueueSemantics(name: string, openLog: OpenLog): void {
     it('submit appends Submitted and answers a ticket; the entry reads open', async (t) => {
       const { queue, log, clock } = await queueOn(openLog, t);
       let ticket;
-      const events = await eventsOf(log, async () => (ticket = await queue.submit(submitOf('acme', 't1', { priority: 3, metadata: { a: 'b' } }))));
+      const events = await eventsOf(
+        log,
+        async () => (ticket = await queue.submit(submitOf('acme', 't1', { priority: 3, metadata: { a: 'b' } }))),
+      );
       // The partition's first submission also writes its ticket key.
-      assert.deepEqual(events.map((e) => [e.type, e.at]), [['TicketKeyCreated', clock.nowMs], ['Submitted', clock.nowMs]]);
+      assert.deepEqual(
+        events.map((e) => [e.type, e.at]),
+        [
+          ['TicketKeyCreated', clock.nowMs],
+          ['Submitted', clock.nowMs],
+        ],
+      );
       const next = await eventsOf(log, () => queue.submit(submitOf('acme', 't1')));
-      assert.deepEqual(next.map((e) => e.type), ['Submitted']);
+      assert.deepEqual(
+        next.map((e) => e.type),
+        ['Submitted'],
+      );
       const entry = await queue.entry('acme', ticket!.entryId);
       assert.equal(entry.status, 'open');
       assert.equal(entry.priority, 3);
@@ -114,7 +126,10 @@ export function runQueueSemantics(name: string, openLog: OpenLog): void {
       await queue.submit(submitOf('acme', 't1'));
       const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
       const events = await eventsOf(log, () => queue.startAttempt(taken.lease, 'run-1'));
-      assert.deepEqual(events.map((e) => e.type), ['AttemptStarted']);
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['AttemptStarted'],
+      );
       await refused(log, 'RunIdReused', () => queue.startAttempt(taken.lease, 'run-1'));
       assert.equal(await queue.yield(taken.lease, { kind: 'retry', error: 'boom' }), true);
       const next = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;

@@ -48,23 +48,51 @@ const holder = fc.constantFrom('h0', 'h1');
 const ttlMs = fc.integer({ min: 10, max: 100 });
 const retention = { lifetimeMs: fc.integer({ min: 0, max: 100 }), limit: fc.integer({ min: 1, max: 3 }) };
 const commandArb: fc.Arbitrary<Command> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('submit' as const), tenant, thread, agent: fc.constantFrom('x', 'y'), priority: fc.integer({ min: 0, max: 2 }), key: fc.constantFrom(null, 'k0', 'k1'), input: fc.constantFrom('i0', 'i1') }) },
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('take' as const), agents: fc.constantFrom<string[]>(['x'], ['y'], ['x', 'y']), holder, ttlMs }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('submit' as const),
+      tenant,
+      thread,
+      agent: fc.constantFrom('x', 'y'),
+      priority: fc.integer({ min: 0, max: 2 }),
+      key: fc.constantFrom(null, 'k0', 'k1'),
+      input: fc.constantFrom('i0', 'i1'),
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('take' as const),
+      agents: fc.constantFrom<string[]>(['x'], ['y'], ['x', 'y']),
+      holder,
+      ttlMs,
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('takeEntry' as const), entry: fc.nat(), tenant, holder, ttlMs }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('extend' as const), lease: fc.nat(), ttlMs }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('startAttempt' as const), lease: fc.nat(), runId: fc.constantFrom('r0', 'r1', 'r2', 'r3') }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ kind: fc.constant('startAttempt' as const), lease: fc.nat(), runId: fc.constantFrom('r0', 'r1', 'r2', 'r3') }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('yield' as const), lease: fc.nat(), delayMs: fc.constantFrom(null, 0, 30) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('close' as const), lease: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('cancel' as const), entry: fc.nat(), tenant }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteThread' as const), tenant, thread }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('entry' as const), entry: fc.nat(), tenant }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('probe' as const), entry: fc.nat(), seq: fc.integer({ min: 0, max: 8 }), tenant }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('probe' as const), entry: fc.nat(), seq: fc.integer({ min: 0, max: 8 }), tenant }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 60 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('prune' as const), ...retention }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('sweep' as const), ...retention }) },
 );
 /** Mostly ticks of one command (one after another), often several at once. */
-const tickArb = fc.oneof({ weight: 2, arbitrary: fc.array(commandArb, { minLength: 1, maxLength: 1 }) }, { weight: 3, arbitrary: fc.array(commandArb, { minLength: 2, maxLength: 5 }) });
+const tickArb = fc.oneof(
+  { weight: 2, arbitrary: fc.array(commandArb, { minLength: 1, maxLength: 1 }) },
+  { weight: 3, arbitrary: fc.array(commandArb, { minLength: 2, maxLength: 5 }) },
+);
 
 interface World {
   queue: RunQueue;
@@ -98,7 +126,12 @@ function issue(world: World, command: Command): Issued | null {
   const now = clock.nowMs;
   const lease = 'lease' in command ? leases[command.lease % Math.max(leases.length, 1)] : undefined;
   const entryId = 'entry' in command ? entryIds[command.entry % Math.max(entryIds.length, 1)] : undefined;
-  const issued = (real: () => Promise<unknown>, expected: () => ModelAnswer): Issued => ({ command, now, real: answer(real), expected: expected() });
+  const issued = (real: () => Promise<unknown>, expected: () => ModelAnswer): Issued => ({
+    command,
+    now,
+    real: answer(real),
+    expected: expected(),
+  });
   switch (command.kind) {
     case 'submit': {
       const { tenant, thread, agent, priority, key, input } = command;
@@ -108,7 +141,10 @@ function issue(world: World, command: Command): Issued | null {
       );
     }
     case 'take':
-      return issued(() => queue.take({ agents: command.agents, holder: command.holder, ttlMs: command.ttlMs }), () => model.take(command.agents, command.holder, command.ttlMs, now));
+      return issued(
+        () => queue.take({ agents: command.agents, holder: command.holder, ttlMs: command.ttlMs }),
+        () => model.take(command.agents, command.holder, command.ttlMs, now),
+      );
     case 'takeEntry':
       if (entryId === undefined) return null;
       return issued(
@@ -145,22 +181,37 @@ function issue(world: World, command: Command): Issued | null {
       );
     case 'cancel':
       if (entryId === undefined) return null;
-      return issued(async () => closedOutcome(await queue.cancel(command.tenant, entryId), entryId), () => model.cancel(entryId, command.tenant, now));
+      return issued(
+        async () => closedOutcome(await queue.cancel(command.tenant, entryId), entryId),
+        () => model.cancel(entryId, command.tenant, now),
+      );
     case 'deleteThread':
-      return issued(() => queue.deleteThread(command.tenant, command.thread), () => model.deleteThread(command.tenant, command.thread, now));
+      return issued(
+        () => queue.deleteThread(command.tenant, command.thread),
+        () => model.deleteThread(command.tenant, command.thread, now),
+      );
     case 'entry':
       if (entryId === undefined) return null;
-      return issued(async () => (await queue.entry(command.tenant, entryId)).status, () => model.entryStatus(entryId, command.tenant));
+      return issued(
+        async () => (await queue.entry(command.tenant, entryId)).status,
+        () => model.entryStatus(entryId, command.tenant),
+      );
     case 'probe': {
       if (entryId === undefined) return null;
       const probed = command.seq === 0 ? forged(entryId) : `${parseEntryId(entryId, PARTITIONS)!.partition}-${command.seq}`;
-      return issued(() => queue.entry(command.tenant, probed), () => ({ error: 'TicketNotFound' }));
+      return issued(
+        () => queue.entry(command.tenant, probed),
+        () => ({ error: 'TicketNotFound' }),
+      );
     }
     case 'advance':
       clock.advance(command.ms);
       return null;
     case 'prune':
-      return issued(() => queue.prune(command.lifetimeMs, command.limit), () => model.prune(command.lifetimeMs, command.limit, now));
+      return issued(
+        () => queue.prune(command.lifetimeMs, command.limit),
+        () => model.prune(command.lifetimeMs, command.limit, now),
+      );
     case 'sweep':
       return issued(
         () => queue.sweep({ ticketLifetimeMs: command.lifetimeMs, limit: command.limit }),

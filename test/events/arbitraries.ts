@@ -15,7 +15,11 @@ export const long = fc.oneof(
 const int = fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 });
 const bytes = fc.uint8Array({ maxLength: 300 });
 const orNull = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | null> => fc.option(arb, { nil: null });
-const metadata = fc.dictionary(text.filter((k) => k !== '__proto__'), text, { noNullPrototype: true, maxKeys: 5 });
+const metadata = fc.dictionary(
+  text.filter((k) => k !== '__proto__'),
+  text,
+  { noNullPrototype: true, maxKeys: 5 },
+);
 
 /** Plain objects, as decoded events are (fast-check would also make null-prototype ones). */
 const record = <T>(model: { [K in keyof T]: fc.Arbitrary<T[K]> }): fc.Arbitrary<T> => fc.record(model, { noNullPrototype: true });
@@ -24,22 +28,38 @@ const base = { tenant: text, thread: text, entryId: text, at: long };
 
 export const anyEvent: fc.Arbitrary<RunlogEvent> = fc.oneof(
   record({
-    ...base, type: fc.constant('Submitted' as const), seq: long, agent: text, input: bytes, key: orNull(text),
-    strategy: fc.constantFrom('enqueue' as const, 'reject' as const), priority: int, notBefore: orNull(long),
-    deadline: orNull(long), maxAttempts: int, metadata,
+    ...base,
+    type: fc.constant('Submitted' as const),
+    seq: long,
+    agent: text,
+    input: bytes,
+    key: orNull(text),
+    strategy: fc.constantFrom('enqueue' as const, 'reject' as const),
+    priority: int,
+    notBefore: orNull(long),
+    deadline: orNull(long),
+    maxAttempts: int,
+    metadata,
   }),
   record({ ...base, type: fc.constant('Leased' as const), holder: text, epoch: long, expiresAt: long, deferredAttempts: int }),
   record({ ...base, type: fc.constant('LeaseExtended' as const), holder: text, epoch: long, expiresAt: long, deferredAttempts: int }),
   record({ ...base, type: fc.constant('AttemptStarted' as const), runId: text, attempt: int, epoch: long }),
   record({
-    ...base, type: fc.constant('Yielded' as const), epoch: long, kind: fc.constantFrom('defer' as const, 'retry' as const),
-    error: orNull(text), notBefore: orNull(long), deferredAttempts: int,
+    ...base,
+    type: fc.constant('Yielded' as const),
+    epoch: long,
+    kind: fc.constantFrom('defer' as const, 'retry' as const),
+    error: orNull(text),
+    notBefore: orNull(long),
+    deferredAttempts: int,
   }),
   record({ ...base, type: fc.constant('CancelRequested' as const), reason: orNull(text) }),
   record({
-    ...base, type: fc.constant('Closed' as const),
+    ...base,
+    type: fc.constant('Closed' as const),
     outcome: fc.constantFrom('succeeded' as const, 'failed' as const, 'cancelled' as const, 'expired' as const, 'threadDeleted' as const),
-    result: orNull(bytes), error: orNull(text),
+    result: orNull(bytes),
+    error: orNull(text),
   }),
   record({ ...base, type: fc.constant('ThreadDeleted' as const) }),
   record({ ...base, type: fc.constant('EntriesPruned' as const), entryIds: fc.array(text, { maxLength: 20 }), issuedThrough: long }),

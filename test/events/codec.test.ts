@@ -18,8 +18,13 @@ function fails(code: ErrorCode, fn: () => unknown, message: RegExp): void {
 }
 
 const leasedBody = (epoch: number[]): number[] => [
-  ...avroString(leased.tenant), ...avroString(leased.thread), ...avroString(leased.entryId),
-  ...avroLong(leased.at), ...avroString(leased.holder), ...epoch, ...avroLong(leased.expiresAt),
+  ...avroString(leased.tenant),
+  ...avroString(leased.thread),
+  ...avroString(leased.entryId),
+  ...avroLong(leased.at),
+  ...avroString(leased.holder),
+  ...epoch,
+  ...avroLong(leased.expiresAt),
   ...avroLong(leased.deferredAttempts), // an Avro int: the same zig-zag varint as a long
 ];
 
@@ -52,7 +57,10 @@ test('the body is plain Avro binary (checked against a hand-built Leased record)
 });
 
 test('property: any event round-trips', () => {
-  fc.assert(fc.property(anyEvent, (event) => assert.deepEqual(decodeEvent(encodeEvent(event)), event)), { numRuns: 500 });
+  fc.assert(
+    fc.property(anyEvent, (event) => assert.deepEqual(decodeEvent(encodeEvent(event)), event)),
+    { numRuns: 500 },
+  );
 });
 
 // avsc trusts a damaged map or array count (it may loop for ages or run out of memory), so
@@ -93,7 +101,11 @@ test('property: compiled body readers read exactly as avsc does, also damaged re
       if (body < damaged.length) damaged[body]! ^= xor;
       const cutShort = bytes.subarray(0, 10 + (cut % Math.max(bytes.length - 10, 1)));
       const inputs = WITHOUT_BLOCKS.has(event.type) ? [bytes, damaged, cutShort] : [bytes, cutShort];
-      for (const input of inputs) assert.deepEqual(outcome(() => decodeEvent(input)), validOrCorrupt(outcome(() => avscOnly.decode(input))));
+      for (const input of inputs)
+        assert.deepEqual(
+          outcome(() => decodeEvent(input)),
+          validOrCorrupt(outcome(() => avscOnly.decode(input))),
+        );
     }),
     { numRuns: 1000 },
   );

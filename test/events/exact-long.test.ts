@@ -6,7 +6,22 @@ import { readExactLong, writeExactLong } from '../../src/events/exact-long.ts';
 import { avroLong } from './avro-bytes.ts';
 import { long } from './arbitraries.ts';
 
-const EDGES = [0, 1, -1, 63, -64, 64, -65, 2 ** 31, -(2 ** 31), 2 ** 52, -(2 ** 52), -(2 ** 52) - 1, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
+const EDGES = [
+  0,
+  1,
+  -1,
+  63,
+  -64,
+  64,
+  -65,
+  2 ** 31,
+  -(2 ** 31),
+  2 ** 52,
+  -(2 ** 52),
+  -(2 ** 52) - 1,
+  Number.MAX_SAFE_INTEGER,
+  Number.MIN_SAFE_INTEGER,
+];
 
 test('every safe integer writes and reads back exactly', () => {
   const check = (n: number): void => {
@@ -14,7 +29,10 @@ test('every safe integer writes and reads back exactly', () => {
     assert.equal(readExactLong(Uint8Array.from(avroLong(n))), n, `read ${n}`);
   };
   EDGES.forEach(check);
-  fc.assert(fc.property(long, (n) => check(n)), { numRuns: 2000 });
+  fc.assert(
+    fc.property(long, (n) => check(n)),
+    { numRuns: 2000 },
+  );
 });
 
 test('longs beyond Number.MAX_SAFE_INTEGER are refused on read', () => {

@@ -40,7 +40,10 @@ test('no released schema changed its fingerprint (schemas/fingerprints.json)', (
   const listed = readFingerprints();
   for (const schema of RELEASED_SCHEMAS) {
     const recorded = listed[schema.file];
-    assert.ok(recorded, `${schema.file} is not in schemas/fingerprints.json: run node --import tsx test/events/write-fingerprints.ts to release it`);
+    assert.ok(
+      recorded,
+      `${schema.file} is not in schemas/fingerprints.json: run node --import tsx test/events/write-fingerprints.ts to release it`,
+    );
     assert.equal(fingerprintHex(schema.fingerprint), recorded, `${schema.file} was edited after release: add a new version instead`);
   }
   const present = new Set(RELEASED_SCHEMAS.map((s) => s.file));

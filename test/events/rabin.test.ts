@@ -27,21 +27,53 @@ const VECTORS: ReadonlyArray<readonly [string, string, string | null]> = [
   ['[ "int"  ]', '["int"]', '-5232228896498058493'],
   ['[ "int" , {"type":"boolean"} ]', '["int","boolean"]', '5392556393470105090'],
   ['{"fields":[], "type":"record", "name":"foo"}', '{"name":"foo","type":"record","fields":[]}', '-4824392279771201922'],
-  ['{"fields":[], "type":"record", "name":"foo", "namespace":"x.y"}', '{"name":"x.y.foo","type":"record","fields":[]}', '5916914534497305771'],
-  ['{"fields":[], "type":"record", "name":"a.b.foo", "namespace":"x.y"}', '{"name":"a.b.foo","type":"record","fields":[]}', '-4616218487480524110'],
-  ['{"fields":[], "type":"record", "name":"foo", "doc":"Useful info"}', '{"name":"foo","type":"record","fields":[]}', '-4824392279771201922'],
-  ['{"fields":[], "type":"record", "name":"foo", "aliases":["foo","bar"]}', '{"name":"foo","type":"record","fields":[]}', '-4824392279771201922'],
-  ['{"fields":[], "type":"record", "name":"foo", "doc":"foo", "aliases":["foo","bar"]}', '{"name":"foo","type":"record","fields":[]}', '-4824392279771201922'],
-  ['{"fields":[{"type":{"type":"boolean"}, "name":"f1"}], "type":"record", "name":"foo"}', '{"name":"foo","type":"record","fields":[{"name":"f1","type":"boolean"}]}', '7843277075252814651'],
+  [
+    '{"fields":[], "type":"record", "name":"foo", "namespace":"x.y"}',
+    '{"name":"x.y.foo","type":"record","fields":[]}',
+    '5916914534497305771',
+  ],
+  [
+    '{"fields":[], "type":"record", "name":"a.b.foo", "namespace":"x.y"}',
+    '{"name":"a.b.foo","type":"record","fields":[]}',
+    '-4616218487480524110',
+  ],
+  [
+    '{"fields":[], "type":"record", "name":"foo", "doc":"Useful info"}',
+    '{"name":"foo","type":"record","fields":[]}',
+    '-4824392279771201922',
+  ],
+  [
+    '{"fields":[], "type":"record", "name":"foo", "aliases":["foo","bar"]}',
+    '{"name":"foo","type":"record","fields":[]}',
+    '-4824392279771201922',
+  ],
+  [
+    '{"fields":[], "type":"record", "name":"foo", "doc":"foo", "aliases":["foo","bar"]}',
+    '{"name":"foo","type":"record","fields":[]}',
+    '-4824392279771201922',
+  ],
+  [
+    '{"fields":[{"type":{"type":"boolean"}, "name":"f1"}], "type":"record", "name":"foo"}',
+    '{"name":"foo","type":"record","fields":[{"name":"f1","type":"boolean"}]}',
+    '7843277075252814651',
+  ],
   [
     '{ "fields":[{"type":"boolean", "aliases":[], "name":"f1", "default":"true"}, {"order":"descending","name":"f2","doc":"Hello","type":"int"}], "type":"record", "name":"foo" }',
     '{"name":"foo","type":"record","fields":[{"name":"f1","type":"boolean"},{"name":"f2","type":"int"}]}',
     '-4860222112080293046',
   ],
   ['{"type":"enum", "name":"foo", "symbols":["A1"]}', '{"name":"foo","type":"enum","symbols":["A1"]}', '-6342190197741309591'],
-  ['{"namespace":"x.y.z", "type":"enum", "name":"foo", "doc":"foo bar", "symbols":["A1", "A2"]}', '{"name":"x.y.z.foo","type":"enum","symbols":["A1","A2"]}', '-4448647247586288245'],
+  [
+    '{"namespace":"x.y.z", "type":"enum", "name":"foo", "doc":"foo bar", "symbols":["A1", "A2"]}',
+    '{"name":"x.y.z.foo","type":"enum","symbols":["A1","A2"]}',
+    '-4448647247586288245',
+  ],
   ['{"name":"foo","type":"fixed","size":15}', '{"name":"foo","type":"fixed","size":15}', '1756455273707447556'],
-  ['{"namespace":"x.y.z", "type":"fixed", "name":"foo", "doc":"foo bar", "size":32}', '{"name":"x.y.z.foo","type":"fixed","size":32}', '-3064184465700546786'],
+  [
+    '{"namespace":"x.y.z", "type":"fixed", "name":"foo", "doc":"foo bar", "size":32}',
+    '{"name":"x.y.z.foo","type":"fixed","size":32}',
+    '-3064184465700546786',
+  ],
   ['{ "items":{"type":"null"}, "type":"array"}', '{"type":"array","items":"null"}', '-589620603366471059'],
   ['{ "values":"string", "type":"map"}', '{"type":"map","values":"string"}', '-8732877298790414990'],
   [
@@ -71,7 +103,10 @@ test('"int" gives the single-object header bytes other implementations document'
 
 test('canonical form drops logical types and writes a named type once, then by name', () => {
   const schema = {
-    type: 'record', name: 'R', namespace: 'n', doc: 'd',
+    type: 'record',
+    name: 'R',
+    namespace: 'n',
+    doc: 'd',
     fields: [
       { name: 'at', type: { type: 'long', logicalType: 'timestamp-millis' } },
       { name: 'e1', type: { type: 'enum', name: 'E', symbols: ['a'] } },

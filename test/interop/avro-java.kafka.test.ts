@@ -111,17 +111,27 @@ function fromJson(type: unknown, json: unknown, path: string): unknown {
     case 'record': {
       const fields = (s.fields as { name: string; type: unknown }[]) ?? [];
       assert.ok(isObject(json), `${path}: expected an object, got ${JSON.stringify(json)}`);
-      assert.deepEqual(Object.keys(json), fields.map((f) => f.name), `${path}: fields differ from the schema's`);
+      assert.deepEqual(
+        Object.keys(json),
+        fields.map((f) => f.name),
+        `${path}: fields differ from the schema's`,
+      );
       return Object.fromEntries(fields.map((f) => [f.name, fromJson(f.type, json[f.name], `${path}.${f.name}`)]));
     }
     case 'string':
       assert.equal(typeof json, 'string', `${path}: expected a string, got ${JSON.stringify(json)}`);
       return json;
     case 'enum':
-      assert.ok(typeof json === 'string' && (s.symbols as string[]).includes(json), `${path}: ${JSON.stringify(json)} is no symbol of ${s.name}`);
+      assert.ok(
+        typeof json === 'string' && (s.symbols as string[]).includes(json),
+        `${path}: ${JSON.stringify(json)} is no symbol of ${s.name}`,
+      );
       return json;
     case 'int':
-      assert.ok(Number.isInteger(json) && (json as number) >= -(2 ** 31) && (json as number) < 2 ** 31, `${path}: ${JSON.stringify(json)} is no int`);
+      assert.ok(
+        Number.isInteger(json) && (json as number) >= -(2 ** 31) && (json as number) < 2 ** 31,
+        `${path}: ${JSON.stringify(json)} is no int`,
+      );
       return json;
     case 'long':
       assert.ok(Number.isSafeInteger(json), `${path}: ${JSON.stringify(json)} is no safe-integer long`);
@@ -171,7 +181,7 @@ async function driveLifecycle(queue: RunQueue, clock: FakeClock): Promise<void> 
     notBefore: start + 1_000,
     deadline: start + 600_000,
     maxAttempts: 4,
-    metadata: { source: 'interop', traceparent: '00-4bf92f35-01', 'ünï': 'cödé ✓' },
+    metadata: { source: 'interop', traceparent: '00-4bf92f35-01', ünï: 'cödé ✓' },
   });
   clock.advance(1_000);
   const first = await queue.take({ agents: ['build'], holder: 'worker-a/1', ttlMs: TTL }); // Leased
@@ -207,74 +217,83 @@ async function driveLifecycle(queue: RunQueue, clock: FakeClock): Promise<void> 
 }
 
 describe('Avro interop: Apache Avro (Java) reads what runlog wrote to Kafka', () => {
-  it('every record value of the topic decodes with BinaryMessageDecoder to the event decodeEvent reads', { timeout: 10 * 60_000 }, async (t) => {
-    const classpath = await buildDecoder();
+  it(
+    'every record value of the topic decodes with BinaryMessageDecoder to the event decodeEvent reads',
+    { timeout: 10 * 60_000 },
+    async (t) => {
+      const classpath = await buildDecoder();
 
-    const topic = uniqueTopic('runlog-interop');
-    const clock = new FakeClock();
-    const log = await openKafkaLog({ brokers: kafkaBrokers(), topic, partitions: 2 });
-    const queue = await openRunQueueOnLog(log, { clock: clock.read });
-    const dir = mkdtempSync(join(tmpdir(), 'runlog-avro-java-'));
-    t.after(async () => {
-      rmSync(dir, { recursive: true, force: true });
-      try {
-        await queue.stop();
-      } finally {
-        await deleteTopic(topic);
-      }
-    });
-
-    await driveLifecycle(queue, clock);
-
-    // The raw record values, as any Kafka consumer sees them.
-    const written = new Map<string, Uint8Array>();
-    let tombstones = 0;
-    for (let p = 0; p < log.partitions; p++) {
-      for await (const record of queue.log.read(p, 0n)) {
-        if (record.value === null) {
-          tombstones++;
-          continue;
+      const topic = uniqueTopic('runlog-interop');
+      const clock = new FakeClock();
+      const log = await openKafkaLog({ brokers: kafkaBrokers(), topic, partitions: 2 });
+      const queue = await openRunQueueOnLog(log, { clock: clock.read });
+      const dir = mkdtempSync(join(tmpdir(), 'runlog-avro-java-'));
+      t.after(async () => {
+        rmSync(dir, { recursive: true, force: true });
+        try {
+          await queue.stop();
+        } finally {
+          await deleteTopic(topic);
         }
-        const file = `p${p}-${record.offset.toString().padStart(10, '0')}.bin`;
-        writeFileSync(join(dir, file), record.value);
-        written.set(file, record.value);
+      });
+
+      await driveLifecycle(queue, clock);
+
+      // The raw record values, as any Kafka consumer sees them.
+      const written = new Map<string, Uint8Array>();
+      let tombstones = 0;
+      for (let p = 0; p < log.partitions; p++) {
+        for await (const record of queue.log.read(p, 0n)) {
+          if (record.value === null) {
+            tombstones++;
+            continue;
+          }
+          const file = `p${p}-${record.offset.toString().padStart(10, '0')}.bin`;
+          writeFileSync(join(dir, file), record.value);
+          written.set(file, record.value);
+        }
       }
-    }
-    assert.ok(tombstones > 0, 'prune wrote no tombstones');
+      assert.ok(tombstones > 0, 'prune wrote no tombstones');
 
-    const result = await run('java', ['-cp', classpath, MAIN_CLASS, SCHEMAS, dir], 2 * 60_000);
-    assert.equal(result.code, 0, `the Java decoder failed (exit ${result.code}):\n${result.stdout}\n${result.stderr}`);
-    const lines = result.stdout.split('\n').filter((l) => l.trim() !== '');
-    const decoded = lines.map((l) => JSON.parse(l) as Decoded);
-    assert.deepEqual(decoded.map((d) => d.file).sort(), [...written.keys()].sort(), 'the Java decoder did not answer for every record');
+      const result = await run('java', ['-cp', classpath, MAIN_CLASS, SCHEMAS, dir], 2 * 60_000);
+      assert.equal(result.code, 0, `the Java decoder failed (exit ${result.code}):\n${result.stdout}\n${result.stderr}`);
+      const lines = result.stdout.split('\n').filter((l) => l.trim() !== '');
+      const decoded = lines.map((l) => JSON.parse(l) as Decoded);
+      assert.deepEqual(decoded.map((d) => d.file).sort(), [...written.keys()].sort(), 'the Java decoder did not answer for every record');
 
-    const seen = new Set<string>();
-    for (const d of decoded) {
-      const bytes = written.get(d.file)!;
-      const expected = decodeEvent(bytes);
-      const where = `${d.file} (${expected.type})`;
-      assert.equal(d.error, undefined, `${where}: Avro refused it: ${d.error}`);
-      assert.equal(d.schema, `runlog.events.${expected.type}`, `${where}: schema`);
-      assert.equal(d.writerSchema, `${expected.type}.v1.avsc`, `${where}: writer schema`);
-      const fingerprint = writerSchemaFingerprint(expected.type).toString(16).padStart(16, '0');
-      assert.equal(d.fingerprint, fingerprint, `${where}: fingerprint`);
-      assert.equal(Buffer.from(bytes.subarray(2, 10)).readBigUInt64LE().toString(16).padStart(16, '0'), fingerprint, `${where}: header`);
-      assert.equal(d.reencodedIdentical, true, `${where}: Avro's BinaryMessageEncoder does not give back the same bytes`);
-      assert.deepStrictEqual(fromJavaJson(schemaFor(expected.type), d.record), expected, `${where}: Avro Java read another value`);
-      seen.add(expected.type);
-    }
-    assert.deepEqual([...seen].sort(), [...EVENT_TYPES].sort(), 'not every event type was written and checked');
+      const seen = new Set<string>();
+      for (const d of decoded) {
+        const bytes = written.get(d.file)!;
+        const expected = decodeEvent(bytes);
+        const where = `${d.file} (${expected.type})`;
+        assert.equal(d.error, undefined, `${where}: Avro refused it: ${d.error}`);
+        assert.equal(d.schema, `runlog.events.${expected.type}`, `${where}: schema`);
+        assert.equal(d.writerSchema, `${expected.type}.v1.avsc`, `${where}: writer schema`);
+        const fingerprint = writerSchemaFingerprint(expected.type).toString(16).padStart(16, '0');
+        assert.equal(d.fingerprint, fingerprint, `${where}: fingerprint`);
+        assert.equal(Buffer.from(bytes.subarray(2, 10)).readBigUInt64LE().toString(16).padStart(16, '0'), fingerprint, `${where}: header`);
+        assert.equal(d.reencodedIdentical, true, `${where}: Avro's BinaryMessageEncoder does not give back the same bytes`);
+        assert.deepStrictEqual(fromJavaJson(schemaFor(expected.type), d.record), expected, `${where}: Avro Java read another value`);
+        seen.add(expected.type);
+      }
+      assert.deepEqual([...seen].sort(), [...EVENT_TYPES].sort(), 'not every event type was written and checked');
 
-    // The optional values were exercised both set and null.
-    const events = decoded.map((d) => fromJavaJson(schemaFor(decodeEvent(written.get(d.file)!).type), d.record));
-    const submitted = events.find((e) => e.type === 'Submitted' && e.key !== null);
-    assert.ok(submitted?.type === 'Submitted' && submitted.notBefore !== null && submitted.deadline !== null && Object.keys(submitted.metadata).length === 3);
-    assert.ok(events.some((e) => e.type === 'Closed' && e.outcome === 'succeeded' && e.result !== null));
-    assert.ok(events.some((e) => e.type === 'Closed' && e.outcome === 'failed' && e.result === null && e.error === 'gave up'));
-    assert.ok(events.some((e) => e.type === 'Yielded' && e.kind === 'retry' && e.error !== null && e.notBefore !== null));
-    assert.ok(events.some((e) => e.type === 'Yielded' && e.kind === 'defer' && e.error === null && e.notBefore === null));
-    assert.ok(events.some((e) => e.type === 'CancelRequested' && e.reason === 'no longer needed'));
-    assert.ok(events.some((e) => e.type === 'CancelRequested' && e.reason === null));
-    assert.ok(events.some((e) => e.type === 'EntriesPruned' && e.entryIds.length > 0));
-  });
+      // The optional values were exercised both set and null.
+      const events = decoded.map((d) => fromJavaJson(schemaFor(decodeEvent(written.get(d.file)!).type), d.record));
+      const submitted = events.find((e) => e.type === 'Submitted' && e.key !== null);
+      assert.ok(
+        submitted?.type === 'Submitted' &&
+          submitted.notBefore !== null &&
+          submitted.deadline !== null &&
+          Object.keys(submitted.metadata).length === 3,
+      );
+      assert.ok(events.some((e) => e.type === 'Closed' && e.outcome === 'succeeded' && e.result !== null));
+      assert.ok(events.some((e) => e.type === 'Closed' && e.outcome === 'failed' && e.result === null && e.error === 'gave up'));
+      assert.ok(events.some((e) => e.type === 'Yielded' && e.kind === 'retry' && e.error !== null && e.notBefore !== null));
+      assert.ok(events.some((e) => e.type === 'Yielded' && e.kind === 'defer' && e.error === null && e.notBefore === null));
+      assert.ok(events.some((e) => e.type === 'CancelRequested' && e.reason === 'no longer needed'));
+      assert.ok(events.some((e) => e.type === 'CancelRequested' && e.reason === null));
+      assert.ok(events.some((e) => e.type === 'EntriesPruned' && e.entryIds.length > 0));
+    },
+  );
 });

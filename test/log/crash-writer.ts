@@ -16,7 +16,10 @@ const run = process.pid;
 async function caller(c: number): Promise<never> {
   for (let i = 0; ; i++) {
     const keys = Array.from({ length: 1 + (i % 3) }, (_, j) => `${run}/${c}/${i}/${j}`);
-    const offsets = await log.append(0, keys.map((key) => ({ key, value: encoder.encode(`value:${key}`) })));
+    const offsets = await log.append(
+      0,
+      keys.map((key) => ({ key, value: encoder.encode(`value:${key}`) })),
+    );
     process.stdout.write(offsets.map((offset, j) => `${offset} ${keys[j]}\n`).join(''));
   }
 }

@@ -17,7 +17,9 @@ it('file log batches hold the records read returns, in order, from any offset, a
     await rm(dir, { recursive: true, force: true });
   });
   for (let frame = 0; frame < 40; frame++) {
-    const records = Array.from({ length: 1 + (frame % 7) }, (_, i) => rec(`k${frame}-${i}`, i === 3 ? null : `v${frame}-${i}-${'x'.repeat(frame * 13)}`));
+    const records = Array.from({ length: 1 + (frame % 7) }, (_, i) =>
+      rec(`k${frame}-${i}`, i === 3 ? null : `v${frame}-${i}-${'x'.repeat(frame * 13)}`),
+    );
     await log.append(0, records);
   }
   for (const from of [0n, 1n, 57n, 150n, 1000n]) {
@@ -36,7 +38,11 @@ it('readFrames through one reused buffer finds every frame, also frames larger t
   const frames: Buffer[] = [];
   let offset = 0n;
   for (let f = 0; f < 30; f++) {
-    const batch = Array.from({ length: 1 + (f % 5) }, (_, i): LogRecord => ({ offset: offset++, key: `k${f}.${i}`, value: Buffer.from(`v${f}.${i}`.repeat(1 + ((f * 7) % 40))) }));
+    const batch = Array.from({ length: 1 + (f % 5) }, (_, i): LogRecord => ({
+      offset: offset++,
+      key: `k${f}.${i}`,
+      value: Buffer.from(`v${f}.${i}`.repeat(1 + ((f * 7) % 40))),
+    }));
     records.push(...batch);
     frames.push(encodeFrame(batch, frameBytes(batch.reduce((n, r) => n + recordBytes(r.key, r.value), 0))));
   }
@@ -54,6 +60,9 @@ it('readFrames through one reused buffer finds every frame, also frames larger t
       assert.ok(decodeFrame(buf, pos, end, 0n, (r) => seen.push([r.offset, r.key, Buffer.from(r.value!).toString()])));
     }
     assert.deepEqual(step.value, { kind: 'end', filePos: size });
-    assert.deepEqual(seen, records.map((r) => [r.offset, r.key, Buffer.from(r.value!).toString()]));
+    assert.deepEqual(
+      seen,
+      records.map((r) => [r.offset, r.key, Buffer.from(r.value!).toString()]),
+    );
   }
 });

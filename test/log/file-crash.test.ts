@@ -21,7 +21,9 @@ const MAX_RUN_MS = 1500;
 
 /** Runs the writer until ACKS_BEFORE_KILL acks (or MAX_RUN_MS), SIGKILLs it; returns the acks. */
 async function runAndKill(dir: string, segmentBytes: number | undefined): Promise<Map<bigint, string>> {
-  const child = spawn(process.execPath, ['--import', 'tsx', writer, dir, ...(segmentBytes ? [String(segmentBytes)] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', writer, dir, ...(segmentBytes ? [String(segmentBytes)] : [])], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = once(child, 'exit');
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -47,7 +49,10 @@ async function runAndKill(dir: string, segmentBytes: number | undefined): Promis
 }
 
 describe('file log crash safety', () => {
-  for (const [name, segmentBytes] of [['in one segment', undefined], ['rolling a segment every few appends', 2048]] as const) {
+  for (const [name, segmentBytes] of [
+    ['in one segment', undefined],
+    ['rolling a segment every few appends', 2048],
+  ] as const) {
     it(`keeps every acknowledged append across repeated SIGKILLs, ${name}`, async (t) => {
       const dir = await mkdtemp(join(tmpdir(), 'runlog-crash-'));
       t.after(() => rm(dir, { recursive: true, force: true }));
@@ -64,7 +69,10 @@ describe('file log crash safety', () => {
         const log = await openFileLog({ dir, partitions: 1, ...(segmentBytes ? { segmentBytes } : {}), onWarning: () => {} }); // takes over the dead writer's lock
         try {
           const records = await collect(log.read(0, 0n));
-          assert.deepEqual(records.map((r) => `${r.offset} ${r.key}`), seen);
+          assert.deepEqual(
+            records.map((r) => `${r.offset} ${r.key}`),
+            seen,
+          );
           const byOffset = new Map(records.map((r) => [r.offset, r]));
           assert.equal(byOffset.size, records.length, 'an offset appears twice');
           records.forEach((r, i) => {
@@ -73,7 +81,9 @@ describe('file log crash safety', () => {
           });
           for (const [offset, key] of acknowledged) assert.equal(byOffset.get(offset)?.key, key, `acknowledged ${offset} ${key}`);
           const end = await log.endOffset(0);
-          assert.deepEqual(await log.append(0, [{ key: `check/${round}`, value: new TextEncoder().encode(`value:check/${round}`) }]), [end]);
+          assert.deepEqual(await log.append(0, [{ key: `check/${round}`, value: new TextEncoder().encode(`value:check/${round}`) }]), [
+            end,
+          ]);
         } finally {
           await log.close();
         }

@@ -29,7 +29,8 @@ export const SMALL_SEGMENTS = 300;
 /** A closed log in `dir` of `partitions` partitions, `perPartition` one-record appends each, over many small segments. */
 export async function writeLog(dir: string, partitions = 1, perPartition = 24): Promise<void> {
   const log = await openFileLog({ dir, partitions, segmentBytes: SMALL_SEGMENTS, onWarning: () => {} });
-  for (let p = 0; p < partitions; p++) for (let i = 0; i < perPartition; i++) await log.append(p, [rec(`k${i}`, `partition ${p} value ${i}`)]);
+  for (let p = 0; p < partitions; p++)
+    for (let i = 0; i < perPartition; i++) await log.append(p, [rec(`k${i}`, `partition ${p} value ${i}`)]);
   await log.close();
 }
 

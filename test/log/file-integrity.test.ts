@@ -177,7 +177,10 @@ describe('file log: log.json is restored from the partitions when lost', () => {
     const log = await open();
     assert.equal(log.partitions, 2);
     assert.equal((await keysOf(log, 1)).length, 24);
-    assert.deepEqual(warnings.map((w) => w.code), ['RUNLOG_LOG_REPAIRED']);
+    assert.deepEqual(
+      warnings.map((w) => w.code),
+      ['RUNLOG_LOG_REPAIRED'],
+    );
     assert.match(warnings[0]!.message, /log\.json was missing; restored/);
     assert.deepEqual(JSON.parse(await readFile(join(dir, 'log.json'), 'utf8')), JSON.parse(meta));
   });
@@ -203,7 +206,10 @@ describe('file log: crashes in a roll, a compaction or the creation are finished
     const { open, warnings } = opener(t, dir);
     const log = await open();
     assert.equal((await keysOf(log)).length, 24);
-    assert.deepEqual(warnings.map((w) => w.code), ['RUNLOG_LOG_REPAIRED']);
+    assert.deepEqual(
+      warnings.map((w) => w.code),
+      ['RUNLOG_LOG_REPAIRED'],
+    );
     assert.deepEqual(await segmentPaths(join(dir, 'partition-0')), [...segments, next]);
     assert.deepEqual(await log.append(0, [rec('after', 'x')]), [24n]);
   });
@@ -231,7 +237,10 @@ describe('file log: crashes in a roll, a compaction or the creation are finished
     await writeFile(next, (await readFile(segments.at(-1)!)).subarray(0, 30)); // a torn header
     const { open, warnings } = opener(t, dir);
     const log = await open();
-    assert.deepEqual(warnings.map((w) => w.code), ['RUNLOG_LOG_REPAIRED']);
+    assert.deepEqual(
+      warnings.map((w) => w.code),
+      ['RUNLOG_LOG_REPAIRED'],
+    );
     await assert.rejects(stat(next), { code: 'ENOENT' });
     assert.deepEqual(await log.append(0, [rec('after', 'x')]), [24n]);
   });
@@ -258,7 +267,10 @@ describe('file log: crashes in a roll, a compaction or the creation are finished
     const { open, warnings } = opener(t, dir);
     const log = await open({ partitions: 2 });
     assert.equal(log.partitions, 2);
-    assert.deepEqual(warnings.map((w) => w.code), ['RUNLOG_LOG_REPAIRED']);
+    assert.deepEqual(
+      warnings.map((w) => w.code),
+      ['RUNLOG_LOG_REPAIRED'],
+    );
   });
 
   it('log.json.creating beside a partition that holds records is Corrupt, nothing removed', async (t) => {
@@ -276,7 +288,10 @@ describe('file log: opening errors name the path', () => {
     await writeFile(file, 'x');
     for (const path of [file, join(file, 'log')]) {
       await assert.rejects(openFileLog({ dir: path }), (e) => isRunlogError(e, 'InvalidArgument') && e.message.includes(file));
-      await assert.rejects(openFileLog({ dir: path, readOnly: true }), (e) => isRunlogError(e, 'InvalidArgument') && e.message.includes(file));
+      await assert.rejects(
+        openFileLog({ dir: path, readOnly: true }),
+        (e) => isRunlogError(e, 'InvalidArgument') && e.message.includes(file),
+      );
     }
     await assert.rejects(openFileLog({ dir: `${dir}\u0000x` }), (e) => isRunlogError(e, 'InvalidArgument') && /NUL/.test(e.message));
   });
@@ -286,12 +301,16 @@ describe('file log: opening errors name the path', () => {
     await assert.rejects(openFileLog({ dir }), (e) => isRunlogError(e, 'LogUnavailable') && e.message.includes(dir) && !e.retriable);
   });
 
-  it('a directory the process may not write is LogUnavailable naming it', { skip: process.getuid?.() === 0 && 'root may write anywhere' }, async (t) => {
-    const dir = await scratchDir(t);
-    const locked = join(dir, 'locked');
-    await mkdir(locked, { mode: 0o500 });
-    await assert.rejects(openFileLog({ dir: locked }), (e) => isRunlogError(e, 'LogUnavailable') && e.message.includes(locked));
-  });
+  it(
+    'a directory the process may not write is LogUnavailable naming it',
+    { skip: process.getuid?.() === 0 && 'root may write anywhere' },
+    async (t) => {
+      const dir = await scratchDir(t);
+      const locked = join(dir, 'locked');
+      await mkdir(locked, { mode: 0o500 });
+      await assert.rejects(openFileLog({ dir: locked }), (e) => isRunlogError(e, 'LogUnavailable') && e.message.includes(locked));
+    },
+  );
 });
 
 describe('file log: reporting', () => {
@@ -305,7 +324,10 @@ describe('file log: reporting', () => {
     const warnings: RunlogWarning[] = [];
     const queue = await openRunQueue({ log: { kind: 'file', dir }, onWarning: (w) => warnings.push(w) });
     t.after(() => queue.stop());
-    assert.deepEqual(warnings.map((w) => w.code), ['RUNLOG_TORN_TAIL']);
+    assert.deepEqual(
+      warnings.map((w) => w.code),
+      ['RUNLOG_TORN_TAIL'],
+    );
     assert.match(warnings[0]!.message, /partition-0.*torn tail of 12 bytes/);
     assert.deepEqual(queue.metrics().warnings, { RUNLOG_TORN_TAIL: 1 });
     assert.equal(queue.metrics().enqueued, 1);
@@ -322,9 +344,15 @@ describe('file log: read-only', () => {
   it('creates nothing: a missing log is InvalidArgument', async (t) => {
     const dir = await scratchDir(t);
     const missing = join(dir, 'typo');
-    await assert.rejects(openFileLog({ dir: missing, readOnly: true }), (e) => isRunlogError(e, 'InvalidArgument') && e.message.includes(missing));
+    await assert.rejects(
+      openFileLog({ dir: missing, readOnly: true }),
+      (e) => isRunlogError(e, 'InvalidArgument') && e.message.includes(missing),
+    );
     await assert.rejects(stat(missing), { code: 'ENOENT' });
-    await assert.rejects(openFileLog({ dir, readOnly: true }), (e) => isRunlogError(e, 'InvalidArgument') && /no runlog file log/.test(e.message));
+    await assert.rejects(
+      openFileLog({ dir, readOnly: true }),
+      (e) => isRunlogError(e, 'InvalidArgument') && /no runlog file log/.test(e.message),
+    );
     assert.deepEqual([...(await filesUnder(dir)).keys()], []);
   });
 
@@ -336,11 +364,17 @@ describe('file log: read-only', () => {
     const reader = await open({ readOnly: true });
     await writer.append(0, [rec('later', 'v')]);
     await writer.compact(0);
-    assert.deepEqual(await keysOf(reader), Array.from({ length: 10 }, (_, i) => `k${i}`));
+    assert.deepEqual(
+      await keysOf(reader),
+      Array.from({ length: 10 }, (_, i) => `k${i}`),
+    );
     assert.equal(await reader.endOffset(0), 10n);
     await assert.rejects(reader.append(0, [rec('x', 'y')]), (e) => isRunlogError(e, 'InvalidArgument') && /read-only/.test(e.message));
     await assert.rejects(reader.compact(0), (e) => isRunlogError(e, 'InvalidArgument'));
-    assert.throws(() => reader.tail(0, 0n, { signal: new AbortController().signal }), (e) => isRunlogError(e, 'InvalidArgument'));
+    assert.throws(
+      () => reader.tail(0, 0n, { signal: new AbortController().signal }),
+      (e) => isRunlogError(e, 'InvalidArgument'),
+    );
     await reader.close();
     assert.deepEqual(await writer.append(0, [rec('still', 'writing')]), [11n]);
   });
@@ -380,7 +414,10 @@ describe('file log: read-only', () => {
     const { open, warnings } = opener(t, dir);
     const log = await open({ readOnly: true });
     assert.equal((await collect(log.read(0, 0n))).length, 24);
-    assert.deepEqual(warnings.map((w) => w.code), ['RUNLOG_TORN_TAIL']);
+    assert.deepEqual(
+      warnings.map((w) => w.code),
+      ['RUNLOG_TORN_TAIL'],
+    );
     assert.match(warnings[0]!.message, /not done: opened read-only/);
     await log.close();
     assert.deepEqual(await filesUnder(dir), before);

@@ -171,7 +171,10 @@ describe('file log lock', () => {
     await next.append(0, [rec('d', '4')]);
     await assert.rejects(log.append(0, [rec('e', '5')]), (e) => isRunlogError(e, 'Fenced'));
     await log.close();
-    assert.deepEqual((await collect(next.read(0, 0n))).map((r) => r.key), ['a', 'd']);
+    assert.deepEqual(
+      (await collect(next.read(0, 0n))).map((r) => r.key),
+      ['a', 'd'],
+    );
   });
 
   it('an open without flock(1) on the PATH fails clearly and leaves nothing behind', async (t) => {

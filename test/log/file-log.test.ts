@@ -157,12 +157,21 @@ describe('file log', () => {
       for (let i = 0; i < 60; i++) all.push(...(await log.append(0, [rec(`k${i}`, `value ${i}`), rec(`j${i}`, null)])));
       assert.ok((await segmentFiles(s.part0)).length > 5);
       const records = await collect(log.read(0, 0n));
-      assert.deepEqual(records.map((r) => r.offset), all);
+      assert.deepEqual(
+        records.map((r) => r.offset),
+        all,
+      );
       const middle = await collect(log.read(0, 77n, { maxRecords: 10 }));
-      assert.deepEqual(middle.map((r) => r.offset), all.slice(77, 87));
+      assert.deepEqual(
+        middle.map((r) => r.offset),
+        all.slice(77, 87),
+      );
       await log.close();
       const again = await s.open({ segmentBytes: 256 });
-      assert.deepEqual((await collect(again.read(0, 33n))).map((r) => r.offset), all.slice(33));
+      assert.deepEqual(
+        (await collect(again.read(0, 33n))).map((r) => r.offset),
+        all.slice(33),
+      );
     });
 
     it('compaction rewrites closed segments, survives reopen, and keeps the end offset', async (t) => {
@@ -171,7 +180,12 @@ describe('file log', () => {
       for (let i = 0; i < 40; i++) await log.append(0, [rec(`k${i % 5}`, `v${i}`)]);
       await log.append(0, [rec('k0', null)]);
       await log.compact(0);
-      const expected = [['k1', 'v36'], ['k2', 'v37'], ['k3', 'v38'], ['k4', 'v39']];
+      const expected = [
+        ['k1', 'v36'],
+        ['k2', 'v37'],
+        ['k3', 'v38'],
+        ['k4', 'v39'],
+      ];
       const read = async (l: FileLog) => (await collect(l.read(0, 0n))).map((r) => [r.key, text(r)]);
       assert.deepEqual(await read(log), expected);
       assert.equal((await segmentFiles(s.part0)).length, 2); // the compacted one and the new active one
@@ -208,7 +222,10 @@ describe('file log', () => {
       const again = await s.open({ segmentBytes: 64 });
       const records = await collect(again.read(0, 0n));
       const offsets = records.map((r) => r.offset);
-      assert.deepEqual(offsets, [...offsets].sort((a, b) => (a < b ? -1 : 1)));
+      assert.deepEqual(
+        offsets,
+        [...offsets].sort((a, b) => (a < b ? -1 : 1)),
+      );
       assert.equal(new Set(offsets).size, offsets.length);
       assert.deepEqual(new Map(records.map((r) => [r.key, text(r)])), view);
       assert.ok(s.warnings.some((w) => /interrupted compaction/.test(w)));
@@ -230,7 +247,10 @@ describe('file log', () => {
       const rest: LogRecord[] = [];
       for (let step = await reader.next(); !step.done; step = await reader.next()) rest.push(step.value);
       const offsets = [...firstHalf, ...rest].map((r) => r.offset);
-      assert.deepEqual(offsets, [...new Set(offsets)].sort((a, b) => (a < b ? -1 : 1)));
+      assert.deepEqual(
+        offsets,
+        [...new Set(offsets)].sort((a, b) => (a < b ? -1 : 1)),
+      );
       assert.ok(offsets.at(-1)! < 400n, 'the read ends at the end offset of its call');
       const latest = new Map((await collect(log.read(0, 0n))).map((r) => [r.key, text(r)]));
       for (let k = 0; k < 7; k++) assert.equal(latest.get(`k${k}`), `v${199 - ((199 - k) % 7)}`);

@@ -38,13 +38,18 @@ async function snapshot(dir: string): Promise<Record<string, string>> {
 }
 
 /** Opens the file log in a child process limited to `maxFiles` descriptors (ulimit -n); its answer. */
-async function openLimited(dir: string, partitions: number, maxFiles: number): Promise<{ opened: boolean; code?: string; message?: string }> {
+async function openLimited(
+  dir: string,
+  partitions: number,
+  maxFiles: number,
+): Promise<{ opened: boolean; code?: string; message?: string }> {
   const script = `ulimit -n ${maxFiles} && exec "$0" --import tsx "$1" "$2" "$3"`;
   const { stdout } = await promisify(execFile)('/bin/sh', ['-c', script, process.execPath, child, dir, String(partitions)]);
   return JSON.parse(stdout) as { opened: boolean; code?: string; message?: string };
 }
 
-const tooMany = (max: number) => (e: unknown) => isRunlogError(e, 'InvalidArgument') && e.message.includes(String(max)) && /partitions/.test(e.message);
+const tooMany = (max: number) => (e: unknown) =>
+  isRunlogError(e, 'InvalidArgument') && e.message.includes(String(max)) && /partitions/.test(e.message);
 
 describe('a failed open leaves nothing behind', () => {
   it('partition counts above each backend maximum are refused before anything is written', async (t) => {
@@ -55,7 +60,10 @@ describe('a failed open leaves nothing behind', () => {
     assert.deepEqual(await readdir(base), [], 'nothing was created');
     await assert.rejects(openMemoryLog({ partitions: MAX_PARTITIONS.memory + 1 }), tooMany(MAX_PARTITIONS.memory));
     // Refused before connecting: no broker is needed to learn that.
-    await assert.rejects(openKafkaLog({ brokers: ['127.0.0.1:1'], topic: 'never', partitions: MAX_PARTITIONS.kafka + 1 }), tooMany(MAX_PARTITIONS.kafka));
+    await assert.rejects(
+      openKafkaLog({ brokers: ['127.0.0.1:1'], topic: 'never', partitions: MAX_PARTITIONS.kafka + 1 }),
+      tooMany(MAX_PARTITIONS.kafka),
+    );
     const log = await openFileLog({ dir, partitions: MAX_PARTITIONS.file, fsync: false, onWarning: () => {} });
     assert.equal(log.partitions, MAX_PARTITIONS.file);
     await log.close();

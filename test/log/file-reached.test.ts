@@ -37,12 +37,21 @@ async function scratchDir(t: TestContext): Promise<string> {
  * Both opens (writable, then read-only) fail with Corrupt naming the partition, the
  * recorded end and the end found, and write nothing.
  */
-async function refusedAsShorter(dir: string, partition: number, recorded: bigint, found: bigint, options: Partial<FileLogOptions> = {}): Promise<void> {
+async function refusedAsShorter(
+  dir: string,
+  partition: number,
+  recorded: bigint,
+  found: bigint,
+  options: Partial<FileLogOptions> = {},
+): Promise<void> {
   const before = await filesUnder(dir);
   for (const readOnly of [false, true]) {
     await assert.rejects(openFileLog({ dir, readOnly, onWarning: () => {}, ...options }), (error) => {
       assert.ok(isRunlogError(error, 'Corrupt'), String(error));
-      assert.match(error.message, new RegExp(`partition ${partition} ends at offset ${found}, but .*reached-${partition}\\.json records that it reached ${recorded}`));
+      assert.match(
+        error.message,
+        new RegExp(`partition ${partition} ends at offset ${found}, but .*reached-${partition}\\.json records that it reached ${recorded}`),
+      );
       return true;
     });
     assert.deepEqual(await filesUnder(dir), before, `the ${readOnly ? 'read-only' : 'writable'} open wrote nothing`);
@@ -129,32 +138,39 @@ describe('file log: a partition shorter than it reached is Corrupt', () => {
     assert.deepEqual(await filesUnder(dir), before);
   });
 
-  it('after a SIGKILLed writer that appended past a record refresh: its torn tail opens, a cut back below the record is Corrupt', { timeout: 60_000 }, async (t) => {
-    const dir = await scratchDir(t);
-    const child = spawn(process.execPath, ['--import', 'tsx', CRASH_WRITER, dir], { stdio: ['ignore', 'ignore', 'pipe'] });
-    const exited = once(child, 'exit');
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    t.after(() => child.kill('SIGKILL'));
-    const recorded = await firstRecord(dir);
-    child.kill('SIGKILL');
-    const [code, signal] = await exited;
-    assert.equal(signal, 'SIGKILL', `the writer ended by itself (code ${code}): ${stderr}`);
-    assert.ok(recorded > 0n);
+  it(
+    'after a SIGKILLed writer that appended past a record refresh: its torn tail opens, a cut back below the record is Corrupt',
+    { timeout: 60_000 },
+    async (t) => {
+      const dir = await scratchDir(t);
+      const child = spawn(process.execPath, ['--import', 'tsx', CRASH_WRITER, dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const exited = once(child, 'exit');
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      t.after(() => child.kill('SIGKILL'));
+      const recorded = await firstRecord(dir);
+      child.kill('SIGKILL');
+      const [code, signal] = await exited;
+      assert.equal(signal, 'SIGKILL', `the writer ended by itself (code ${code}): ${stderr}`);
+      assert.ok(recorded > 0n);
 
-    // The crash's own state opens (a torn last frame, if any, is cut: RUNLOG_TORN_TAIL), at or past the record.
-    const warnings: RunlogWarning[] = [];
-    const reopened = await openFileLog({ dir, onWarning: (w) => warnings.push(w) });
-    assert.ok(warnings.every((w) => w.code === 'RUNLOG_TORN_TAIL' || w.code === 'RUNLOG_STALE_LOCK'), JSON.stringify(warnings));
-    const end = await reopened.endOffset(0);
-    assert.ok(end >= recorded);
-    await reopened.close();
-    assert.equal(recordedEnd(await readFile(reachedPath(dir, 0), 'utf8')), end, 'the clean close records the end');
+      // The crash's own state opens (a torn last frame, if any, is cut: RUNLOG_TORN_TAIL), at or past the record.
+      const warnings: RunlogWarning[] = [];
+      const reopened = await openFileLog({ dir, onWarning: (w) => warnings.push(w) });
+      assert.ok(
+        warnings.every((w) => w.code === 'RUNLOG_TORN_TAIL' || w.code === 'RUNLOG_STALE_LOCK'),
+        JSON.stringify(warnings),
+      );
+      const end = await reopened.endOffset(0);
+      assert.ok(end >= recorded);
+      await reopened.close();
+      assert.equal(recordedEnd(await readFile(reachedPath(dir, 0), 'utf8')), end, 'the clean close records the end');
 
-    const segment = (await segmentPaths(join(dir, 'partition-0'))).at(-1)!;
-    await truncate(segment, SEGMENT_HEADER_BYTES);
-    await refusedAsShorter(dir, 0, end, 0n);
-  });
+      const segment = (await segmentPaths(join(dir, 'partition-0'))).at(-1)!;
+      await truncate(segment, SEGMENT_HEADER_BYTES);
+      await refusedAsShorter(dir, 0, end, 0n);
+    },
+  );
 
   it('a record that cannot be written is a warning: appends and close succeed', async (t) => {
     const dir = await scratchDir(t);
@@ -187,7 +203,14 @@ async function firstRecord(dir: string): Promise<bigint> {
       throw error;
     }
   };
-  await waitFor(() => stat(join(dir, 'partition-0')).then(() => true, () => false), dir);
+  await waitFor(
+    () =>
+      stat(join(dir, 'partition-0')).then(
+        () => true,
+        () => false,
+      ),
+    dir,
+  );
   const controller = new AbortController();
   const watcher = watch(dir, { signal: controller.signal });
   try {

@@ -108,7 +108,10 @@ describe('Kafka log: fencing', () => {
 
     const firstFailure = outcomes.findIndex((o) => o !== 'ok');
     assert.ok(firstFailure > 0, `some appends succeeded and some failed: ${outcomes.join(',')}`);
-    assert.ok(outcomes.slice(firstFailure).every((o) => o === 'fenced'), `after the first failure every append is Fenced: ${outcomes.join(',')}`);
+    assert.ok(
+      outcomes.slice(firstFailure).every((o) => o === 'fenced'),
+      `after the first failure every append is Fenced: ${outcomes.join(',')}`,
+    );
     assert.deepEqual(await keys(second, 0), keysInCallOrder.slice(0, firstFailure), 'exactly the answered appends, in call order');
   });
 
@@ -117,7 +120,13 @@ describe('Kafka log: fencing', () => {
     await owner.claim(0);
     // A racing opener that lost lane 0 to the owner but initialised lane 1 after it did.
     const kafka = new kafkajs.Kafka({ clientId: 'runlog-test-loser', brokers: kafkaBrokers(), logLevel: kafkajs.logLevel.NOTHING });
-    const loserLane1 = await TransactionalProducer.connect({ kafka, transactionalId: `runlog:${owner.topic}:0:1`, transactionTimeoutMs: 60_000, topic: owner.topic, partition: 0 });
+    const loserLane1 = await TransactionalProducer.connect({
+      kafka,
+      transactionalId: `runlog:${owner.topic}:0:1`,
+      transactionTimeoutMs: 60_000,
+      topic: owner.topic,
+      partition: 0,
+    });
     t.after(() => loserLane1.disconnect());
 
     await owner.append(0, [rec('on-lane-0')]);
@@ -160,7 +169,13 @@ describe('Kafka log: fencing', () => {
       let loserLane1: TransactionalProducer | undefined;
       t.after(() => loserLane1?.disconnect());
       const injected = beforeNthCommit(2, async () => {
-        loserLane1 = await TransactionalProducer.connect({ kafka, transactionalId: `runlog:${owner.topic}:0:1`, transactionTimeoutMs: 60_000, topic: owner.topic, partition: 0 });
+        loserLane1 = await TransactionalProducer.connect({
+          kafka,
+          transactionalId: `runlog:${owner.topic}:0:1`,
+          transactionTimeoutMs: 60_000,
+          topic: owner.topic,
+          partition: 0,
+        });
       });
       t.after(() => injected.restore());
       await owner.append(0, [rec('lane-0')]);

@@ -18,7 +18,10 @@ describe('Kafka log: the topic', () => {
     t.after(() => second.close());
     const records = [];
     for await (const r of second.read(1, 0n)) records.push(r);
-    assert.deepEqual(records.map((r) => [r.offset, r.key]), [[offset, 'k']]);
+    assert.deepEqual(
+      records.map((r) => [r.offset, r.key]),
+      [[offset, 'k']],
+    );
   });
 
   it('without a partition count: an existing topic keeps its count, a new one gets the default', async (t) => {
@@ -53,15 +56,21 @@ describe('Kafka log: the topic', () => {
       await admin.disconnect();
       await deleteTopic(topic);
     });
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'cleanup.policy', value: 'delete' }] }] });
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'cleanup.policy', value: 'delete' }] }],
+    });
     await assert.rejects(
       openKafkaLog({ brokers: kafkaBrokers(), topic, partitions: 1 }),
-      (e: unknown) => isRunlogError(e, 'InvalidArgument') && e.message.includes(topic) && /delete/.test(e.message) && /compact/.test(e.message),
+      (e: unknown) =>
+        isRunlogError(e, 'InvalidArgument') && e.message.includes(topic) && /delete/.test(e.message) && /compact/.test(e.message),
     );
   });
 
   it('refuses a bad topic name and an empty broker list', async () => {
-    await assert.rejects(openKafkaLog({ brokers: kafkaBrokers(), topic: 'no spaces', partitions: 1 }), (e: unknown) => isRunlogError(e, 'InvalidArgument'));
+    await assert.rejects(openKafkaLog({ brokers: kafkaBrokers(), topic: 'no spaces', partitions: 1 }), (e: unknown) =>
+      isRunlogError(e, 'InvalidArgument'),
+    );
     await assert.rejects(openKafkaLog({ brokers: [], topic: 'x', partitions: 1 }), (e: unknown) => isRunlogError(e, 'InvalidArgument'));
   });
 
@@ -74,7 +83,10 @@ describe('Kafka log: the topic', () => {
       [{ topicConfig: { 'segment.ms': 100 } as unknown as Record<string, string> }, /topicConfig.*segment\.ms/],
     ];
     for (const [options, names] of bad) {
-      await assert.rejects(openKafkaLog({ brokers: kafkaBrokers(), topic, partitions: 1, ...options }), (e: unknown) => isRunlogError(e, 'InvalidArgument') && names.test(e.message));
+      await assert.rejects(
+        openKafkaLog({ brokers: kafkaBrokers(), topic, partitions: 1, ...options }),
+        (e: unknown) => isRunlogError(e, 'InvalidArgument') && names.test(e.message),
+      );
     }
     const admin = new kafkajs.Kafka({ brokers: kafkaBrokers(), logLevel: kafkajs.logLevel.NOTHING }).admin();
     await admin.connect();

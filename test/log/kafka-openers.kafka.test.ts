@@ -104,7 +104,8 @@ describe('Kafka log: two writers opening one topic at once', () => {
         const wrong = problems(appendedA!, appendedB!);
         const acknowledged = [...appendedA!.acknowledged, ...appendedB!.acknowledged].sort();
         const visible = (await visibleKeys(topic, acknowledged)).sort();
-        if (JSON.stringify(visible) !== JSON.stringify(acknowledged)) wrong.push(`readers see ${visible.join(' ')}; acknowledged: ${acknowledged.join(' ')}`);
+        if (JSON.stringify(visible) !== JSON.stringify(acknowledged))
+          wrong.push(`readers see ${visible.join(' ')}; acknowledged: ${acknowledged.join(' ')}`);
         if (wrong.length > 0) failedRounds.push(`round ${round}: ${wrong.join('; ')}`);
       } finally {
         await deleteTopic(topic);

@@ -96,7 +96,6 @@ describe('Kafka log: a failed commit under pipelined appends', () => {
     assert.deepEqual(await keys(log, 0), ['warm-up', 'c'], 'nothing of the failed batch or behind it is visible; the writer serves again');
   });
 
-
   it('fails every append made behind it, then serves again; readers see exactly the answered appends', async (t) => {
     const log = await openTestKafkaLog(t, 1);
     await log.append(0, [rec('warm-up')]);
@@ -126,7 +125,8 @@ describe('Kafka log: a failed commit under pipelined appends', () => {
     const failed = outcomes.flatMap((o, i) => (o === 'failed' ? [i] : []));
     assert.ok(failed.length > 0, 'the injected failure failed some appends');
     for (const i of failed) {
-      for (let j = i + 1; j < reportedAt[i]!; j++) assert.equal(outcomes[j], 'failed', `append ${j}, made behind failed append ${i} before its failure was reported, must fail`);
+      for (let j = i + 1; j < reportedAt[i]!; j++)
+        assert.equal(outcomes[j], 'failed', `append ${j}, made behind failed append ${i} before its failure was reported, must fail`);
     }
     assert.ok(outcomes.slice(afterFailure).includes('ok'), 'the writer serves again after the failure');
     // A failed commit's own outcome is unknown (partition-writer.ts): its batch, the first
@@ -137,7 +137,14 @@ describe('Kafka log: a failed commit under pipelined appends', () => {
     const firstInvisible = failed.find((i) => !visible.includes(`a${i}`)) ?? Number.POSITIVE_INFINITY;
     const mayShow = (i: number): boolean => outcomes[i] === 'ok' || (i >= firstFailed && i < firstInvisible);
     const expected = outcomes.flatMap((_, i) => (mayShow(i) ? [`a${i}`] : []));
-    assert.deepEqual(visible, ['warm-up', ...expected], 'readers see the answered appends in call order, and of the failed ones at most the failed batch');
-    assert.ok(failed.slice(failed.indexOf(firstInvisible)).every((i) => !visible.includes(`a${i}`)), 'no failed append behind an invisible one is visible');
+    assert.deepEqual(
+      visible,
+      ['warm-up', ...expected],
+      'readers see the answered appends in call order, and of the failed ones at most the failed batch',
+    );
+    assert.ok(
+      failed.slice(failed.indexOf(firstInvisible)).every((i) => !visible.includes(`a${i}`)),
+      'no failed append behind an invisible one is visible',
+    );
   });
 });

@@ -21,7 +21,12 @@ export const TIMER_OVERFLOW = 2 ** 31;
 
 /** A plain object whose `key` getter throws. */
 export function throwingGetter(key: string): object {
-  return Object.defineProperty({}, key, { enumerable: true, get: () => { throw new Error('getter boom'); } });
+  return Object.defineProperty({}, key, {
+    enumerable: true,
+    get: () => {
+      throw new Error('getter boom');
+    },
+  });
 }
 
 /** A proxy whose every trap throws. */
@@ -106,12 +111,20 @@ export function notPlainObjects(goodKey: string): [unknown, string][] {
 }
 
 export function rows(label: string, name: string, values: [unknown, string][], call: (value: unknown) => unknown, code?: ErrorCode): Row[] {
-  return values.map(([value, shown]) => ({ label: `${label} ${shown}`, call: () => call(value), mentions: [name, shown], ...(code ? { code } : {}) }));
+  return values.map(([value, shown]) => ({
+    label: `${label} ${shown}`,
+    call: () => call(value),
+    mentions: [name, shown],
+    ...(code ? { code } : {}),
+  }));
 }
 
 /** Rows for an object argument: not a plain object, or with a misspelt key. */
 export function objectRows(label: string, name: string, goodKey: string, call: (value: unknown) => unknown, misspelt = 'colour'): Row[] {
-  return [...rows(label, name, notPlainObjects(goodKey), call), { label: `${label} with unknown key`, call: () => call({ [misspelt]: 1 }), mentions: [name, `"${misspelt}"`] }];
+  return [
+    ...rows(label, name, notPlainObjects(goodKey), call),
+    { label: `${label} with unknown key`, call: () => call({ [misspelt]: 1 }), mentions: [name, `"${misspelt}"`] },
+  ];
 }
 
 /**
@@ -167,7 +180,10 @@ export async function failedRows(table: readonly Row[]): Promise<string[]> {
       continue;
     }
     const missing = row.mentions.filter((text) => !error.message.includes(text));
-    if (missing.length > 0) failures.push(`${row.label}: the message ${JSON.stringify(error.message)} does not name ${missing.map((m) => JSON.stringify(m)).join(', ')}`);
+    if (missing.length > 0)
+      failures.push(
+        `${row.label}: the message ${JSON.stringify(error.message)} does not name ${missing.map((m) => JSON.stringify(m)).join(', ')}`,
+      );
   }
   return failures;
 }
@@ -189,17 +205,64 @@ export function escapes(t: { after(fn: () => void): void }): unknown[] {
 export function eventLogRows(log: EventLog): Row[] {
   return [
     ...rows(`${log.kind} append partition`, 'partition', [...NOT_INTEGERS, [99, '99']], (partition) => log.append(partition as never, [])),
-    ...rows(`${log.kind} append records`, 'records', [[null, 'null'], [{}, '{}'], ['r', '"r"'], ...notArrays()], (records) => log.append(0, records as never)),
+    ...rows(`${log.kind} append records`, 'records', [[null, 'null'], [{}, '{}'], ['r', '"r"'], ...notArrays()], (records) =>
+      log.append(0, records as never),
+    ),
     ...rows(`${log.kind} append record`, 'records[0]', notPlainObjects('key'), (record) => log.append(0, [record] as never)),
-    ...rows(`${log.kind} append record key`, 'records[0].key', [[42, '42'], ['', '""'], ['k\ud800', '"k\\ud800"']], (key) => log.append(0, [{ key, value: null }] as never)),
-    ...rows(`${log.kind} append record value`, 'records[0].value', [['bytes', '"bytes"'], [[1], '[ 1 ]'], [undefined, 'undefined'], ...notBytes()], (value) => log.append(0, [{ key: 'k', value }] as never)),
-    { label: `${log.kind} append record with unknown key`, call: () => log.append(0, [{ key: 'k', value: null, offset: 5n }] as never), mentions: ['records[0]', '"offset"'] },
-    ...rows(`${log.kind} read offset`, 'offset', [[0, '0'], [-1n, '-1n'], [Number.NaN, 'NaN']], (offset) => log.read(0, offset as never)),
+    ...rows(
+      `${log.kind} append record key`,
+      'records[0].key',
+      [
+        [42, '42'],
+        ['', '""'],
+        ['k\ud800', '"k\\ud800"'],
+      ],
+      (key) => log.append(0, [{ key, value: null }] as never),
+    ),
+    ...rows(
+      `${log.kind} append record value`,
+      'records[0].value',
+      [['bytes', '"bytes"'], [[1], '[ 1 ]'], [undefined, 'undefined'], ...notBytes()],
+      (value) => log.append(0, [{ key: 'k', value }] as never),
+    ),
+    {
+      label: `${log.kind} append record with unknown key`,
+      call: () => log.append(0, [{ key: 'k', value: null, offset: 5n }] as never),
+      mentions: ['records[0]', '"offset"'],
+    },
+    ...rows(
+      `${log.kind} read offset`,
+      'offset',
+      [
+        [0, '0'],
+        [-1n, '-1n'],
+        [Number.NaN, 'NaN'],
+      ],
+      (offset) => log.read(0, offset as never),
+    ),
     ...objectRows(`${log.kind} read options`, 'read options', 'maxRecords', (options) => log.read(0, 0n, options as never), 'max'),
     ...rows(`${log.kind} read maxRecords`, 'maxRecords', NOT_INTEGERS, (maxRecords) => log.read(0, 0n, { maxRecords } as never)),
     ...objectRows(`${log.kind} tail options`, 'tail options', 'signal', (options) => log.tail(0, 0n, options as never)),
-    ...rows(`${log.kind} tail signal`, 'signal', [[undefined, 'undefined'], [{}, '{}'], ...notSignals()], (signal) => log.tail(0, 0n, { signal } as never)),
-    ...rows(`${log.kind} endOffset partition`, 'partition', [[-1, '-1'], ['0', '"0"']], (partition) => log.endOffset(partition as never)),
-    ...rows(`${log.kind} compact partition`, 'partition', [[Number.NaN, 'NaN'], [2.5, '2.5']], (partition) => log.compact(partition as never)),
+    ...rows(`${log.kind} tail signal`, 'signal', [[undefined, 'undefined'], [{}, '{}'], ...notSignals()], (signal) =>
+      log.tail(0, 0n, { signal } as never),
+    ),
+    ...rows(
+      `${log.kind} endOffset partition`,
+      'partition',
+      [
+        [-1, '-1'],
+        ['0', '"0"'],
+      ],
+      (partition) => log.endOffset(partition as never),
+    ),
+    ...rows(
+      `${log.kind} compact partition`,
+      'partition',
+      [
+        [Number.NaN, 'NaN'],
+        [2.5, '2.5'],
+      ],
+      (partition) => log.compact(partition as never),
+    ),
   ];
 }

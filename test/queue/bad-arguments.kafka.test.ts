@@ -7,7 +7,17 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { openRunQueueOnLog } from '../../src/index.ts';
 import { openTestKafkaLog } from '../log/kafka-test-support.ts';
-import { endOffsets, escapes, eventLogRows, failedRows, NOT_NAMES, objectRows, rows, TIMER_OVERFLOW, type Row } from './bad-argument-rows.ts';
+import {
+  endOffsets,
+  escapes,
+  eventLogRows,
+  failedRows,
+  NOT_NAMES,
+  objectRows,
+  rows,
+  TIMER_OVERFLOW,
+  type Row,
+} from './bad-argument-rows.ts';
 
 describe('bad arguments on the Kafka log', () => {
   it('the Kafka log and a RunQueue over it refuse every malformed argument, naming it, and write nothing', async (t) => {
@@ -18,10 +28,27 @@ describe('bad arguments on the Kafka log', () => {
     const { entryId } = await queue.submit({ tenant: 'acme', thread: 't', agent: 'build', input: 'x' });
     const table: Row[] = [
       ...eventLogRows(log),
-      ...rows('kafka claim partition', 'partition', [[99, '99'], ['0', '"0"'], [Number.NaN, 'NaN']], (partition) => log.claim(partition as never)),
+      ...rows(
+        'kafka claim partition',
+        'partition',
+        [
+          [99, '99'],
+          ['0', '"0"'],
+          [Number.NaN, 'NaN'],
+        ],
+        (partition) => log.claim(partition as never),
+      ),
       ...rows('submit tenant', 'tenant', NOT_NAMES, (tenant) => queue.submit({ tenant, thread: 't', agent: 'build', input: 'x' } as never)),
-      ...objectRows('awaitClosed', 'awaitClosed options', 'timeoutMs', (options) => queue.awaitClosed('acme', entryId, options as never), 'timeout'),
-      ...rows('awaitClosed timeoutMs', 'timeoutMs', [[TIMER_OVERFLOW, String(TIMER_OVERFLOW)]], (timeoutMs) => queue.awaitClosed('acme', entryId, { timeoutMs } as never)),
+      ...objectRows(
+        'awaitClosed',
+        'awaitClosed options',
+        'timeoutMs',
+        (options) => queue.awaitClosed('acme', entryId, options as never),
+        'timeout',
+      ),
+      ...rows('awaitClosed timeoutMs', 'timeoutMs', [[TIMER_OVERFLOW, String(TIMER_OVERFLOW)]], (timeoutMs) =>
+        queue.awaitClosed('acme', entryId, { timeoutMs } as never),
+      ),
     ];
     const before = await endOffsets(log);
     const failures = await failedRows(table);

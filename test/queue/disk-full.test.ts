@@ -107,11 +107,15 @@ describe('disk full, then freed', () => {
     }
     const filler = join(mountPoint, 'filler');
     fill(filler);
-    for (const key of ['x', 'y', 'z']) await assert.rejects(append(key), (e) => isRunlogError(e, 'LogUnavailable') && /ENOSPC/.test(e.message));
+    for (const key of ['x', 'y', 'z'])
+      await assert.rejects(append(key), (e) => isRunlogError(e, 'LogUnavailable') && /ENOSPC/.test(e.message));
     // Closed while the disk is still full: the close repairs what the failures left (cutting back needs no space).
     await log.close();
     // The only trouble the full disk leaves the close: its record of how far the partition reached (a warning, not a failure).
-    assert.ok(warnings.every((w) => /reached-0\.json: recording that partition 0 reached offset 3 failed: .*ENOSPC/.test(w)), warnings.join('\n'));
+    assert.ok(
+      warnings.every((w) => /reached-0\.json: recording that partition 0 reached offset 3 failed: .*ENOSPC/.test(w)),
+      warnings.join('\n'),
+    );
     warnings.length = 0;
     await rm(filler);
     log = await open();
@@ -123,7 +127,13 @@ describe('disk full, then freed', () => {
     await log.close();
     log = await open();
     const records = await collect(log.read(0, 0n));
-    assert.deepEqual(records.map((r) => r.key), acknowledged);
-    assert.deepEqual(records.map((r) => r.offset), acknowledged.map((_, i) => BigInt(i)));
+    assert.deepEqual(
+      records.map((r) => r.key),
+      acknowledged,
+    );
+    assert.deepEqual(
+      records.map((r) => r.offset),
+      acknowledged.map((_, i) => BigInt(i)),
+    );
   });
 });

@@ -67,7 +67,10 @@ class GatedLog {
 
 async function settledWithin(promise: Promise<unknown>, turns: number): Promise<boolean> {
   let settled = false;
-  promise.then(() => (settled = true), () => (settled = true));
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
   for (let i = 0; i < turns && !settled; i++) await new Promise((resolve) => setImmediate(resolve));
   return settled;
 }
@@ -75,7 +78,10 @@ async function settledWithin(promise: Promise<unknown>, turns: number): Promise<
 type Queue = Awaited<ReturnType<typeof openRunQueueOnLog>>;
 
 /** A RunQueue on a gated memory log of one partition, taking `appendsInFlight` appends at once. */
-async function gatedQueue(t: { after: (fn: () => Promise<void>) => void }, appendsInFlight = 1): Promise<{ gated: GatedLog; queue: Queue }> {
+async function gatedQueue(
+  t: { after: (fn: () => Promise<void>) => void },
+  appendsInFlight = 1,
+): Promise<{ gated: GatedLog; queue: Queue }> {
   const gated = new GatedLog(await openMemoryLog({ partitions: 1 }), appendsInFlight);
   const queue = await openRunQueueOnLog(gated.wrap(), { clock: new FakeClock().read });
   t.after(() => queue.stop());
@@ -102,7 +108,9 @@ describe('durable before answered', () => {
     const { gated, queue } = await gatedQueue(t);
     const first = await queue.submit(submitOf('acme', 't1'));
     gated.close();
-    const closing = queue.take({ agents: ['build'], holder: 'w', ttlMs: 1000 }).then((taken) => queue.close(taken!.lease, { status: 'succeeded' }));
+    const closing = queue
+      .take({ agents: ['build'], holder: 'w', ttlMs: 1000 })
+      .then((taken) => queue.close(taken!.lease, { status: 'succeeded' }));
     const read = queue.entry('acme', first.entryId);
     const awaited = queue.awaitClosed('acme', first.entryId);
     assert.equal(await settledWithin(read, 20), false, 'a read answered before the lease it saw was durable');
@@ -154,7 +162,10 @@ describe('durable before answered', () => {
       assert.equal(gated.appends, 4, 'four appends in flight at the gate, the rest queued behind them');
       gated.open();
       const tickets = await Promise.all(submits);
-      assert.deepEqual(tickets.map((ticket) => seqOf(queue, ticket.entryId)), [1, 2, 3, 4, 5, 6]);
+      assert.deepEqual(
+        tickets.map((ticket) => seqOf(queue, ticket.entryId)),
+        [1, 2, 3, 4, 5, 6],
+      );
       await assertReplayEqualsLive(queue);
     });
 

@@ -39,50 +39,59 @@ async function queueOn(broker: Broker, topic: string, clock: FakeClock): Promise
 }
 
 describe('RunQueue on Kafka: the broker crashes and comes back', () => {
-  it('commands fail while it is down, the queue serves again once it is back, and nothing acknowledged is lost', { timeout: 240_000 }, async (t) => {
-    const broker: Broker = await startBroker({ port: 0 });
-    t.after(() => broker.stop());
-    const topic = uniqueTopic('runlog-crash');
-    const clock = new FakeClock();
-    const queue = await queueOn(broker, topic, clock);
-    t.after(() => queue.stop());
+  it(
+    'commands fail while it is down, the queue serves again once it is back, and nothing acknowledged is lost',
+    { timeout: 240_000 },
+    async (t) => {
+      const broker: Broker = await startBroker({ port: 0 });
+      t.after(() => broker.stop());
+      const topic = uniqueTopic('runlog-crash');
+      const clock = new FakeClock();
+      const queue = await queueOn(broker, topic, clock);
+      t.after(() => queue.stop());
 
-    const acknowledged = new Set<string>();
-    const refusals: unknown[] = [];
-    let submitting = true;
-    const submitters = Array.from({ length: 8 }, async (_, s) => {
-      while (submitting) {
-        try {
-          acknowledged.add((await queue.submit(submitOf('acme', `thread-${s}`))).entryId);
-        } catch (error) {
-          refusals.push(error);
-          await sleep(50);
+      const acknowledged = new Set<string>();
+      const refusals: unknown[] = [];
+      let submitting = true;
+      const submitters = Array.from({ length: 8 }, async (_, s) => {
+        while (submitting) {
+          try {
+            acknowledged.add((await queue.submit(submitOf('acme', `thread-${s}`))).entryId);
+          } catch (error) {
+            refusals.push(error);
+            await sleep(50);
+          }
         }
+      });
+
+      await until('submissions acknowledged before the crash', () => acknowledged.size >= 200, 60_000);
+      await broker.kill();
+      await until('a submission refused while the broker is down', () => refusals.length > 0, 60_000);
+      const acknowledgedWhileDown = acknowledged.size;
+      await sleep(500);
+      await broker.restart();
+      await until('the same queue serving again', () => acknowledged.size >= acknowledgedWhileDown + 200, 120_000);
+      submitting = false;
+      await Promise.all(submitters);
+
+      for (const refusal of refusals) {
+        assert.ok(
+          isRunlogError(refusal, 'LogUnavailable') && refusal.retriable,
+          `refused with a retriable LogUnavailable, not ${String(refusal)}`,
+        );
       }
-    });
+      await assertReplayEqualsLive(queue);
+      const live = queue.views().map(snapshotView);
+      const open = new Set(
+        (await Promise.all(Array.from({ length: 8 }, (_, s) => queue.openEntries('acme', `thread-${s}`)))).flat().map((e) => e.entryId),
+      );
+      for (const entryId of acknowledged) assert.ok(open.has(entryId), `acknowledged ${entryId} is in the view`);
+      await queue.stop();
 
-    await until('submissions acknowledged before the crash', () => acknowledged.size >= 200, 60_000);
-    await broker.kill();
-    await until('a submission refused while the broker is down', () => refusals.length > 0, 60_000);
-    const acknowledgedWhileDown = acknowledged.size;
-    await sleep(500);
-    await broker.restart();
-    await until('the same queue serving again', () => acknowledged.size >= acknowledgedWhileDown + 200, 120_000);
-    submitting = false;
-    await Promise.all(submitters);
-
-    for (const refusal of refusals) {
-      assert.ok(isRunlogError(refusal, 'LogUnavailable') && refusal.retriable, `refused with a retriable LogUnavailable, not ${String(refusal)}`);
-    }
-    await assertReplayEqualsLive(queue);
-    const live = queue.views().map(snapshotView);
-    const open = new Set((await Promise.all(Array.from({ length: 8 }, (_, s) => queue.openEntries('acme', `thread-${s}`)))).flat().map((e) => e.entryId));
-    for (const entryId of acknowledged) assert.ok(open.has(entryId), `acknowledged ${entryId} is in the view`);
-    await queue.stop();
-
-    const fresh = await queueOn(broker, topic, clock);
-    t.after(() => fresh.stop());
-    assert.deepEqual(fresh.views().map(snapshotView), live, 'a fresh RunQueue replays the same view');
-    await fresh.stop(); // before the broker stops (t.after would run them in registration order)
-  });
+      const fresh = await queueOn(broker, topic, clock);
+      t.after(() => fresh.stop());
+      assert.deepEqual(fresh.views().map(snapshotView), live, 'a fresh RunQueue replays the same view');
+      await fresh.stop(); // before the broker stops (t.after would run them in registration order)
+    },
+  );
 });

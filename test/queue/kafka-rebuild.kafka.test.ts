@@ -32,7 +32,10 @@ describe('Kafka: a failed command poisons nothing after it', () => {
     const kept = await queue.submit(submitOf('acme', 't1'));
     const injected = failNextCommit();
     t.after(() => injected.restore());
-    await assert.rejects(queue.submit(submitOf('acme', 't2')), (error: unknown) => isRunlogError(error, 'LogUnavailable') && /injected EndTxn failure/.test(error.message));
+    await assert.rejects(
+      queue.submit(submitOf('acme', 't2')),
+      (error: unknown) => isRunlogError(error, 'LogUnavailable') && /injected EndTxn failure/.test(error.message),
+    );
     const next = await queue.submit(submitOf('acme', 't3'));
     assert.equal((await queue.entry('acme', next.entryId)).status, 'open');
     assert.equal((await queue.entry('acme', kept.entryId)).status, 'open');

@@ -46,7 +46,12 @@ describe('RunQueue on Kafka: restart and compaction', () => {
     const topic = uniqueTopic();
     t.after(() => deleteTopic(topic));
     const clock = new FakeClock();
-    const compactFast = { 'segment.ms': '100', 'min.cleanable.dirty.ratio': '0.01', 'delete.retention.ms': '100', 'min.compaction.lag.ms': '0' };
+    const compactFast = {
+      'segment.ms': '100',
+      'min.cleanable.dirty.ratio': '0.01',
+      'delete.retention.ms': '100',
+      'min.compaction.lag.ms': '0',
+    };
     const queue = await queueOnTopic(topic, clock, compactFast);
     t.after(() => queue.stop());
     const pruned: string[] = [];
@@ -82,7 +87,9 @@ describe('RunQueue on Kafka: restart and compaction', () => {
   });
 });
 
-async function countRecords(queue: { log: { partitions: number; read(p: number, from: bigint): AsyncIterable<unknown> } }): Promise<number> {
+async function countRecords(queue: {
+  log: { partitions: number; read(p: number, from: bigint): AsyncIterable<unknown> };
+}): Promise<number> {
   let count = 0;
   for (let p = 0; p < queue.log.partitions; p++) for await (const _ of queue.log.read(p, 0n)) count++;
   return count;

@@ -48,9 +48,12 @@ describe('async listeners', () => {
   it('an async onWarning that rejects sends the warning and its failure to process.emitWarning', async (t) => {
     const escaped = escapes(t);
     const seen = processWarnings(t);
-    const queue = await openRunQueue({ log: { kind: 'memory' }, onWarning: async () => {
-      throw new Error('warn boom');
-    } });
+    const queue = await openRunQueue({
+      log: { kind: 'memory' },
+      onWarning: async () => {
+        throw new Error('warn boom');
+      },
+    });
     t.after(() => queue.stop());
     queue.onWork(() => {
       throw new Error('listener boom');
@@ -58,9 +61,10 @@ describe('async listeners', () => {
     await queue.submit({ tenant: 'acme', thread: 't', agent: 'build', input: 'x' });
     await until(() => seen.length > 0 || escaped.length > 0);
     assert.deepEqual(escaped, []);
-    assert.deepEqual(seen.map((warning) => [(warning as { code?: string }).code, warning.message]), [
-      ['RUNLOG_LISTENER', 'an onWork listener threw: Error: listener boom (onWarning threw: Error: warn boom)'],
-    ]);
+    assert.deepEqual(
+      seen.map((warning) => [(warning as { code?: string }).code, warning.message]),
+      [['RUNLOG_LISTENER', 'an onWork listener threw: Error: listener boom (onWarning threw: Error: warn boom)']],
+    );
     assert.deepEqual(queue.metrics().warnings, { RUNLOG_LISTENER: 1 });
   });
 
@@ -71,9 +75,12 @@ describe('async listeners', () => {
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     await (await openFileLog({ dir, partitions: 1 })).close();
     rmSync(join(dir, 'log.json'));
-    const log = await openFileLog({ dir, onWarning: async () => {
-      throw new Error('warn boom');
-    } });
+    const log = await openFileLog({
+      dir,
+      onWarning: async () => {
+        throw new Error('warn boom');
+      },
+    });
     await log.close();
     await until(() => seen.length > 0 || escaped.length > 0);
     assert.deepEqual(escaped, []);
@@ -85,9 +92,12 @@ describe('async listeners', () => {
   it('an async clock is refused as InvalidArgument, and its rejection does not escape', async (t) => {
     const escaped = escapes(t);
     await assert.rejects(
-      openRunQueue({ log: { kind: 'memory' }, clock: (async () => {
-        throw new Error('clock boom');
-      }) as unknown as () => number }),
+      openRunQueue({
+        log: { kind: 'memory' },
+        clock: (async () => {
+          throw new Error('clock boom');
+        }) as unknown as () => number,
+      }),
       (error: unknown) => isRunlogError(error, 'InvalidArgument') && /clock/.test(error.message),
     );
     await until(() => escaped.length > 0);

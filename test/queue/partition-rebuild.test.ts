@@ -91,7 +91,7 @@ describe('a failed command poisons nothing after it', () => {
     await assertReplayEqualsLive(queue);
   });
 
-  it("while the rebuild keeps failing, commands fail with a retriable LogUnavailable saying why, then succeed once the log heals", async (t) => {
+  it('while the rebuild keeps failing, commands fail with a retriable LogUnavailable saying why, then succeed once the log heals', async (t) => {
     const { faulty, queue } = await faultyQueue(t);
     const kept = await queue.submit(submitOf('acme', 't1'));
     faulty.unreadable = true;
@@ -101,7 +101,7 @@ describe('a failed command poisons nothing after it', () => {
       await assert.rejects(queue.submit(submitOf('acme', 't3')), (error: unknown) => {
         assert.ok(isRunlogError(error, 'LogUnavailable') && error.retriable, `a retriable LogUnavailable, got ${String(error)}`);
         assert.match(error.message, /injected read failure/, 'it says why the rebuild fails');
-        assert.doesNotMatch(error.message, /injected append failure/, 'not the failed command\'s error');
+        assert.doesNotMatch(error.message, /injected append failure/, "not the failed command's error");
         return true;
       });
     }

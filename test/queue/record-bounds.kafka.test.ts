@@ -21,22 +21,30 @@ async function records(log: EventLog, partition: number): Promise<LogRecord[]> {
   return out;
 }
 
-const invalid = (...parts: string[]) => (error: unknown): boolean => {
-  assert.ok(isRunlogError(error, 'InvalidArgument'), `expected InvalidArgument, got ${String(error)}`);
-  for (const part of parts) assert.ok(error.message.includes(part), `the message names ${part}: ${error.message}`);
-  return true;
-};
+const invalid =
+  (...parts: string[]) =>
+  (error: unknown): boolean => {
+    assert.ok(isRunlogError(error, 'InvalidArgument'), `expected InvalidArgument, got ${String(error)}`);
+    for (const part of parts) assert.ok(error.message.includes(part), `the message names ${part}: ${error.message}`);
+    return true;
+  };
 
 recordBoundsSemantics('the Kafka log', (partitions, t) => openTestKafkaLog(t, partitions));
 
 describe('record bounds on Kafka', () => {
   it("the log's record limit comes from the topic's max.message.bytes: the largest record is accepted and reads back, one byte more is refused unsent", async (t) => {
     const log = await openTestKafkaLog(t, 1, { topicConfig: { 'max.message.bytes': String(SMALL) } });
-    assert.ok(log.maxRecordBytes < SMALL && log.maxRecordBytes > SMALL - 200, `maxRecordBytes ${log.maxRecordBytes} is max.message.bytes less a batch's overhead`);
+    assert.ok(
+      log.maxRecordBytes < SMALL && log.maxRecordBytes > SMALL - 200,
+      `maxRecordBytes ${log.maxRecordBytes} is max.message.bytes less a batch's overhead`,
+    );
     const key = 'e/0-1/s';
     const value = new Uint8Array(log.maxRecordBytes - key.length).fill(1);
     await log.append(0, [{ key, value }]);
-    await assert.rejects(log.append(0, [{ key, value: new Uint8Array(value.length + 1) }]), invalid('records[0]', String(log.maxRecordBytes), 'max.message.bytes'));
+    await assert.rejects(
+      log.append(0, [{ key, value: new Uint8Array(value.length + 1) }]),
+      invalid('records[0]', String(log.maxRecordBytes), 'max.message.bytes'),
+    );
     const read = await records(log, 0);
     assert.equal(read.length, 1);
     assert.deepEqual(read[0]!.value, value);
@@ -49,8 +57,14 @@ describe('record bounds on Kafka', () => {
     assert.equal(offsets.length, 10);
     for (let i = 1; i < offsets.length; i++) assert.ok(offsets[i]! > offsets[i - 1]!);
     const read = await records(log, 0);
-    assert.deepEqual(read.map((r) => r.key), batch.map((r) => r.key));
-    assert.deepEqual(read.map((r) => r.offset), offsets);
+    assert.deepEqual(
+      read.map((r) => r.key),
+      batch.map((r) => r.key),
+    );
+    assert.deepEqual(
+      read.map((r) => r.offset),
+      offsets,
+    );
   });
 
   it('on a small topic the default maxInputBytes fits: the largest input is acknowledged and reads back, one byte more is InvalidArgument, and the next submit is served', async (t) => {
@@ -61,7 +75,10 @@ describe('record bounds on Kafka', () => {
     const largest = new Uint8Array(queue.maxInputBytes).fill(5);
     const ticket = await queue.submit(submitOf('acme', 't1', { input: largest }));
     const before = await logSize(log);
-    await assert.rejects(queue.submit(submitOf('acme', 't1', { input: new Uint8Array(queue.maxInputBytes + 1) })), invalid('input', String(queue.maxInputBytes)));
+    await assert.rejects(
+      queue.submit(submitOf('acme', 't1', { input: new Uint8Array(queue.maxInputBytes + 1) })),
+      invalid('input', String(queue.maxInputBytes)),
+    );
     assert.equal(await logSize(log), before, 'nothing was written');
     // The next command on the same partition is served at once (it used to fail with the refused one's error).
     const next = await queue.submit(submitOf('acme', 't1', { input: 'x' }));

@@ -36,7 +36,10 @@ describe('record bounds of the file log', () => {
       const keysAndValues = FRAME_LIMITS.maxAppendBytes - records * RECORD_OVERHEAD_BYTES;
       assert.ok(payload(records, keysAndValues) <= MAX_FRAME_BYTES, `the largest append of ${records} records`);
     }
-    assert.ok(FRAME_LIMITS.maxRecordBytes + RECORD_OVERHEAD_BYTES <= FRAME_LIMITS.maxAppendBytes, 'the largest record fits an append alone');
+    assert.ok(
+      FRAME_LIMITS.maxRecordBytes + RECORD_OVERHEAD_BYTES <= FRAME_LIMITS.maxAppendBytes,
+      'the largest record fits an append alone',
+    );
   });
 
   it('a reopen replays every acknowledged entry, the largest included', async (t) => {
@@ -47,7 +50,15 @@ describe('record bounds of the file log', () => {
     const metadata = Object.fromEntries(Array.from({ length: METADATA_LIMITS.maxKeys }, (_, i) => [`k${i}`, 'v'.repeat(100)]));
     const submitted = [];
     for (let i = 0; i < 5; i++) {
-      submitted.push(await queue.submit({ tenant: 'acme', thread: `t${i}`, agent: 'build', input: new Uint8Array(queue.maxInputBytes).fill(i), metadata }));
+      submitted.push(
+        await queue.submit({
+          tenant: 'acme',
+          thread: `t${i}`,
+          agent: 'build',
+          input: new Uint8Array(queue.maxInputBytes).fill(i),
+          metadata,
+        }),
+      );
     }
     const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: 60_000 }))!;
     await queue.close(taken.lease, { status: 'succeeded', result: new Uint8Array(queue.maxInputBytes).fill(9) });

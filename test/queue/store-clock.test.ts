@@ -64,7 +64,11 @@ async function assertTimesNonDecreasing(log: EventLog): Promise<void> {
   for (let p = 0; p < log.partitions; p++) {
     const times: number[] = [];
     for await (const record of log.read(p, 0n)) if (record.value !== null) times.push(decodeEvent(record.value).at);
-    assert.deepEqual(times, [...times].sort((a, b) => a - b), `partition ${p}: event times went backwards`);
+    assert.deepEqual(
+      times,
+      [...times].sort((a, b) => a - b),
+      `partition ${p}: event times went backwards`,
+    );
   }
 }
 
@@ -238,7 +242,10 @@ describe('store clock: following the wall', () => {
   it('a lone wall clock is the monotonic clock too: moved back, store time holds and then flows with it', async (t) => {
     const clocks = new Clocks();
     const warnings: RunlogWarning[] = [];
-    const queue = await openRunQueueOnLog(await openMemoryLog({ partitions: 1 }), { clock: clocks.wall, onWarning: (w) => warnings.push(w) });
+    const queue = await openRunQueueOnLog(await openMemoryLog({ partitions: 1 }), {
+      clock: clocks.wall,
+      onWarning: (w) => warnings.push(w),
+    });
     t.after(() => queue.stop());
     await queue.submit(WORK);
     assert.ok(await queue.take({ ...TAKE, holder: 'dead' }));
@@ -255,7 +262,10 @@ describe('store clock: restart after a backward step', () => {
     const dir = await mkdtemp(join(tmpdir(), 'runlog-store-clock-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
     const first = new Clocks();
-    const before = await openRunQueueOnLog(await openFileLog({ dir, partitions: 1 }), { clock: first.wall, monotonicClock: first.monotonic });
+    const before = await openRunQueueOnLog(await openFileLog({ dir, partitions: 1 }), {
+      clock: first.wall,
+      monotonicClock: first.monotonic,
+    });
     await before.submit(WORK);
     const dead = (await before.take({ ...TAKE, holder: 'dead' }))!;
     await before.stop();
@@ -401,7 +411,9 @@ describe('store clock: a wall that stops or runs at the wrong rate, read often',
     it(`a wall slewed at ${ppm} ppm for 2 h is followed without a warning`, () => {
       const clocks = new Clocks();
       const warnings: RunlogWarning[] = [];
-      const clock = new StoreClock({ wall: clocks.wall, monotonic: clocks.monotonic, stepToleranceMs: TOLERANCE }, 0, (w) => warnings.push(w));
+      const clock = new StoreClock({ wall: clocks.wall, monotonic: clocks.monotonic, stepToleranceMs: TOLERANCE }, 0, (w) =>
+        warnings.push(w),
+      );
       let behind = 0;
       run(clocks, 1 + ppm * 1e-6, 2 * HOUR, () => (behind = Math.max(behind, clocks.wallMs - clock.now())));
       assert.deepEqual(warnings, []);
@@ -412,7 +424,9 @@ describe('store clock: a wall that stops or runs at the wrong rate, read often',
   it('a wall that stops after a day of uptime is caught within the tolerance, not 500 ppm of the day', () => {
     const clocks = new Clocks();
     const warnings: RunlogWarning[] = [];
-    const clock = new StoreClock({ wall: clocks.wall, monotonic: clocks.monotonic, stepToleranceMs: TOLERANCE }, 0, (w) => warnings.push(w));
+    const clock = new StoreClock({ wall: clocks.wall, monotonic: clocks.monotonic, stepToleranceMs: TOLERANCE }, 0, (w) =>
+      warnings.push(w),
+    );
     for (let hour = 0; hour < 24; hour++) {
       clocks.pass(HOUR);
       clock.now();
@@ -424,7 +438,9 @@ describe('store clock: a wall that stops or runs at the wrong rate, read often',
   it('a frozen wall that resumes after a real step back is followed again once store time has slewed to it', () => {
     const clocks = new Clocks();
     const warnings: RunlogWarning[] = [];
-    const clock = new StoreClock({ wall: clocks.wall, monotonic: clocks.monotonic, stepToleranceMs: TOLERANCE }, 0, (w) => warnings.push(w));
+    const clock = new StoreClock({ wall: clocks.wall, monotonic: clocks.monotonic, stepToleranceMs: TOLERANCE }, 0, (w) =>
+      warnings.push(w),
+    );
     run(clocks, 0, 3_000, () => clock.now()); // stops for 3 s, then runs again: 3 s behind for good
     run(clocks, 1, 5 * HOUR, () => clock.now());
     assert.equal(warnings.length, 2, warnings.map((w) => w.message).join('\n'));

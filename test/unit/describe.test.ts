@@ -32,17 +32,49 @@ suite('describe', () => {
       [new Order(), 'Order { amount: 42 }'],
       [new Uint8Array(3), 'Uint8Array(3 bytes)'],
       [new Error('boom\nmore'), 'Error: boom'],
-      [Object.defineProperty({}, 'x', { enumerable: true, get: () => { throw new Error('getter'); } }), '{ x: [Getter] }'],
-      [new Proxy({ a: 1 }, { get: () => { throw new Error('trap'); }, ownKeys: () => { throw new Error('trap'); } }), 'Proxy { a: 1 }'],
+      [
+        Object.defineProperty({}, 'x', {
+          enumerable: true,
+          get: () => {
+            throw new Error('getter');
+          },
+        }),
+        '{ x: [Getter] }',
+      ],
+      [
+        new Proxy(
+          { a: 1 },
+          {
+            get: () => {
+              throw new Error('trap');
+            },
+            ownKeys: () => {
+              throw new Error('trap');
+            },
+          },
+        ),
+        'Proxy { a: 1 }',
+      ],
       [revoked, 'Proxy <Revoked Proxy>'],
       [circular, '<ref *1> { a: 1, self: [Circular *1] }'],
-      [{ toJSON: () => { throw new Error('toJSON'); } }, '{ toJSON: [Function: toJSON] }'],
+      [
+        {
+          toJSON: () => {
+            throw new Error('toJSON');
+          },
+        },
+        '{ toJSON: [Function: toJSON] }',
+      ],
     ];
     for (const [value, shown] of cases) assert.equal(describe(value), shown);
   });
 
   it('never throws, and keeps long values short', () => {
-    const hostileTag = Object.defineProperty({}, Symbol.toStringTag, { get: () => { throw new Error('tag'); } });
+    const hostileTag = Object.defineProperty({}, Symbol.toStringTag, {
+      get: () => {
+        throw new Error('tag');
+      },
+    });
     assert.equal(describe(hostileTag), 'a value of type object that cannot be shown');
     assert.equal(describe('a'.repeat(500)), `"${'a'.repeat(80)}…"`);
     assert.ok(describe(Array.from({ length: 1e5 }, (_, i) => i)).length <= 120);

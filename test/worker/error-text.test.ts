@@ -22,7 +22,12 @@ async function failTwice(t: TestContext, thrown: unknown) {
   const queue = await openRunQueueOnLog(await openMemoryLog({ partitions: 1 }), { clock: new FakeClock().read });
   t.after(() => queue.stop());
   const events: WorkerEvent[] = [];
-  const worker = new Worker(queue, { timers: new ManualTimers(), backoff: () => 0, onEvent: (event) => events.push(event), logger: () => {} });
+  const worker = new Worker(queue, {
+    timers: new ManualTimers(),
+    backoff: () => 0,
+    onEvent: (event) => events.push(event),
+    logger: () => {},
+  });
   worker.handle('billing', () => {
     throw thrown;
   });
@@ -35,7 +40,10 @@ async function failTwice(t: TestContext, thrown: unknown) {
 
 /** The retry was taken (its lease given back at once) and the parked entry records `error`. */
 function assertRecorded(run: Awaited<ReturnType<typeof failTwice>>, error: string): void {
-  assert.deepEqual(run.events.map((event) => event.type), ['retried', 'parked']);
+  assert.deepEqual(
+    run.events.map((event) => event.type),
+    ['retried', 'parked'],
+  );
   assert.equal(run.retried.lease, null, 'the retry gave the lease back');
   assert.equal(run.parked.outcome, 'failed');
   assert.equal(run.parked.attempts.length, 2);
@@ -68,9 +76,16 @@ describe('the error text a worker records', () => {
 
   it('describes an Error whose message getter throws, rather than failing the run', async (t) => {
     const error = new Error('x');
-    Object.defineProperty(error, 'message', { get: () => { throw new Error('getter'); } });
+    Object.defineProperty(error, 'message', {
+      get: () => {
+        throw new Error('getter');
+      },
+    });
     const run = await failTwice(t, error);
-    assert.deepEqual(run.events.map((event) => event.type), ['retried', 'parked']);
+    assert.deepEqual(
+      run.events.map((event) => event.type),
+      ['retried', 'parked'],
+    );
     assert.match(run.parked.error!, /^the handler threw .*, whose name or message could not be read$/);
   });
 });

@@ -119,7 +119,10 @@ export async function workerOn(
     for (const queue of queues) await queue.stop();
   });
   const open = async (): Promise<RunQueue> => {
-    const queue = await openRunQueueOnLog(await log.open(), { clock: clock.read, ...(options.maxInputBytes ? { maxInputBytes: options.maxInputBytes } : {}) });
+    const queue = await openRunQueueOnLog(await log.open(), {
+      clock: clock.read,
+      ...(options.maxInputBytes ? { maxInputBytes: options.maxInputBytes } : {}),
+    });
     queues.push(queue);
     return queue;
   };

@@ -20,7 +20,11 @@ describe('Worker options and registration', () => {
       [{ holder: '' }, /holder must be a non-empty string/],
       [{ timers: {} }, /timers must have setTimeout/],
     ];
-    for (const [options, message] of bad) assert.throws(() => new Worker(queue, options as never), (e: Error & { code?: string }) => e.code === 'InvalidArgument' && message.test(e.message));
+    for (const [options, message] of bad)
+      assert.throws(
+        () => new Worker(queue, options as never),
+        (e: Error & { code?: string }) => e.code === 'InvalidArgument' && message.test(e.message),
+      );
   });
 
   it('one handler per agent, registered before run', async (t) => {
@@ -28,7 +32,10 @@ describe('Worker options and registration', () => {
     t.after(() => queue.stop());
     const worker = new Worker(queue);
     worker.handle('build', () => undefined);
-    assert.throws(() => worker.handle('build', () => undefined), { code: 'InvalidArgument', message: /agent "build" already has a handler/ });
+    assert.throws(() => worker.handle('build', () => undefined), {
+      code: 'InvalidArgument',
+      message: /agent "build" already has a handler/,
+    });
     assert.throws(() => worker.handleEvery('sweep', 0, () => undefined), { code: 'InvalidArgument', message: /everyMs .* got 0/ });
     assert.throws(() => worker.handle('deploy', 'nope' as never), { code: 'InvalidArgument' });
     await assert.rejects(worker.ensureFresh('acme', 't', 'deploy'), { code: 'InvalidArgument', message: /"deploy" has no handler/ });

@@ -31,7 +31,9 @@ async function failingWorker(t: { after(fn: () => unknown): void }, maxAttempts:
 
 describe('worker reporting', () => {
   it('by default a failing handler is reported on stderr, retried and parked', () => {
-    const child = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./report-child.ts', import.meta.url))], { encoding: 'utf8' });
+    const child = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./report-child.ts', import.meta.url))], {
+      encoding: 'utf8',
+    });
     assert.equal(child.status, 0, child.stderr);
     const entryId = child.stdout.trim();
     const lines = child.stderr.split('\n').filter((line) => line.startsWith('runlog worker '));
@@ -55,7 +57,10 @@ describe('worker reporting', () => {
       error: 'Error: card declined',
       message: `attempt 1 of entry ${entryId} (agent billing) failed, will retry: Error: card declined`,
     });
-    assert.deepEqual(records.map((record) => record.attempt), Array.from({ length: LOG_LIMIT.records }, (_, i) => i + 1));
+    assert.deepEqual(
+      records.map((record) => record.attempt),
+      Array.from({ length: LOG_LIMIT.records }, (_, i) => i + 1),
+    );
     clock.advance(LOG_LIMIT.windowMs);
     await worker.runDue('billing');
     const next = records.at(-1)!;
@@ -88,7 +93,13 @@ describe('worker reporting', () => {
     const clock = new FakeClock();
     const queue = await openRunQueueOnLog(await openMemoryLog({ partitions: 1 }), { clock: clock.read });
     t.after(() => queue.stop());
-    const worker = new Worker(queue, { timers: new ManualTimers(), backoff: () => 0, logger: () => { throw new Error('logger down'); } });
+    const worker = new Worker(queue, {
+      timers: new ManualTimers(),
+      backoff: () => 0,
+      logger: () => {
+        throw new Error('logger down');
+      },
+    });
     worker.handle('billing', () => {
       throw new Error('card declined');
     });
@@ -98,7 +109,12 @@ describe('worker reporting', () => {
   });
 
   it('a backoff option that throws or answers NaN is reported, and the retry comes at once', async (t) => {
-    for (const backoff of [() => { throw new Error('no backoff'); }, () => Number.NaN]) {
+    for (const backoff of [
+      () => {
+        throw new Error('no backoff');
+      },
+      () => Number.NaN,
+    ]) {
       const clock = new FakeClock();
       const queue = await openRunQueueOnLog(await openMemoryLog({ partitions: 1 }), { clock: clock.read });
       t.after(() => queue.stop());
@@ -114,7 +130,10 @@ describe('worker reporting', () => {
       assert.equal(entry.attempts.length, 1);
       assert.ok(entry.notBefore === null || entry.notBefore <= queue.now(), 'takeable again at once');
       const trouble = records.find((record) => record.kind === 'worker-error');
-      assert.match(trouble?.message ?? '', /^backoff failed: RunlogError InvalidArgument: backoff\(1\) (threw Error: no backoff|answered NaN, not a whole number)/);
+      assert.match(
+        trouble?.message ?? '',
+        /^backoff failed: RunlogError InvalidArgument: backoff\(1\) (threw Error: no backoff|answered NaN, not a whole number)/,
+      );
     }
   });
 });

@@ -86,11 +86,18 @@ async function check(fx: WorkerFixture, observed: Observed, submitted: Map<strin
   const closes = new Map<string, number>();
   for (const event of events) if (event.type === 'Closed') closes.set(event.entryId, (closes.get(event.entryId) ?? 0) + 1);
   const submissions = events.filter((event) => event.type === 'Submitted');
-  assert.equal(submissions.length, [...submitted.values()].reduce((a, b) => a + b, 0));
+  assert.equal(
+    submissions.length,
+    [...submitted.values()].reduce((a, b) => a + b, 0),
+  );
   for (const submission of submissions) assert.equal(closes.get(submission.entryId), 1, `entry ${submission.entryId} closed once`);
   for (const thread of submitted.keys()) {
     const order = observed.starts.filter((s) => s.startsWith(`${thread}#`)).map((s) => Number(s.split('#')[1]));
-    assert.deepEqual(order, [...order].sort((a, b) => a - b), `thread ${thread} ran in order: ${order}`);
+    assert.deepEqual(
+      order,
+      [...order].sort((a, b) => a - b),
+      `thread ${thread} ran in order: ${order}`,
+    );
   }
 }
 

@@ -44,10 +44,13 @@ export function workerSemantics(name: string, openLog: OpenWorkerLog): void {
         ['Submitted', 'AttemptStarted', 'Yielded', 'AttemptStarted', 'Yielded', 'AttemptStarted', 'Closed'],
       );
       const yields = trail.filter((e): e is Extract<RunlogEvent, { type: 'Yielded' }> => e.type === 'Yielded');
-      assert.deepEqual(yields.map((y) => [y.kind, y.error, y.notBefore! - y.at]), [
-        ['retry', 'Error: boom 1', defaultBackoff(1)],
-        ['retry', 'Error: boom 2', defaultBackoff(2)],
-      ]);
+      assert.deepEqual(
+        yields.map((y) => [y.kind, y.error, y.notBefore! - y.at]),
+        [
+          ['retry', 'Error: boom 1', defaultBackoff(1)],
+          ['retry', 'Error: boom 2', defaultBackoff(2)],
+        ],
+      );
       const closed = trail.at(-1) as Extract<RunlogEvent, { type: 'Closed' }>;
       assert.equal(closed.outcome, 'failed');
       assert.equal(closed.error, 'Error: boom 3');
@@ -213,7 +216,13 @@ export function workerSemantics(name: string, openLog: OpenWorkerLog): void {
         assert.equal(entry.attempts.length - entry.deferredAttempts, 0, 'the cut-short attempt does not count toward maxAttempts');
       }
       const yields = (await allEvents(fx.queue.log)).filter((e) => e.type === 'Yielded');
-      assert.deepEqual(yields.map((e) => e.type === 'Yielded' && [e.kind, e.error]), [['defer', null], ['defer', null]]);
+      assert.deepEqual(
+        yields.map((e) => e.type === 'Yielded' && [e.kind, e.error]),
+        [
+          ['defer', null],
+          ['defer', null],
+        ],
+      );
       assert.deepEqual([first.worker.metrics().failed, first.worker.metrics().deferred], [0, 2]);
       const second = fx.worker();
       second.worker.handle('build', () => 'ok');
@@ -265,7 +274,10 @@ export function workerSemantics(name: string, openLog: OpenWorkerLog): void {
       assert.deepEqual(seen, ['later'], 'ran now, without waiting for its notBefore');
       assert.equal(text((await fx.queue.entry('acme', later.entryId)).result), 'built later');
       const bad = await fx.queue.submit(submitOf('acme', 't3', { input: 'bad one', maxAttempts: 2 }));
-      await assert.rejects(worker.ensureFresh('acme', 't3', 'build'), (error: Error) => error instanceof RangeError && error.message === 'cannot bad one');
+      await assert.rejects(
+        worker.ensureFresh('acme', 't3', 'build'),
+        (error: Error) => error instanceof RangeError && error.message === 'cannot bad one',
+      );
       await assert.rejects(worker.ensureFresh('acme', 't3', 'build'), { code: 'Parked' });
       assert.equal((await fx.queue.entry('acme', bad.entryId)).outcome, 'failed');
     });
@@ -320,7 +332,10 @@ export function workerSemantics(name: string, openLog: OpenWorkerLog): void {
       await running.stop();
       const queue = await fx.reopen();
       const open = await queue.openEntries('runlog', 'every/sweep');
-      assert.deepEqual(open.map((e) => e.entryId), ['entryId' in successor ? successor.entryId : '']);
+      assert.deepEqual(
+        open.map((e) => e.entryId),
+        ['entryId' in successor ? successor.entryId : ''],
+      );
       const second = fx.worker();
       let secondRuns = 0;
       second.worker.handleEvery('sweep', 60_000, () => void secondRuns++);
@@ -363,7 +378,11 @@ export function workerSemantics(name: string, openLog: OpenWorkerLog): void {
       await worker.waitIdle();
       assert.equal(done.length, 6);
       for (const thread of ['t0', 't1', 't2']) assert.deepEqual(await fx.queue.openEntries('acme', thread), []);
-      assert.deepEqual(done.filter((d) => d === 'job 0' || d === 'job 3'), ['job 0', 'job 3'], 'thread order kept');
+      assert.deepEqual(
+        done.filter((d) => d === 'job 0' || d === 'job 3'),
+        ['job 0', 'job 3'],
+        'thread order kept',
+      );
     });
 
     it('a handler throwing a non-Error value, returning a huge result or a bad value each ends with a clear error', async (t) => {

@@ -97,7 +97,8 @@ class FrameBuilder {
     const bytes = recordBytes(record.key, record.value);
     // A record joins the frame unless the frame is full, or would outgrow what the reader accepts with it.
     const outgrows = frameBytes(this.#bytes + bytes) - FRAME_HEADER_BYTES > MAX_FRAME_BYTES;
-    if (first && (this.#bytes >= OUTPUT_FRAME_BYTES || outgrows || record.offset - first.offset > BigInt(MAX_OFFSET_DELTA))) await this.flush();
+    if (first && (this.#bytes >= OUTPUT_FRAME_BYTES || outgrows || record.offset - first.offset > BigInt(MAX_OFFSET_DELTA)))
+      await this.flush();
     this.#records.push(record);
     this.#bytes += bytes;
   }

@@ -17,14 +17,7 @@ import { RunlogError, invalidArgument, isRunlogError } from '../../errors.ts';
 import { isWellFormed } from '../../events/well-formed.ts';
 import { emitProcessWarning, type WarningListener, WarningCounter } from '../../warnings.ts';
 import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
-import {
-  checkOffset,
-  checkPartition,
-  checkPartitionCount,
-  checkReadOptions,
-  checkRecords,
-  checkTailOptions,
-} from '../log-arguments.ts';
+import { checkOffset, checkPartition, checkPartitionCount, checkReadOptions, checkRecords, checkTailOptions } from '../log-arguments.ts';
 import { FRAME_LIMITS } from './frame.ts';
 import { openFailure } from './fs-errors.ts';
 import { acquireLock, type DirLock } from './lock.ts';
@@ -134,10 +127,18 @@ async function openWritable(s: Settings): Promise<FileLog> {
   try {
     return await openLocked(s, lock, creation);
   } catch (error) {
-    const undoing = await creation.undo?.undo().then(() => null, (failure: unknown) => failure);
+    const undoing = await creation.undo?.undo().then(
+      () => null,
+      (failure: unknown) => failure,
+    );
     await lock.release();
     await removeCreatedDirs(s.dir, createdDir);
-    if (undoing) throw new RunlogError('LogUnavailable', `${openFailure(s.dir, error).message}; removing the log it was creating failed too: ${String(undoing)}`, { cause: error });
+    if (undoing)
+      throw new RunlogError(
+        'LogUnavailable',
+        `${openFailure(s.dir, error).message}; removing the log it was creating failed too: ${String(undoing)}`,
+        { cause: error },
+      );
     throw error;
   }
 }
@@ -158,9 +159,13 @@ async function openLocked(s: Settings, lock: DirLock, creation: Creation): Promi
   if (restored) await restoreMeta(s.dir, description, s.onWarning);
   const stats: WriterStats = { appends: 0, records: 0, writes: 0, fsyncs: 0, bytes: 0 };
   const options = { fsync: s.fsync, segmentBytes: s.segmentBytes, stats, checkLock: () => lock.check() };
-  const parts = await openAll(scans.map((scan, p) => FilePartition.open(partitionDir(s.dir, p), identityOf(description, p), scan.segments, options)));
+  const parts = await openAll(
+    scans.map((scan, p) => FilePartition.open(partitionDir(s.dir, p), identityOf(description, p), scan.segments, options)),
+  );
   // With fsync off no end is known durable, so none is recorded (reached.ts).
-  const recorders = s.fsync ? parts.map((part, p) => new ReachedRecorder(s.dir, description.logId, p, reached[p]!, part, s.onWarning, () => lock.check())) : [];
+  const recorders = s.fsync
+    ? parts.map((part, p) => new ReachedRecorder(s.dir, description.logId, p, reached[p]!, part, s.onWarning, () => lock.check()))
+    : [];
   return new FileLogImpl(s.dir, parts, lock, stats, recorders);
 }
 

@@ -108,9 +108,11 @@ export function checkFrame(buf: Buffer, pos: number, limit: number): FrameCheck 
 }
 
 function checkSeal(buf: Buffer, pos: number, limit: number): FrameCheck {
-  if (buf.readUInt32LE(pos + 8) !== SEAL_BYTES - FRAME_HEADER_BYTES) return { kind: 'bad', reason: 'implausible seal length', length: null };
+  if (buf.readUInt32LE(pos + 8) !== SEAL_BYTES - FRAME_HEADER_BYTES)
+    return { kind: 'bad', reason: 'implausible seal length', length: null };
   if (limit - pos < SEAL_BYTES) return { kind: 'incomplete', need: SEAL_BYTES };
-  if (crc32(buf.subarray(pos + 8, pos + SEAL_BYTES)) !== buf.readUInt32LE(pos + 4)) return { kind: 'bad', reason: 'seal CRC mismatch', length: 8 };
+  if (crc32(buf.subarray(pos + 8, pos + SEAL_BYTES)) !== buf.readUInt32LE(pos + 4))
+    return { kind: 'bad', reason: 'seal CRC mismatch', length: 8 };
   return { kind: 'seal', end: pos + SEAL_BYTES, endOffset: buf.readBigUInt64LE(pos + 12) };
 }
 
@@ -154,7 +156,14 @@ function utf8(buf: Buffer, start: number, end: number): string {
  * payload's structure is inconsistent (only a bug or deliberate damage can do that: the
  * CRC matched).
  */
-export function decodeFrame(buf: Buffer, pos: number, end: number, from: bigint, each: (record: LogRecord) => void, views = false): boolean {
+export function decodeFrame(
+  buf: Buffer,
+  pos: number,
+  end: number,
+  from: bigint,
+  each: (record: LogRecord) => void,
+  views = false,
+): boolean {
   const base = buf.readBigUInt64LE(pos + 12);
   const count = buf.readUInt32LE(pos + 20);
   // Offsets as numbers relative to base keep the loop free of bigint arithmetic.

@@ -36,10 +36,7 @@ export interface LogDescription {
 }
 
 /** What a directory holds. */
-export type FoundLog =
-  | { kind: 'log'; description: LogDescription; restored: boolean }
-  | { kind: 'none' }
-  | { kind: 'interrupted' };
+export type FoundLog = { kind: 'log'; description: LogDescription; restored: boolean } | { kind: 'none' } | { kind: 'interrupted' };
 
 export function partitionDir(dir: string, partition: number): string {
   return join(dir, `${PARTITION_PREFIX}${partition}`);
@@ -65,7 +62,10 @@ async function readMeta(path: string): Promise<LogDescription> {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new RunlogError('Corrupt', `${path} is not a runlog file log description: ${text.trim() === '' ? 'it is empty' : (error as Error).message}`);
+    throw new RunlogError(
+      'Corrupt',
+      `${path} is not a runlog file log description: ${text.trim() === '' ? 'it is empty' : (error as Error).message}`,
+    );
   }
   return parseMeta(value, path);
 }
@@ -75,7 +75,9 @@ function parseMeta(value: unknown, path: string): LogDescription {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw bad(`it holds ${JSON.stringify(value)}`);
   const { format, logId, partitions, ...rest } = value as Record<string, unknown>;
   if (typeof format === 'string' && format !== FORMAT && format.startsWith(FORMAT_FAMILY)) {
-    throw invalidArgument(`${path}: the file log format ${format} is not supported (this runlog reads ${FORMAT}, whose logs prove themselves whole)`);
+    throw invalidArgument(
+      `${path}: the file log format ${format} is not supported (this runlog reads ${FORMAT}, whose logs prove themselves whole)`,
+    );
   }
   if (format !== FORMAT) throw bad(`format ${JSON.stringify(format)}`);
   if (typeof logId !== 'string' || !/^[0-9a-f]{32}$/.test(logId)) throw bad(`logId ${JSON.stringify(logId)} is not 32 hex digits`);
@@ -96,10 +98,14 @@ async function describeFromSegments(dir: string, partitionNames: string[]): Prom
     const first = (await readdir(path)).flatMap((file) => parseSegmentFileName(file) ?? []).sort((a, b) => (a < b ? -1 : 1))[0];
     if (first === undefined) throw new RunlogError('Corrupt', `${missing}, and ${path} holds no segment to restore it from`);
     const header = await readHeaderOf(join(path, segmentFileName(first)));
-    if (name !== `${PARTITION_PREFIX}${header.partition}`) throw new RunlogError('Corrupt', `${missing}, and ${path} holds a segment of partition ${header.partition}`);
+    if (name !== `${PARTITION_PREFIX}${header.partition}`)
+      throw new RunlogError('Corrupt', `${missing}, and ${path} holds a segment of partition ${header.partition}`);
     found ??= { logId: header.logId, partitions: header.partitions, from: path };
     if (header.logId !== found.logId || header.partitions !== found.partitions) {
-      throw new RunlogError('Corrupt', `${missing}, and the partitions disagree on what it said: ${found.from} and ${path} belong to different logs`);
+      throw new RunlogError(
+        'Corrupt',
+        `${missing}, and the partitions disagree on what it said: ${found.from} and ${path} belong to different logs`,
+      );
     }
   }
   return { logId: found!.logId, partitions: found!.partitions };
@@ -120,10 +126,15 @@ async function readHeaderOf(path: string): Promise<SegmentIdentity> {
 export async function checkPartitionDirs(dir: string, partitions: number): Promise<void> {
   const names = new Set((await readdir(dir)).filter((name) => name.startsWith(PARTITION_PREFIX)));
   for (let p = 0; p < partitions; p++) {
-    if (!names.delete(`${PARTITION_PREFIX}${p}`)) throw new RunlogError('Corrupt', `${partitionDir(dir, p)} is missing (${META_FILE} says the log has ${partitions} partitions)`);
+    if (!names.delete(`${PARTITION_PREFIX}${p}`))
+      throw new RunlogError('Corrupt', `${partitionDir(dir, p)} is missing (${META_FILE} says the log has ${partitions} partitions)`);
   }
   const extra = [...names][0];
-  if (extra !== undefined) throw new RunlogError('Corrupt', `${join(dir, extra)} is not a partition of this log (${META_FILE} says it has ${partitions} partitions)`);
+  if (extra !== undefined)
+    throw new RunlogError(
+      'Corrupt',
+      `${join(dir, extra)} is not a partition of this log (${META_FILE} says it has ${partitions} partitions)`,
+    );
 }
 
 /** Writes log.json (atomically: a temporary file renamed over it). */
@@ -166,7 +177,10 @@ export async function discardCreation(dir: string): Promise<void> {
     for (const file of await readdir(path)) {
       const size = (await stat(join(path, file))).size;
       if (!file.startsWith(segmentFileName(0n)) || size > SEGMENT_HEADER_BYTES) {
-        throw new RunlogError('Corrupt', `${join(dir, CREATING_FILE)} says the log's creation was interrupted, but ${join(path, file)} holds more than a new segment`);
+        throw new RunlogError(
+          'Corrupt',
+          `${join(dir, CREATING_FILE)} says the log's creation was interrupted, but ${join(path, file)} holds more than a new segment`,
+        );
       }
     }
   }

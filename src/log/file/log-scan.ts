@@ -21,7 +21,8 @@ export async function scanLog(dir: string, description: LogDescription, options:
   await checkPartitionDirs(dir, description.partitions);
   const scans: PartitionScan[] = [];
   try {
-    for (let p = 0; p < description.partitions; p++) scans.push(await scanPartition(partitionDir(dir, p), identityOf(description, p), options));
+    for (let p = 0; p < description.partitions; p++)
+      scans.push(await scanPartition(partitionDir(dir, p), identityOf(description, p), options));
     return scans;
   } catch (error) {
     await Promise.all(scans.flatMap((scan) => scan.segments.map((segment) => segment.retire())));
@@ -57,6 +58,9 @@ async function applyRepair(repair: Repair): Promise<void> {
 
 export async function restoreMeta(dir: string, description: LogDescription, onWarning: WarningListener): Promise<void> {
   const { logId, partitions } = description;
-  onWarning({ code: 'RUNLOG_LOG_REPAIRED', message: `${dir}: ${META_FILE} was missing; restored from the partitions' segment headers (log ${logId}, ${partitions} partitions)` });
+  onWarning({
+    code: 'RUNLOG_LOG_REPAIRED',
+    message: `${dir}: ${META_FILE} was missing; restored from the partitions' segment headers (log ${logId}, ${partitions} partitions)`,
+  });
   await writeMeta(dir, description);
 }

@@ -64,7 +64,8 @@ async function readOne(path: string, logId: string, partition: number): Promise<
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
-  const bad = (what: string): RunlogError => new RunlogError('Corrupt', `${path} is not a record of how far partition ${partition} reached: ${what}`);
+  const bad = (what: string): RunlogError =>
+    new RunlogError('Corrupt', `${path} is not a record of how far partition ${partition} reached: ${what}`);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -136,7 +137,15 @@ export class ReachedRecorder {
    * `recorded`: the end the partition's record names now (null: it has none). `checkLock`
    * throws once this process no longer holds the log (a record is then written no more).
    */
-  constructor(dir: string, logId: string, partition: number, recorded: bigint | null, source: ReachedSource, onWarning: WarningListener, checkLock: () => void) {
+  constructor(
+    dir: string,
+    logId: string,
+    partition: number,
+    recorded: bigint | null,
+    source: ReachedSource,
+    onWarning: WarningListener,
+    checkLock: () => void,
+  ) {
     this.#dir = dir;
     this.#logId = logId;
     this.#partition = partition;
@@ -166,7 +175,10 @@ export class ReachedRecorder {
       await writeReached(this.#dir, this.#logId, this.#partition, end);
       this.#recorded = end;
     } catch (error) {
-      this.#onWarning({ code: 'RUNLOG_REACHED_RECORD', message: `${reachedPath(this.#dir, this.#partition)}: recording that partition ${this.#partition} reached offset ${end} failed: ${String(error)}` });
+      this.#onWarning({
+        code: 'RUNLOG_REACHED_RECORD',
+        message: `${reachedPath(this.#dir, this.#partition)}: recording that partition ${this.#partition} reached offset ${end} failed: ${String(error)}`,
+      });
     }
   }
 

@@ -52,20 +52,29 @@ export async function openReadOnlyFileLog(s: ReadOnlyOpen): Promise<ReadOnlyFile
 async function snapshot(s: ReadOnlyOpen): Promise<ReadOnlyFileLog> {
   const found = await findLog(s.dir);
   if (found.kind !== 'log') {
-    throw invalidArgument(`${s.dir} holds no runlog file log${found.kind === 'interrupted' ? ' (its creation was interrupted)' : ` (no ${META_FILE})`}`);
+    throw invalidArgument(
+      `${s.dir} holds no runlog file log${found.kind === 'interrupted' ? ' (its creation was interrupted)' : ` (no ${META_FILE})`}`,
+    );
   }
   checkPartitionsAsked(s.dir, found.description, s.partitions);
   // The records first: a live writer records only ends already in the segments scanned after.
   const reached = await readReached(s.dir, found.description);
   const scans = await scanLog(s.dir, found.description, { readOnly: true });
   await checkReached(s.dir, reached, scans);
-  if (found.restored) s.onWarning({ code: 'RUNLOG_LOG_REPAIRED', message: `${s.dir}: ${META_FILE} is missing; read from the partitions' segment headers (not restored: opened read-only)` });
+  if (found.restored)
+    s.onWarning({
+      code: 'RUNLOG_LOG_REPAIRED',
+      message: `${s.dir}: ${META_FILE} is missing; read from the partitions' segment headers (not restored: opened read-only)`,
+    });
   for (const repair of scans.flatMap((scan) => scan.repairs)) {
     const { code, message } = warningOf(repair);
     const inFlight = code === 'RUNLOG_TORN_TAIL' ? ' (if a writer holds the log, this may be its append in flight)' : '';
     s.onWarning({ code, message: `${message} — not done: opened read-only, the bytes are left as they are and not read${inFlight}` });
   }
-  return new ReadOnlyFileLog(s.dir, scans.map((scan) => scan.segments));
+  return new ReadOnlyFileLog(
+    s.dir,
+    scans.map((scan) => scan.segments),
+  );
 }
 
 export class ReadOnlyFileLog implements EventLog {

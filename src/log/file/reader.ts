@@ -118,7 +118,12 @@ async function* segmentBatches(segment: Segment, from: bigint, range: ReadRange,
     if (batch.length > 0) yield batch;
   }
   const ending = step.value;
-  if (ending.kind !== 'end') throw corruptAt(segment, ending.filePos, ending.kind === 'bad' ? ending.reason : ending.kind === 'seal' ? 'a seal before the end' : 'incomplete frame');
+  if (ending.kind !== 'end')
+    throw corruptAt(
+      segment,
+      ending.filePos,
+      ending.kind === 'bad' ? ending.reason : ending.kind === 'seal' ? 'a seal before the end' : 'incomplete frame',
+    );
 }
 
 function corruptAt(segment: Segment, filePos: number, reason: string): RunlogError {

@@ -80,7 +80,8 @@ export async function scanPartition(dir: string, identity: SegmentIdentity, opti
         await segment.retire();
         continue;
       }
-      if (previous === undefined && base !== 0n) throw corrupt(segment.path, `the partition's first segment starts at offset ${base}, not 0: the segments before it are missing`);
+      if (previous === undefined && base !== 0n)
+        throw corrupt(segment.path, `the partition's first segment starts at offset ${base}, not 0: the segments before it are missing`);
       if (previous !== undefined) checkChained(previous, segment);
       segments.push(segment);
     }
@@ -103,7 +104,10 @@ function dropMerged(previous: Segment, segment: Segment, repairs: Repair[]): voi
 function checkChained(previous: Segment, next: Segment): void {
   if (previous.sealedEnd === null) throw corrupt(previous.path, `is not sealed, yet ${next.path} follows it`);
   if (previous.sealedEnd < next.base) {
-    throw corrupt(next.path, `offsets ${previous.sealedEnd} to ${next.base - 1n} are missing: ${previous.path} ends at ${previous.sealedEnd}, and no segment holds them`);
+    throw corrupt(
+      next.path,
+      `offsets ${previous.sealedEnd} to ${next.base - 1n} are missing: ${previous.path} ends at ${previous.sealedEnd}, and no segment holds them`,
+    );
   }
 }
 
@@ -112,7 +116,14 @@ function checkChained(previous: Segment, next: Segment): void {
  * its seal: then its successor waits as `.new` and is put in place. Any other `.new` is a
  * roll interrupted before its seal was written: removed.
  */
-async function finishRoll(dir: string, identity: SegmentIdentity, names: string[], segments: Segment[], options: ScanOptions, repairs: Repair[]): Promise<void> {
+async function finishRoll(
+  dir: string,
+  identity: SegmentIdentity,
+  names: string[],
+  segments: Segment[],
+  options: ScanOptions,
+  repairs: Repair[],
+): Promise<void> {
   const last = segments[segments.length - 1]!;
   if (options.readOnly) return checkSuccessorExists(dir, last, names);
   const successorName = last.sealedEnd === null ? null : segmentFileName(last.sealedEnd) + PENDING_SUFFIX;
@@ -129,11 +140,17 @@ async function finishRoll(dir: string, identity: SegmentIdentity, names: string[
   try {
     const { size } = await handle.stat();
     await readHeader(handle, successor.path + PENDING_SUFFIX, identity, successor.base);
-    if (size !== SEGMENT_HEADER_BYTES) throw corrupt(successor.path + PENDING_SUFFIX, 'a segment not yet in place holds more than its header');
+    if (size !== SEGMENT_HEADER_BYTES)
+      throw corrupt(successor.path + PENDING_SUFFIX, 'a segment not yet in place holds more than its header');
   } finally {
     await handle.close();
   }
-  repairs.push({ kind: 'publish', from: successor.path + PENDING_SUFFIX, to: successor.path, message: `${successor.path}: finishing an interrupted segment roll` });
+  repairs.push({
+    kind: 'publish',
+    from: successor.path + PENDING_SUFFIX,
+    to: successor.path,
+    message: `${successor.path}: finishing an interrupted segment roll`,
+  });
   segments.push(successor);
 }
 
@@ -158,7 +175,14 @@ async function readHeader(handle: FileHandle, path: string, identity: SegmentIde
 }
 
 /** Reads one segment file whole: header, frames, seal. */
-async function openSegment(dir: string, identity: SegmentIdentity, base: bigint, isLast: boolean, options: ScanOptions, repairs: Repair[]): Promise<Segment> {
+async function openSegment(
+  dir: string,
+  identity: SegmentIdentity,
+  base: bigint,
+  isLast: boolean,
+  options: ScanOptions,
+  repairs: Repair[],
+): Promise<Segment> {
   const segment = new Segment(dir, base);
   const handle = await open(segment.path, 'r');
   try {
@@ -184,7 +208,8 @@ async function scanFrames(segment: Segment, handle: FileHandle, isLast: boolean)
     const last = lastOffsetOfFrame(buf, pos, end);
     const at = `bad frame at byte ${filePos}`;
     if (last === null) throw corrupt(segment.path, `${at}: inconsistent record structure`);
-    if (base < segment.base || (segment.lastOffset !== null && base <= segment.lastOffset)) throw corrupt(segment.path, `${at}: offset ${base} out of order`);
+    if (base < segment.base || (segment.lastOffset !== null && base <= segment.lastOffset))
+      throw corrupt(segment.path, `${at}: offset ${base} out of order`);
     segment.addFrame(filePos, filePos + (end - pos), base, last);
   }
   const ending = step.value;
@@ -195,7 +220,8 @@ async function scanFrames(segment: Segment, handle: FileHandle, isLast: boolean)
     return null;
   }
   const reason = ending.kind === 'bad' ? ending.reason : 'incomplete frame';
-  if (!isLast || (await validFrameAfter(handle, ending.filePos, size))) throw corrupt(segment.path, `bad frame at byte ${ending.filePos}: ${reason}`);
+  if (!isLast || (await validFrameAfter(handle, ending.filePos, size)))
+    throw corrupt(segment.path, `bad frame at byte ${ending.filePos}: ${reason}`);
   const message = `${segment.path}: cutting a torn tail of ${size - ending.filePos} bytes at byte ${ending.filePos} (${reason})`;
   return { kind: 'truncate', path: segment.path, size: ending.filePos, message };
 }
@@ -203,7 +229,10 @@ async function scanFrames(segment: Segment, handle: FileHandle, isLast: boolean)
 function checkSeal(segment: Segment, endOffset: bigint, filePos: number, size: number): void {
   if (filePos + SEAL_BYTES !== size) throw corrupt(segment.path, `${size - filePos - SEAL_BYTES} bytes after its seal at byte ${filePos}`);
   if (endOffset < segment.nextOffset || endOffset <= segment.base) {
-    throw corrupt(segment.path, `its seal (end offset ${endOffset}) does not lie after its records (base ${segment.base}, next ${segment.nextOffset})`);
+    throw corrupt(
+      segment.path,
+      `its seal (end offset ${endOffset}) does not lie after its records (base ${segment.base}, next ${segment.nextOffset})`,
+    );
   }
 }
 

@@ -53,5 +53,5 @@ export async function publishSegment(segment: Segment, fsync: boolean): Promise<
 }
 
 export async function writeAt(handle: FileHandle, bytes: Buffer, position: number): Promise<void> {
-  for (let done = 0; done < bytes.length; ) done += (await handle.write(bytes, done, bytes.length - done, position + done)).bytesWritten;
+  for (let done = 0; done < bytes.length;) done += (await handle.write(bytes, done, bytes.length - done, position + done)).bytesWritten;
 }

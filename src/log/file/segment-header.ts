@@ -42,10 +42,12 @@ export function encodeSegmentHeader({ logId, partition, partitions, base }: Segm
 export function decodeSegmentHeader(buf: Buffer, path: string): SegmentHeader {
   const corrupt = (reason: string): RunlogError => new RunlogError('Corrupt', `${path}: ${reason}`);
   if (buf.length < SEGMENT_HEADER_BYTES) throw corrupt(`no whole segment header (${buf.length} of ${SEGMENT_HEADER_BYTES} bytes)`);
-  if (buf.readUInt32LE(0) !== SEGMENT_MAGIC) throw corrupt('not a runlog segment of this format (bad header magic; a log written before format 2?)');
+  if (buf.readUInt32LE(0) !== SEGMENT_MAGIC)
+    throw corrupt('not a runlog segment of this format (bad header magic; a log written before format 2?)');
   if (crc32(buf.subarray(8, SEGMENT_HEADER_BYTES)) !== buf.readUInt32LE(4)) throw corrupt('segment header CRC mismatch');
   const version = buf.readUInt32LE(8);
-  if (version !== SEGMENT_VERSION) throw corrupt(`segment format version ${version} is not supported (this runlog reads ${SEGMENT_VERSION})`);
+  if (version !== SEGMENT_VERSION)
+    throw corrupt(`segment format version ${version} is not supported (this runlog reads ${SEGMENT_VERSION})`);
   return {
     partition: buf.readUInt32LE(12),
     partitions: buf.readUInt32LE(16),

@@ -218,7 +218,7 @@ export class PartitionWriter {
   async #write(frame: Buffer, position: number): Promise<void> {
     this.#checkLock();
     const fd = this.#handle.fd;
-    for (let done = 0; done < frame.length; ) done += writeSync(fd, frame, done, frame.length - done, position + done);
+    for (let done = 0; done < frame.length;) done += writeSync(fd, frame, done, frame.length - done, position + done);
     if (this.#fsync) await datasync(fd);
   }
 
@@ -302,5 +302,7 @@ function datasync(fd: number): Promise<void> {
 
 function unavailable(dir: string, error: unknown): RunlogError {
   if (error instanceof RunlogError) return error;
-  return new RunlogError('LogUnavailable', `writing the log in ${dir} failed: ${String(error)} (the next append tries again)`, { cause: error });
+  return new RunlogError('LogUnavailable', `writing the log in ${dir} failed: ${String(error)} (the next append tries again)`, {
+    cause: error,
+  });
 }

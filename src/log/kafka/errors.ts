@@ -50,16 +50,25 @@ export function isStaleLeaderError(error: unknown): boolean {
 
 /** Whether kafkajs reported `type` anywhere in the error: its causes, or the errors an aggregate error holds. */
 export function hasErrorType(error: unknown, type: string): boolean {
-  return chain(error).some((e) => e.type === type || ((e as { errors?: unknown[] }).errors ?? []).some((inner) => hasErrorType(inner, type)));
+  return chain(error).some(
+    (e) => e.type === type || ((e as { errors?: unknown[] }).errors ?? []).some((inner) => hasErrorType(inner, type)),
+  );
 }
 
 export function isFencingError(error: unknown): boolean {
-  return chain(error).some((e) => (e.type !== undefined && FENCED_TYPES.has(e.type)) || (typeof e.code === 'number' && FENCED_CODES.has(e.code)));
+  return chain(error).some(
+    (e) => (e.type !== undefined && FENCED_TYPES.has(e.type)) || (typeof e.code === 'number' && FENCED_CODES.has(e.code)),
+  );
 }
 
 function innermostMessage(error: unknown): string {
   const all = chain(error);
-  return all.map((e) => e.message).filter((m) => m !== undefined && m !== '').join(': caused by: ') || String(error);
+  return (
+    all
+      .map((e) => e.message)
+      .filter((m) => m !== undefined && m !== '')
+      .join(': caused by: ') || String(error)
+  );
 }
 
 /** Maps any error thrown by kafkajs to a RunlogError; RunlogErrors pass through unchanged. */
@@ -77,8 +86,17 @@ export function toRunlogError(error: unknown, what: string): RunlogError {
 }
 
 /** Messages kafkajs logs at ERROR for conditions runlog handles or reports itself. */
-const EXPECTED = [/CONCURRENT_TRANSACTIONS/i, /concurrent operation on the same transaction/i, /producer epoch/i, /fenced/i,
-  /There is an ongoing transaction/i, /old epoch/i, /transactional operation in an invalid state/i, /The group is rebalancing/i, /Restarting the consumer/i];
+const EXPECTED = [
+  /CONCURRENT_TRANSACTIONS/i,
+  /concurrent operation on the same transaction/i,
+  /producer epoch/i,
+  /fenced/i,
+  /There is an ongoing transaction/i,
+  /old epoch/i,
+  /transactional operation in an invalid state/i,
+  /The group is rebalancing/i,
+  /Restarting the consumer/i,
+];
 
 /**
  * kafkajs logs a lot, and at ERROR for things it retries (a back-to-back transaction's

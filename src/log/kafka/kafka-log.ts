@@ -96,7 +96,12 @@ class KafkaLog implements KafkaEventLog {
   readonly #readOnly: boolean;
   #closing: Promise<void> | null = null;
 
-  constructor(clients: { readers: Kafka; writers: Kafka }, admin: Admin, options: KafkaLogOptions & { partitions: number }, facts: TopicFacts) {
+  constructor(
+    clients: { readers: Kafka; writers: Kafka },
+    admin: Admin,
+    options: KafkaLogOptions & { partitions: number },
+    facts: TopicFacts,
+  ) {
     const limits = kafkaRecordLimits(facts.maxMessageBytes);
     this.maxRecordBytes = limits.maxRecordBytes;
     this.maxAppendBytes = limits.maxAppendBytes;
@@ -112,7 +117,13 @@ class KafkaLog implements KafkaEventLog {
     this.#writers = Array.from({ length: options.partitions }, (_, partition) => {
       const transactionTimeoutMs = options.transactionTimeoutMs;
       const batchBytes = batchBytesFor(facts.maxMessageBytes);
-      return new PartitionWriter({ kafka: clients.writers, topic: options.topic, partition, batchBytes, ...(transactionTimeoutMs ? { transactionTimeoutMs } : {}) });
+      return new PartitionWriter({
+        kafka: clients.writers,
+        topic: options.topic,
+        partition,
+        batchBytes,
+        ...(transactionTimeoutMs ? { transactionTimeoutMs } : {}),
+      });
     });
   }
 
@@ -150,7 +161,10 @@ class KafkaLog implements KafkaEventLog {
       if (records === 0n || stable > records) return stable; // past the records and the marker after them
       if (stable === records && (!withMarker || waited > MARKER_SETTLE_MS)) return stable;
       if (waited > MARKER_WAIT_MS) {
-        throw new RunlogError('LogUnavailable', `partition ${partition} of ${this.topic}: the commit markers of appends made here have not landed after ${MARKER_WAIT_MS} ms (the LSO is ${stable}, below ${records})`);
+        throw new RunlogError(
+          'LogUnavailable',
+          `partition ${partition} of ${this.topic}: the commit markers of appends made here have not landed after ${MARKER_WAIT_MS} ms (the LSO is ${stable}, below ${records})`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
@@ -184,7 +198,14 @@ class KafkaLog implements KafkaEventLog {
   }
 
   /** Runs a reader whose consumer close() can stop too. */
-  async *#consume(range: { partition: number; from: bigint; end: bigint | null; maxRecords: number; maxWaitMs: number; signal?: AbortSignal }): AsyncGenerator<LogRecord> {
+  async *#consume(range: {
+    partition: number;
+    from: bigint;
+    end: bigint | null;
+    maxRecords: number;
+    maxWaitMs: number;
+    signal?: AbortSignal;
+  }): AsyncGenerator<LogRecord> {
     if (range.signal?.aborted) return;
     this.#refuseIfClosed(); // a read whose end was still being asked for when close() came
     const stop = new AbortController();
@@ -241,13 +262,23 @@ class KafkaLog implements KafkaEventLog {
 }
 
 function checkOptions(options: KafkaLogOptions): void {
-  if (!Array.isArray(options.brokers) || options.brokers.length === 0 || !options.brokers.every((b) => typeof b === 'string' && b.length > 0)) {
+  if (
+    !Array.isArray(options.brokers) ||
+    options.brokers.length === 0 ||
+    !options.brokers.every((b) => typeof b === 'string' && b.length > 0)
+  ) {
     throw new RunlogError('InvalidArgument', `brokers must be a non-empty list of host:port strings, got ${describe(options.brokers)}`);
   }
   if (typeof options.topic !== 'string' || !/^[a-zA-Z0-9._-]{1,200}$/.test(options.topic)) {
-    throw new RunlogError('InvalidArgument', `topic must be a legal Kafka topic name ([a-zA-Z0-9._-], 1-200 chars), got ${describe(options.topic)}`);
+    throw new RunlogError(
+      'InvalidArgument',
+      `topic must be a legal Kafka topic name ([a-zA-Z0-9._-], 1-200 chars), got ${describe(options.topic)}`,
+    );
   }
-  if (options.clientId !== undefined && (typeof options.clientId !== 'string' || options.clientId.length === 0 || options.clientId.length > 255)) {
+  if (
+    options.clientId !== undefined &&
+    (typeof options.clientId !== 'string' || options.clientId.length === 0 || options.clientId.length > 255)
+  ) {
     throw new RunlogError('InvalidArgument', `clientId must be a string of 1 to 255 characters, got ${describe(options.clientId)}`);
   }
   if (options.partitions !== undefined) checkPartitionCount(options.partitions, 'kafka');
@@ -287,7 +318,10 @@ export async function openKafkaLog(options: KafkaLogOptions): Promise<KafkaEvent
     const { topic, replicationFactor } = options;
     const existing = options.partitions === undefined || options.readOnly ? await existingPartitionCount(admin, topic) : null;
     if (options.readOnly && existing === null) {
-      throw new RunlogError('InvalidArgument', `Kafka topic ${topic} does not exist on ${options.brokers.join(',')} (a read-only open creates nothing)`);
+      throw new RunlogError(
+        'InvalidArgument',
+        `Kafka topic ${topic} does not exist on ${options.brokers.join(',')} (a read-only open creates nothing)`,
+      );
     }
     partitions = options.partitions ?? existing ?? DEFAULT_KAFKA_PARTITIONS;
     const spec = { topic, partitions, topicConfig, ...(replicationFactor ? { replicationFactor } : {}) };

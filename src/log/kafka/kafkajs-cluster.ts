@@ -13,7 +13,10 @@ import { RunlogError } from '../../errors.ts';
 
 /** The requests of a transactional producer, on one broker connection (kafkajs `Broker`). */
 export interface ClusterBroker {
-  initProducerId(request: { transactionalId: string; transactionTimeout: number }): Promise<{ producerId: number | string; producerEpoch: number }>;
+  initProducerId(request: {
+    transactionalId: string;
+    transactionTimeout: number;
+  }): Promise<{ producerId: number | string; producerEpoch: number }>;
   addPartitionsToTxn(request: TransactionRef & { topics: Array<{ topic: string; partitions: number[] }> }): Promise<unknown>;
   produce(request: TransactionRef & { acks: -1; timeout: number; topicData: ProduceTopicData[] }): Promise<ProduceResponse>;
   endTxn(request: TransactionRef & { transactionResult: boolean }): Promise<unknown>;
@@ -50,7 +53,15 @@ export interface Cluster {
 export const TRANSACTION_COORDINATOR = 1;
 
 const CREATE_CLUSTER = 'private:Kafka:createCluster';
-const CLUSTER_METHODS = ['connect', 'disconnect', 'addTargetTopic', 'refreshMetadata', 'findLeaderForPartitions', 'findBroker', 'findGroupCoordinator'];
+const CLUSTER_METHODS = [
+  'connect',
+  'disconnect',
+  'addTargetTopic',
+  'refreshMetadata',
+  'findLeaderForPartitions',
+  'findBroker',
+  'findGroupCoordinator',
+];
 
 type ClusterFactory = (options: { allowAutoTopicCreation: boolean; maxInFlightRequests: number }) => unknown;
 
@@ -66,5 +77,8 @@ export function createCluster(kafka: Kafka): Cluster {
 }
 
 function unsupported(what: string): RunlogError {
-  return new RunlogError('LogUnavailable', `runlog's Kafka writer needs kafkajs 2.2.x internals, and ${what}: install the kafkajs version in package-lock.json`);
+  return new RunlogError(
+    'LogUnavailable',
+    `runlog's Kafka writer needs kafkajs 2.2.x internals, and ${what}: install the kafkajs version in package-lock.json`,
+  );
 }

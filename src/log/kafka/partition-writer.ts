@@ -194,7 +194,8 @@ export class PartitionWriter {
     try {
       await this.#ownershipLane.probe();
     } catch (error) {
-      if (isRunlogError(error) || !isFencingError(error)) throw toRunlogError(error, `checking that ${this.#describe} is still this writer's`);
+      if (isRunlogError(error) || !isFencingError(error))
+        throw toRunlogError(error, `checking that ${this.#describe} is still this writer's`);
       this.#stopped ??= toRunlogError(error, `append to ${this.#describe}`);
       throw this.#stopped;
     }
@@ -295,7 +296,10 @@ export class PartitionWriter {
   /** Produces the batch's records, in record batches that fit the topic, one after the other; answers their offsets. */
   async #send(transaction: OpenTransaction, batch: Pending[]): Promise<bigint[]> {
     const offsets: bigint[] = [];
-    for (const messages of splitBatches(batch.flatMap((pending) => pending.records.map(toMessage)), this.#batchBytes)) {
+    for (const messages of splitBatches(
+      batch.flatMap((pending) => pending.records.map(toMessage)),
+      this.#batchBytes,
+    )) {
       const base = await transaction.produce(messages);
       for (let i = 0; i < messages.length; i++) offsets.push(base + BigInt(i));
     }
@@ -367,7 +371,8 @@ export class PartitionWriter {
     const failure = toRunlogError(error, `append to ${this.#describe}`);
     if (failure.code !== 'Fenced' || lane === this.#ownershipLane || isRunlogError(error)) return failure;
     this.#ownershipInDoubt = true;
-    const why = 'another writer claimed its second transactional lane; whether this writer still owns the partition is checked before it writes again';
+    const why =
+      'another writer claimed its second transactional lane; whether this writer still owns the partition is checked before it writes again';
     return new RunlogError('LogUnavailable', `append to ${this.#describe}: ${why} (${failure.message})`, { cause: error });
   }
 

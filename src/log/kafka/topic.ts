@@ -31,7 +31,14 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<TopicF
     await admin.createTopics({
       // KRaft: producing or fetching before the leaders are known fails, so wait for them.
       waitForLeaders: true,
-      topics: [{ topic: spec.topic, numPartitions: spec.partitions, configEntries, ...(spec.replicationFactor ? { replicationFactor: spec.replicationFactor } : {}) }],
+      topics: [
+        {
+          topic: spec.topic,
+          numPartitions: spec.partitions,
+          configEntries,
+          ...(spec.replicationFactor ? { replicationFactor: spec.replicationFactor } : {}),
+        },
+      ],
     });
   } catch (error) {
     // On KRaft, kafkajs's waitForLeaders can see the new topic's metadata before the broker
@@ -60,7 +67,8 @@ async function waitUntilServed(admin: Admin, topic: string): Promise<void> {
     } catch (error) {
       if (!isStaleLeaderError(error) || Date.now() > deadline) throw toRunlogError(error, `waiting for topic ${topic}`);
     }
-    if (Date.now() > deadline) throw new RunlogError('LogUnavailable', `topic ${topic} has no leader for every partition after ${SERVED_TIMEOUT_MS} ms`);
+    if (Date.now() > deadline)
+      throw new RunlogError('LogUnavailable', `topic ${topic} has no leader for every partition after ${SERVED_TIMEOUT_MS} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -75,12 +83,20 @@ export async function checkTopic(admin: Admin, spec: TopicSpec): Promise<TopicFa
       `Kafka topic ${spec.topic} has ${partitions} partitions, expected ${spec.partitions}; runlog never repartitions a topic`,
     );
   }
-  if (!policy.split(',').map((p) => p.trim()).includes('compact')) {
+  if (
+    !policy
+      .split(',')
+      .map((p) => p.trim())
+      .includes('compact')
+  ) {
     throw new RunlogError('InvalidArgument', `Kafka topic ${spec.topic} has cleanup.policy=${policy}, expected compact`);
   }
   const maxMessageBytes = Number(configs.get('max.message.bytes'));
   if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1) {
-    throw new RunlogError('LogUnavailable', `Kafka topic ${spec.topic}: its max.message.bytes is ${JSON.stringify(configs.get('max.message.bytes'))}, not a size runlog can bound its records by`);
+    throw new RunlogError(
+      'LogUnavailable',
+      `Kafka topic ${spec.topic}: its max.message.bytes is ${JSON.stringify(configs.get('max.message.bytes'))}, not a size runlog can bound its records by`,
+    );
   }
   return { maxMessageBytes };
 }

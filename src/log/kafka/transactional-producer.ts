@@ -98,7 +98,9 @@ export class TransactionalProducer {
     const { topic, partition } = this.#options;
     const firstSequence = this.#sequence;
     const topicData = [{ topic, partitions: [{ partition, firstSequence, messages: [...messages] }] }];
-    const response = await this.#atLeader((leader) => leader.produce({ ...this.#session(), acks: -1, timeout: PRODUCE_TIMEOUT_MS, topicData }));
+    const response = await this.#atLeader((leader) =>
+      leader.produce({ ...this.#session(), acks: -1, timeout: PRODUCE_TIMEOUT_MS, topicData }),
+    );
     this.#sequence = (firstSequence + messages.length) % SEQUENCE_WRAP;
     const baseOffset = response.topics.find((t) => t.topicName === topic)?.partitions.find((p) => p.partition === partition)?.baseOffset;
     if (baseOffset === undefined) throw new Error(`the produce response names no offset for partition ${partition} of ${topic}`);
@@ -115,7 +117,9 @@ export class TransactionalProducer {
 
   async #initProducerId(): Promise<void> {
     const { transactionalId, transactionTimeoutMs } = this.#options;
-    const result = await this.#atCoordinator((coordinator) => coordinator.initProducerId({ transactionalId, transactionTimeout: transactionTimeoutMs }));
+    const result = await this.#atCoordinator((coordinator) =>
+      coordinator.initProducerId({ transactionalId, transactionTimeout: transactionTimeoutMs }),
+    );
     this.#ref = { transactionalId, producerId: result.producerId, producerEpoch: result.producerEpoch };
     this.#sequence = 0;
   }
@@ -134,7 +138,10 @@ export class TransactionalProducer {
     let asked: Promise<ClusterBroker> | null = null;
     const attempt = async (): Promise<T> => {
       this.#refuseIfDisconnected();
-      this.#coordinator ??= this.#cluster.findGroupCoordinator({ groupId: this.#options.transactionalId, coordinatorType: TRANSACTION_COORDINATOR });
+      this.#coordinator ??= this.#cluster.findGroupCoordinator({
+        groupId: this.#options.transactionalId,
+        coordinatorType: TRANSACTION_COORDINATOR,
+      });
       const coordinator = (asked = this.#coordinator);
       coordinator.catch(() => {
         if (this.#coordinator === coordinator) this.#coordinator = null; // not found: look again next time

@@ -6,14 +6,7 @@
  */
 import { RunlogError } from '../../errors.ts';
 import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
-import {
-  checkOffset,
-  checkPartition,
-  checkPartitionCount,
-  checkReadOptions,
-  checkRecords,
-  checkTailOptions,
-} from '../log-arguments.ts';
+import { checkOffset, checkPartition, checkPartitionCount, checkReadOptions, checkRecords, checkTailOptions } from '../log-arguments.ts';
 import { FRAME_LIMITS } from '../file/frame.ts';
 
 export interface MemoryLogOptions {
