@@ -7,9 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   decodeEvent,
   encodeEvent,
@@ -44,6 +46,17 @@ import {
   TIMER_OVERFLOW,
   type Row,
 } from './bad-argument-rows.ts';
+
+/**
+ * Waits until the file log has recorded how far each partition reached: it does so in the
+ * background a second after the last append (src/log/file/reached.ts), which would
+ * otherwise read as a refused call changing files.
+ */
+async function reachedRecorded(dir: string, ends: readonly bigint[]): Promise<void> {
+  const recorded = async (p: number) =>
+    (await readFile(join(dir, `reached-${p}.json`), 'utf8').catch(() => '')).includes(`"end":"${ends[p]}"`);
+  while (!(await Promise.all(ends.map((_, p) => recorded(p)))).every(Boolean)) await delay(50);
+}
 
 function fileSizes(dir: string): string {
   return (readdirSync(dir, { recursive: true }) as string[])
@@ -772,6 +785,7 @@ describe('bad arguments', () => {
 
       const memoryBefore = await endOffsets(memory);
       const queueBefore = await endOffsets(queue.log);
+      await reachedRecorded(join(tmp, 'queue'), queueBefore);
       const filesBefore = fileSizes(tmp);
       const timersBefore = timersActive();
       const failures = await failedRows(table);
