@@ -6,7 +6,7 @@
  * warning goes to `process.emitWarning` (printed on stderr by Node).
  */
 import { callListener } from './call-listener.ts';
-import { describe } from './describe.ts';
+import { describe } from './validation/index.ts';
 
 export interface RunlogWarning {
   code: string;

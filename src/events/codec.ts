@@ -8,10 +8,8 @@
  * resolution) to the newest version of that event type, so old records stay readable.
  */
 import avsc from 'avsc';
-import { isUint8Array } from '../brand-checks.ts';
-import { describe } from '../describe.ts';
+import { describe, isPlainObject, isUint8Array } from '../validation/index.ts';
 import { RunlogError, invalidArgument } from '../errors.ts';
-import { isPlainObject } from '../options-object.ts';
 import type { EventType, RunlogEvent } from './types.ts';
 import { loadSchemaDir, type AvroRecordSchema, type SchemaVersion } from './schemas.ts';
 import { fingerprintBytesLE } from './rabin.ts';

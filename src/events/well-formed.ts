@@ -5,6 +5,7 @@
  * reader would set the prototype instead of a key). Checked per event on encode.
  */
 import { invalidArgument } from '../errors.ts';
+import { isWellFormed } from '../validation/well-formed.ts';
 import type { AvroField } from './schemas.ts';
 
 export interface TextField {
@@ -51,10 +52,4 @@ function isTextMap(value: unknown): boolean {
 
 function isTextArray(value: unknown): boolean {
   return !Array.isArray(value) || value.every(isText);
-}
-
-/** Whether `text` has no lone UTF-16 surrogate, so UTF-8 stores it as is. */
-export function isWellFormed(text: string): boolean {
-  // String.prototype.isWellFormed: Node 20+, not yet in TypeScript's ES2022 lib.
-  return (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 }

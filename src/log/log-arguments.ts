@@ -2,11 +2,8 @@
  * Argument checks every EventLog backend applies before it touches anything, so that a
  * bad call is `InvalidArgument` (naming the value) and writes nothing, whatever the backend.
  */
-import { isAbortSignal, isUint8Array } from '../brand-checks.ts';
-import { describe } from '../describe.ts';
+import { describe, isAbortSignal, isUint8Array, isWellFormed, readArray, readObject } from '../validation/index.ts';
 import { invalidArgument } from '../errors.ts';
-import { isWellFormed } from '../events/well-formed.ts';
-import { readArray, readObject } from '../options-object.ts';
 import {
   appendBytes,
   recordBytes,

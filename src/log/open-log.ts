@@ -1,8 +1,7 @@
 /** Opens the log backend a configuration names. Kafka (and kafkajs) load only when asked for. */
-import { describe } from '../describe.ts';
+import { describe, readObject, rejectUnknownKeys } from '../validation/index.ts';
 import { invalidArgument } from '../errors.ts';
 import type { WarningListener } from '../warnings.ts';
-import { readObject, rejectUnknownKeys } from '../options-object.ts';
 import { checkPartitionCount } from './log-arguments.ts';
 import type { EventLog, LogConfig } from './event-log.ts';
 import { openMemoryLog } from './memory/memory-log.ts';

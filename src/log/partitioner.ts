@@ -3,9 +3,8 @@
  * toPositive(murmur2(keyBytes)) % partitions, so producers in any language agree.
  * The thread key is the UTF-8 bytes of `tenant + "\u0000" + thread`.
  */
-import { describe } from '../describe.ts';
+import { describe, isWellFormed } from '../validation/index.ts';
 import { invalidArgument } from '../errors.ts';
-import { isWellFormed } from '../events/well-formed.ts';
 import { checkPartitionCount } from './log-arguments.ts';
 
 const encoder = new TextEncoder();

@@ -4,7 +4,7 @@ import type { EventLog } from '../log/event-log.ts';
 import { WarningCounter, type WarningListener } from '../warnings.ts';
 import type { StoreClockSources } from './store-clock.ts';
 import type { Capacity, Clock, Retention } from './types.ts';
-import { describe, orDefault, requireInteger, requireObject, requireTimerMs } from './validate.ts';
+import { describe, orDefault, requireInteger, requireObject, requireTimerMs } from '../validation/index.ts';
 
 export const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024;
 const MAX_MAX_INPUT_BYTES = 64 * 1024 * 1024;

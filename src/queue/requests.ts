@@ -14,7 +14,7 @@ import {
   requireObject,
   requireOneOf,
   requireStringMap,
-} from './validate.ts';
+} from '../validation/index.ts';
 
 export const DEFAULT_MAX_ATTEMPTS = 10;
 /** A submission's metadata: at most this many keys, and this many bytes of keys and values (UTF-8). */

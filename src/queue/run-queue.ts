@@ -38,14 +38,14 @@ import {
   describe,
   optionalOptions,
   optionalSignal,
-  orDefault,
   optionalText,
+  orDefault,
   requireInteger,
   requireName,
   requireNames,
   requireObject,
   requireTimerMs,
-} from './validate.ts';
+} from '../validation/index.ts';
 import type {
   Attempt,
   AwaitOptions,

@@ -51,7 +51,7 @@ import { catchRejection } from '../call-listener.ts';
 import { RunlogError } from '../errors.ts';
 import type { RunlogWarning } from '../warnings.ts';
 import type { Clock } from './types.ts';
-import { describe } from './validate.ts';
+import { describe } from '../validation/index.ts';
 
 /** The most a clock is slewed (NTP's bound), and the rate store time slews toward a stepped wall. */
 const SLEW_RATE = 500e-6;

@@ -1,11 +1,9 @@
 /** Input checks: bad input is a RunlogError('InvalidArgument') naming the value; nothing is written. */
-import { isAbortSignal, isUint8Array } from '../brand-checks.ts';
-import { describe } from '../describe.ts';
 import { invalidArgument } from '../errors.ts';
-import { isWellFormed } from '../events/well-formed.ts';
-import { readArray, readObject, rejectUnknownKeys as rejectUnknownKeysOf } from '../options-object.ts';
-
-export { describe };
+import { isAbortSignal, isUint8Array } from './brand-checks.ts';
+import { describe } from './describe.ts';
+import { readArray, readObject } from './options-object.ts';
+import { isWellFormed } from './well-formed.ts';
 
 const MAX_NAME_LENGTH = 1024;
 
@@ -23,11 +21,6 @@ export function requireObject<K extends string>(name: string, value: unknown, al
 /** An optional options argument: undefined reads as {}, anything else must be a plain object of `allowed` keys. */
 export function optionalOptions<K extends string>(name: string, value: unknown, allowed: readonly K[]): Partial<Record<K, unknown>> {
   return value === undefined ? {} : readObject(name, value, allowed);
-}
-
-/** Refuses a key of `value` not in `allowed` (prefer requireObject(name, value, allowed), which also reads it once). */
-export function rejectUnknownKeys(name: string, value: Record<string, unknown>, allowed: readonly string[]): void {
-  rejectUnknownKeysOf(name, Object.keys(value), allowed);
 }
 
 /** A non-empty name (tenant, thread, agent, holder, key, run id, entry id): well-formed text without NUL characters. */

@@ -11,7 +11,7 @@
  * is read.
  */
 import { isArray } from './brand-checks.ts';
-import { invalidArgument } from './errors.ts';
+import { invalidArgument } from '../errors.ts';
 import { describe } from './describe.ts';
 
 /** The own properties of `value`, read once; `allowed` given: any other key is refused. */

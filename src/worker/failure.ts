@@ -1,7 +1,7 @@
 /** Turns what a handler threw or returned into the error text recorded on the entry. */
 import { types } from 'node:util';
 import { clipText, toWellFormed } from '../clip-text.ts';
-import { describe } from '../queue/validate.ts';
+import { describe } from '../validation/index.ts';
 
 const MAX_ERROR_CHARS = 8 * 1024;
 

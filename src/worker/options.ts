@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { callListener } from '../call-listener.ts';
 import { invalidArgument } from '../errors.ts';
-import { describe, MAX_TIMER_MS, orDefault, requireInteger, requireName, requireObject, requireTimerMs } from '../queue/validate.ts';
+import { describe, MAX_TIMER_MS, orDefault, requireInteger, requireName, requireObject, requireTimerMs } from '../validation/index.ts';
 import { defaultBackoff } from './backoff.ts';
 import { stderrLogger } from './report.ts';
 import { realTimers } from './timers.ts';

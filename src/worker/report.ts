@@ -10,7 +10,7 @@
  * suppressed. So a loop of failures costs a few lines a minute, and none is lost unsaid.
  */
 import { callListener } from '../call-listener.ts';
-import { describe } from '../describe.ts';
+import { describe } from '../validation/index.ts';
 import type { WorkerEvent, WorkerLogKind, WorkerLogRecord } from './types.ts';
 
 export const LOG_LIMIT = { records: 10, windowMs: 60_000 } as const;

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { catchRejection } from '../call-listener.ts';
 import { RunlogError, isRunlogError } from '../errors.ts';
 import type { Attempt, Entry, Lease, RunQueueApi, Taken } from '../queue/types.ts';
-import { describe } from '../describe.ts';
+import { describe } from '../validation/index.ts';
 import { badResult, describeFailure, recordableError } from './failure.ts';
 import type { ResolvedOptions } from './options.ts';
 import { supervise, type Supervised } from './supervise.ts';

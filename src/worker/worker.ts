@@ -4,10 +4,9 @@
  * lease-keeper.ts for leases and stopping, run-loop.ts for the pool.
  */
 import { setMaxListeners } from 'node:events';
-import { isAbortSignal } from '../brand-checks.ts';
+import { describe, isAbortSignal, optionalOptions, optionalSignal, requireName, requireTimerMs } from '../validation/index.ts';
 import { RunlogError, invalidArgument } from '../errors.ts';
 import type { Entry, RunQueueApi } from '../queue/types.ts';
-import { describe, optionalOptions, optionalSignal, requireName, requireTimerMs } from '../queue/validate.ts';
 import { ensureFresh } from './ensure-fresh.ts';
 import { requireFunction, resolveOptions, type ResolvedOptions } from './options.ts';
 import { Periodic } from './periodic.ts';

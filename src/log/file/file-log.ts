@@ -12,9 +12,8 @@
  * (read-only-log.ts), also while a writer holds the log.
  */
 import { mkdir, stat } from 'node:fs/promises';
-import { describe } from '../../describe.ts';
+import { describe, isWellFormed } from '../../validation/index.ts';
 import { RunlogError, invalidArgument, isRunlogError } from '../../errors.ts';
-import { isWellFormed } from '../../events/well-formed.ts';
 import { emitProcessWarning, type WarningListener, WarningCounter } from '../../warnings.ts';
 import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
 import { checkOffset, checkPartition, checkPartitionCount, checkReadOptions, checkRecords, checkTailOptions } from '../log-arguments.ts';

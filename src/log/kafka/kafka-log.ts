@@ -28,9 +28,8 @@
  */
 import kafkajs from 'kafkajs';
 import type { Admin, Kafka } from 'kafkajs';
-import { describe } from '../../describe.ts';
+import { describe, readObject } from '../../validation/index.ts';
 import { RunlogError } from '../../errors.ts';
-import { readObject } from '../../options-object.ts';
 import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
 import { checkOffset, checkPartition, checkPartitionCount, checkReadOptions, checkRecords, checkTailOptions } from '../log-arguments.ts';
 import { batchBytesFor, kafkaRecordLimits } from './batch-size.ts';
