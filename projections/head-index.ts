@@ -13,17 +13,28 @@
  * its version, and its old items are dropped when they reach the top (lazy deletion).
  */
 import { Heap } from './heap.ts';
-import type { EntryState } from './entry-state.ts';
 
-interface Item {
-  entry: EntryState;
+/** What the index reads of an entry (EntryState is one; declared here so this file imports no entry). */
+export interface IndexedHead {
+  readonly priority: number;
+  readonly submittedAt: number;
+  readonly seq: number;
+  readonly notBefore: number | null;
+  readonly lease: { readonly expiresAt: number } | null;
+  /** Bumped on every change that moves the entry in or out of the index. */
+  readonly version: number;
+  readonly closed: boolean;
+}
+
+interface Item<E extends IndexedHead> {
+  entry: E;
   version: number;
   /** For waiting items: when the head becomes takeable. */
   at: number;
 }
 
 /** The take order: higher priority first, then oldest (submission time, then sequence). */
-export function takesBefore(x: EntryState, y: EntryState): boolean {
+export function takesBefore(x: IndexedHead, y: IndexedHead): boolean {
   if (x.priority !== y.priority) return x.priority > y.priority;
   if (x.submittedAt !== y.submittedAt) return x.submittedAt < y.submittedAt;
   return x.seq < y.seq;
@@ -31,16 +42,16 @@ export function takesBefore(x: EntryState, y: EntryState): boolean {
 
 const MIN_SWEEP_AT = 1024;
 
-function readyBefore(a: Item, b: Item): boolean {
+function readyBefore(a: Item<IndexedHead>, b: Item<IndexedHead>): boolean {
   return takesBefore(a.entry, b.entry);
 }
 
-export class HeadIndex {
+export class HeadIndex<E extends IndexedHead> {
   /** The agent whose heads this indexes (entries share this string). */
   constructor(readonly agent: string) {}
 
-  private readonly ready = new Heap<Item>(readyBefore);
-  private readonly waiting = new Heap<Item>((a, b) => a.at < b.at);
+  private readonly ready = new Heap<Item<E>>(readyBefore);
+  private readonly waiting = new Heap<Item<E>>((a, b) => a.at < b.at);
   private sweepAt = MIN_SWEEP_AT;
 
   /** Items held, current or stale (for tests: stale ones are swept as the heaps grow). */
@@ -49,7 +60,7 @@ export class HeadIndex {
   }
 
   /** Indexes `entry` as a head in its current state (call after bumping its version). */
-  offer(entry: EntryState): void {
+  offer(entry: E): void {
     const availableAt = entry.lease !== null ? entry.lease.expiresAt : entry.notBefore;
     const item = { entry, version: entry.version, at: availableAt ?? 0 };
     if (availableAt === null) this.ready.push(item);
@@ -58,7 +69,7 @@ export class HeadIndex {
   }
 
   /** The best takeable head at `now`, or undefined. Does not remove it. */
-  best(now: number, isHead: (entry: EntryState) => boolean): EntryState | undefined {
+  best(now: number, isHead: (entry: E) => boolean): E | undefined {
     this.promote(now, isHead);
     for (;;) {
       const top = this.ready.peek();
@@ -69,7 +80,7 @@ export class HeadIndex {
   }
 
   /** When the earliest waiting head becomes takeable, or null. */
-  nextAt(isHead: (entry: EntryState) => boolean): number | null {
+  nextAt(isHead: (entry: E) => boolean): number | null {
     for (;;) {
       const top = this.waiting.peek();
       if (top === undefined) return null;
@@ -90,7 +101,7 @@ export class HeadIndex {
     this.sweepAt = Math.max(MIN_SWEEP_AT, 2 * (this.ready.size + this.waiting.size));
   }
 
-  private promote(now: number, isHead: (entry: EntryState) => boolean): void {
+  private promote(now: number, isHead: (entry: E) => boolean): void {
     for (let top = this.waiting.peek(); top !== undefined && top.at <= now; top = this.waiting.peek()) {
       this.waiting.pop();
       if (isValid(top, isHead)) this.ready.push(top);
@@ -99,10 +110,10 @@ export class HeadIndex {
 }
 
 /** Versions only grow and a closed entry stays closed: an item that is not current never will be again. */
-function isCurrent(item: Item): boolean {
+function isCurrent(item: Item<IndexedHead>): boolean {
   return item.version === item.entry.version && !item.entry.closed;
 }
 
-function isValid(item: Item, isHead: (entry: EntryState) => boolean): boolean {
+function isValid<E extends IndexedHead>(item: Item<E>, isHead: (entry: E) => boolean): boolean {
   return item.version === item.entry.version && !item.entry.closed && isHead(item.entry);
 }

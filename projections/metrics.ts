@@ -1,7 +1,21 @@
 /** Counters folded from events: the Dispatcher seed's metrics, per partition. */
-import type { QueueMetrics } from '../src/queue/types.ts';
 
-export type MetricCounters = Omit<QueueMetrics, 'open' | 'warnings'>;
+/** What the fold counts; the queue's QueueMetrics adds what it knows now (open entries, warnings). */
+export interface MetricCounters {
+  enqueued: number;
+  processed: number;
+  succeeded: number;
+  failed: number;
+  retried: number;
+  expired: number;
+  cancelled: number;
+  /** Entries pruned by retention. */
+  dropped: number;
+  totalWaitMs: number;
+  maxWaitMs: number;
+  totalExecMs: number;
+  maxExecMs: number;
+}
 
 export function emptyMetrics(): MetricCounters {
   return {

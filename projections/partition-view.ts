@@ -41,11 +41,11 @@ export class PartitionView {
   ticketKey: Pick<TicketKeyCreated, 'secret' | 'legacyThrough'> | null = null;
   openCount = 0;
   readonly entries = new Map<string, EntryState>();
-  readonly threads = new Map<string, ThreadState>();
+  readonly threads = new Map<string, ThreadState<EntryState>>();
   readonly submissionKeys = new Map<string, string>();
   readonly openByTenant = new TenantCounts();
   readonly metrics: MetricCounters = emptyMetrics();
-  private readonly heads = new Map<string, HeadIndex>();
+  private readonly heads = new Map<string, HeadIndex<EntryState>>();
   private readonly closedOrder: EntryState[] = [];
   private closedStart = 0;
   private readonly deadlines = new Heap<EntryState>((a, b) => a.deadline! < b.deadline!);
@@ -76,7 +76,7 @@ export class PartitionView {
     return this.#lastOffset + 1n;
   }
 
-  thread(tenant: string, thread: string): ThreadState | undefined {
+  thread(tenant: string, thread: string): ThreadState<EntryState> | undefined {
     return this.threads.get(threadId(tenant, thread));
   }
 
@@ -253,7 +253,7 @@ export class PartitionView {
     if (!entry.closed && this.isHead(entry)) entry.heads.offer(entry);
   }
 
-  private threadOf(tenant: string, threadName: string): ThreadState {
+  private threadOf(tenant: string, threadName: string): ThreadState<EntryState> {
     const id = threadId(tenant, threadName);
     let thread = this.threads.get(id);
     if (thread === undefined) {
@@ -263,7 +263,7 @@ export class PartitionView {
     return thread;
   }
 
-  private headIndex(agent: string): HeadIndex {
+  private headIndex(agent: string): HeadIndex<EntryState> {
     let index = this.heads.get(agent);
     if (index === undefined) {
       index = new HeadIndex(agent);
@@ -272,7 +272,7 @@ export class PartitionView {
     return index;
   }
 
-  private countOpen(thread: ThreadState, delta: number): void {
+  private countOpen(thread: ThreadState<EntryState>, delta: number): void {
     this.openCount += delta;
     thread.tenantOpen.open += delta;
   }

@@ -3,13 +3,17 @@
  * (an entry in the middle may close first: cancel, expiry, thread deletion), and the
  * array is trimmed once enough closed entries have piled up in front of the head.
  */
-import type { EntryState } from './entry-state.ts';
 import type { TenantCounter } from './tenant-counts.ts';
+
+/** What a thread reads of its entries (EntryState is one; declared here so this file imports no entry). */
+export interface ThreadMember {
+  readonly closed: boolean;
+}
 
 const NO_RUN_IDS: ReadonlyMap<string, string> = new Map();
 
-export class ThreadState {
-  private queue: EntryState[] = [];
+export class ThreadState<E extends ThreadMember> {
+  private queue: E[] = [];
   private start = 0;
   openCount = 0;
   /** Every entry of the thread still in the view (open or closed, not pruned). */
@@ -37,20 +41,20 @@ export class ThreadState {
     this.#runIds?.delete(runId);
   }
 
-  append(entry: EntryState): void {
+  append(entry: E): void {
     this.queue.push(entry);
     this.openCount++;
     this.entryCount++;
   }
 
   /** The first open entry: the only one that may run. */
-  head(): EntryState | undefined {
+  head(): E | undefined {
     while (this.start < this.queue.length && this.queue[this.start]!.closed) this.start++;
     this.trim();
     return this.queue[this.start];
   }
 
-  openEntries(): EntryState[] {
+  openEntries(): E[] {
     return this.queue.slice(this.start).filter((entry) => !entry.closed);
   }
 

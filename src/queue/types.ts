@@ -5,6 +5,7 @@
 import type { RunlogWarning } from '../warnings.ts';
 import type { LogConfig } from '../log/event-log.ts';
 import type { Outcome, Strategy } from '../events/types.ts';
+import type { MetricCounters } from '../../projections/metrics.ts';
 
 export type { Outcome, Strategy };
 
@@ -105,22 +106,10 @@ export interface Entry {
   closedAt: number | null;
 }
 
-export interface QueueMetrics {
-  enqueued: number;
-  processed: number;
-  succeeded: number;
-  failed: number;
-  retried: number;
-  expired: number;
-  cancelled: number;
-  /** Entries pruned by retention. */
-  dropped: number;
+/** The fold's counters (projections/metrics.ts), summed over partitions, and what the queue knows now. */
+export interface QueueMetrics extends MetricCounters {
   /** Open entries now. */
   open: number;
-  totalWaitMs: number;
-  maxWaitMs: number;
-  totalExecMs: number;
-  maxExecMs: number;
   /**
    * Warnings reported since open, by code (see RunQueueOptions.onWarning): RUNLOG_TORN_TAIL
    * (a torn last frame cut when the log opened), RUNLOG_STALE_LOCK, ...

@@ -8,7 +8,7 @@ import type { EventLog } from '../../src/log/event-log.ts';
 import { openRunQueueOnLog, type RunQueue } from '../../src/queue/run-queue.ts';
 import type { Capacity } from '../../src/queue/types.ts';
 import { replayPartition } from '../../src/projector/replay.ts';
-import { snapshotView } from '../../projections/snapshot.ts';
+import { snapshotView } from '../support/snapshot-view.ts';
 
 export type OpenLog = (partitions: number, t: TestContext) => Promise<EventLog>;
 

@@ -19,7 +19,7 @@ import { parseEntryId } from '../../src/queue/entry-id.ts';
 import type { RunQueue } from '../../src/queue/run-queue.ts';
 import type { Lease, Taken } from '../../src/queue/types.ts';
 import { PartitionView } from '../../projections/partition-view.ts';
-import { snapshotView } from '../../projections/snapshot.ts';
+import { snapshotView } from '../support/snapshot-view.ts';
 import { assertReplayEqualsLive, queueOn, type FakeClock, type OpenLog } from './fixtures.ts';
 import { QueueModel, type ModelAnswer, type ModelEntry } from './queue-model.ts';
 

@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import { openKafkaLog } from '../../src/log/kafka/kafka-log.ts';
 import { openRunQueueOnLog, type RunQueue } from '../../src/queue/run-queue.ts';
-import { snapshotView } from '../../projections/snapshot.ts';
+import { snapshotView } from '../support/snapshot-view.ts';
 // @ts-expect-error: plain ESM JavaScript without type declarations
 import { startBroker } from '../broker/broker.mjs';
 import { assertReplayEqualsLive, FakeClock, submitOf } from '../contract/fixtures.ts';

@@ -13,7 +13,7 @@ import { RECORD_OVERHEAD_BYTES } from '../../src/log/event-log.ts';
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
 import { openRunQueue } from '../../src/queue/run-queue.ts';
 import { METADATA_LIMITS } from '../../src/queue/requests.ts';
-import { snapshotView } from '../../projections/snapshot.ts';
+import { snapshotView } from '../support/snapshot-view.ts';
 import { recordBoundsSemantics } from '../contract/record-bounds.contract.ts';
 import { FakeClock } from '../contract/fixtures.ts';
 

@@ -2,9 +2,9 @@
  * A canonical, comparable picture of a view: what replay must reproduce exactly.
  * Index internals (heaps, lazy deletions) are left out; they change no answer.
  */
-import { toPublicEntry } from './entry-state.ts';
-import type { PartitionView } from './partition-view.ts';
-import type { Entry } from '../src/queue/types.ts';
+import type { PartitionView } from '../../projections/partition-view.ts';
+import { toPublicEntry } from '../../src/queue/public-entry.ts';
+import type { Entry } from '../../src/queue/types.ts';
 
 export interface ViewSnapshot {
   issuedThrough: number;
