@@ -7,7 +7,7 @@ import { batchesOf, type LogRecord } from '../../src/log/event-log.ts';
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { decodeFrame, encodeFrame, frameBytes, recordBytes } from '../../src/log/file/frame.ts';
 import { readFrames } from '../../src/log/file/frame-reader.ts';
-import { collect, rec, text } from '../contract/event-log.contract.ts';
+import { collect, rec, text } from '../contract/log-records.ts';
 
 it('file log batches hold the records read returns, in order, from any offset, across frames, chunks and segments', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'runlog-file-batches-'));

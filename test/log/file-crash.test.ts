@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { openFileLog } from '../../src/log/file/file-log.ts';
-import { collect, text } from '../contract/event-log.contract.ts';
+import { collect, text } from '../contract/log-records.ts';
 
 const writer = fileURLToPath(new URL('./crash-writer.ts', import.meta.url));
 const ACKS_BEFORE_KILL = 2000;

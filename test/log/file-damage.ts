@@ -2,7 +2,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.ts';
-import { collect, rec } from '../contract/event-log.contract.ts';
+import { collect, rec } from '../contract/log-records.ts';
 
 /** The segment files of a partition directory, in offset order. */
 export async function segmentPaths(partitionDir: string): Promise<string[]> {

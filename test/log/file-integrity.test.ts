@@ -17,7 +17,7 @@ import { encodeSeal } from '../../src/log/file/frame.ts';
 import { encodeSegmentHeader } from '../../src/log/file/segment-header.ts';
 import { openRunQueue } from '../../src/queue/run-queue.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
-import { collect, rec } from '../contract/event-log.contract.ts';
+import { collect, rec } from '../contract/log-records.ts';
 import { SMALL_SEGMENTS, filesUnder, keysOf, segmentPaths, writeLog } from './file-damage.ts';
 
 const CRASH_WRITER = join(import.meta.dirname, 'crash-writer.ts');

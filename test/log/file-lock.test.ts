@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { isRunlogError } from '../../src/errors.ts';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.ts';
 import { openRunQueue } from '../../src/queue/run-queue.ts';
-import { collect, rec } from '../contract/event-log.contract.ts';
+import { collect, rec } from '../contract/log-records.ts';
 import { FakeClock, submitOf } from '../contract/fixtures.ts';
 
 const writerScript = fileURLToPath(new URL('./crash-writer.ts', import.meta.url));

@@ -7,7 +7,8 @@ import { isRunlogError } from '../../src/errors.ts';
 import type { LogRecord } from '../../src/log/event-log.ts';
 import { DEFAULT_FILE_PARTITIONS, openFileLog, type FileLog, type FileLogOptions } from '../../src/log/file/file-log.ts';
 import { encodeSeal } from '../../src/log/file/frame.ts';
-import { collect, eventLogContract, rec, text } from '../contract/event-log.contract.ts';
+import { eventLogContract } from '../contract/event-log.contract.ts';
+import { collect, rec, text } from '../contract/log-records.ts';
 import { filesUnder } from './file-damage.ts';
 
 /** A fresh directory; every log opened through it is closed, then the directory removed. */

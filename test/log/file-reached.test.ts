@@ -16,7 +16,7 @@ import { openFileLog, type FileLogOptions } from '../../src/log/file/file-log.ts
 import { SEGMENT_HEADER_BYTES } from '../../src/log/file/segment-header.ts';
 import { openRunQueue } from '../../src/queue/run-queue.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
-import { rec } from '../contract/event-log.contract.ts';
+import { rec } from '../contract/log-records.ts';
 import { filesUnder, keysOf, segmentPaths, writeLog } from './file-damage.ts';
 
 const CRASH_WRITER = join(import.meta.dirname, 'crash-writer.ts');

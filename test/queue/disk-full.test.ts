@@ -16,7 +16,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { openRunQueue, type RunQueue } from '../../src/queue/run-queue.ts';
-import { collect } from '../contract/event-log.contract.ts';
+import { collect } from '../contract/log-records.ts';
 import { allEvents, assertReplayEqualsLive, FakeClock, submitOf } from '../contract/fixtures.ts';
 
 /** A fresh tmpfs of `size` mounted on a new directory, unmounted after the test; null if mounting is not permitted. */

@@ -6,11 +6,7 @@ import { test, type TestContext } from 'node:test';
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
 import { FakeClock, submitOf } from '../contract/fixtures.ts';
-import { runQueueSemantics } from '../contract/run-queue.contract.ts';
-import { runQueueModelProperty } from '../contract/run-queue.property.ts';
-import { runQueueOwnedValues } from '../contract/run-queue-owned-values.contract.ts';
-import { runQueueRaces } from '../contract/run-queue-races.contract.ts';
-import { runQueueTenants } from '../contract/run-queue-tenants.contract.ts';
+import { runQueueContract } from '../contract/run-queue.contract.ts';
 
 async function openLog(partitions: number, t: TestContext) {
   const dir = await mkdtemp(join(tmpdir(), 'runlog-queue-'));
@@ -18,11 +14,7 @@ async function openLog(partitions: number, t: TestContext) {
   return openFileLog({ dir, partitions });
 }
 
-runQueueSemantics('the file log', openLog);
-runQueueOwnedValues('the file log', openLog);
-runQueueRaces('the file log', openLog);
-runQueueTenants('the file log', openLog);
-runQueueModelProperty('the file log', openLog, 60);
+runQueueContract('the file log', openLog, { modelRuns: 60 });
 
 test('the ticket key survives a restart and compaction: the owner id reads TicketExpired, a forged one TicketNotFound, ids are never reused', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'runlog-queue-'));

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { assertReplayEqualsLive, queueOn, submitOf, type OpenLog } from './fixtures.ts';
+import { assertReplayEqualsLive, queueOn, submitOf, type OpenLog } from '../fixtures.ts';
 
 const TTL = 30_000;
 const take = { agents: ['build'], holder: 'w', ttlMs: TTL };

@@ -13,14 +13,14 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import fc from 'fast-check';
-import { isRunlogError } from '../../src/errors.ts';
-import { decodeEvent } from '../../src/events/codec.ts';
-import { parseEntryId } from '../../src/queue/entry-id.ts';
-import type { RunQueue } from '../../src/queue/run-queue.ts';
-import type { Lease, Taken } from '../../src/queue/types.ts';
-import { PartitionView } from '../../projections/partition-view.ts';
-import { snapshotView } from '../support/snapshot-view.ts';
-import { assertReplayEqualsLive, queueOn, type FakeClock, type OpenLog } from './fixtures.ts';
+import { isRunlogError } from '../../../src/errors.ts';
+import { decodeEvent } from '../../../src/events/codec.ts';
+import { parseEntryId } from '../../../src/queue/entry-id.ts';
+import type { RunQueue } from '../../../src/queue/run-queue.ts';
+import type { Lease, Taken } from '../../../src/queue/types.ts';
+import { PartitionView } from '../../../projections/partition-view.ts';
+import { snapshotView } from '../../support/snapshot-view.ts';
+import { assertReplayEqualsLive, queueOn, type FakeClock, type OpenLog } from '../fixtures.ts';
 import { QueueModel, type ModelAnswer, type ModelEntry } from './queue-model.ts';
 
 const PARTITIONS = 3;

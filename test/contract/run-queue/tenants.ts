@@ -6,14 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { RunlogError } from '../../src/errors.ts';
-import { encodeEvent } from '../../src/events/codec.ts';
-import { recordKeyOf } from '../../src/events/keys.ts';
-import type { Submitted } from '../../src/events/types.ts';
-import { replayPartition } from '../../src/projector/replay.ts';
-import * as decide from '../../src/queue/decide.ts';
-import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
-import { assertReplayEqualsLive, FakeClock, queueOn, refused, submitOf, type OpenLog } from './fixtures.ts';
+import { RunlogError } from '../../../src/errors.ts';
+import { encodeEvent } from '../../../src/events/codec.ts';
+import { recordKeyOf } from '../../../src/events/keys.ts';
+import type { Submitted } from '../../../src/events/types.ts';
+import { replayPartition } from '../../../src/projector/replay.ts';
+import * as decide from '../../../src/queue/decide.ts';
+import { openRunQueueOnLog } from '../../../src/queue/run-queue.ts';
+import { assertReplayEqualsLive, FakeClock, queueOn, refused, submitOf, type OpenLog } from '../fixtures.ts';
 
 const TTL = 30_000;
 const TOKEN_ID = /^\d+-[A-Za-z0-9_-]{22}$/;

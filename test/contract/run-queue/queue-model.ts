@@ -6,8 +6,8 @@
  * called; answers name model entries (`ModelEntry`), which the test binds to the ids the
  * queue answered (`realId`) once the queue has answered.
  */
-import type { ErrorCode } from '../../src/errors.ts';
-import { partitionOf } from '../../src/log/partitioner.ts';
+import type { ErrorCode } from '../../../src/errors.ts';
+import { partitionOf } from '../../../src/log/partitioner.ts';
 
 export interface ModelEntry {
   /** The id the queue answered for this entry; null until its submit is answered. */

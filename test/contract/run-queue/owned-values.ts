@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Entry } from '../../src/queue/types.ts';
-import { assertReplayEqualsLive, queueOn, submitOf, type OpenLog } from './fixtures.ts';
+import type { Entry } from '../../../src/queue/types.ts';
+import { assertReplayEqualsLive, queueOn, submitOf, type OpenLog } from '../fixtures.ts';
 
 const TTL = 30_000;
 const text = (bytes: Uint8Array | null): string | null => (bytes === null ? null : new TextDecoder().decode(bytes));

@@ -1,0 +1,73 @@
+/** RunQueue contract, retention: tickets of pruned entries, prune, ids never reused, the retention sweep. */
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { assertReplayEqualsLive, queueOn, submitOf, type OpenLog } from '../fixtures.ts';
+
+const TTL = 30_000;
+
+export function retentionTests(openLog: OpenLog): void {
+  it("TicketExpired for a pruned entry and for another tenant's; TicketNotFound for never issued or forged ids", async (t) => {
+    const { queue, clock } = await queueOn(openLog, t);
+    const ticket = await queue.submit(submitOf('acme', 't1'));
+    await assert.rejects(queue.entry('globex', ticket.entryId), { code: 'TicketExpired' });
+    for (const forged of ['0-999999', 'nonsense', '99-1', '', '1-0', '01-1']) {
+      await assert.rejects(queue.entry('acme', forged), { code: 'TicketNotFound' }, forged);
+    }
+    const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
+    await queue.close(taken.lease, { status: 'succeeded' });
+    clock.advance(1000);
+    assert.equal(await queue.prune(1000, 10), 1);
+    await assert.rejects(queue.entry('acme', ticket.entryId), { code: 'TicketExpired' });
+    await assert.rejects(queue.entry('globex', ticket.entryId), { code: 'TicketExpired' });
+  });
+
+  it('prune removes only closed entries, oldest close first, up to limit, after their lifetime', async (t) => {
+    const { queue, clock } = await queueOn(openLog, t);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await queue.submit(submitOf('acme', `t${i}`))).entryId);
+    const closedOrder: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
+      await queue.close(taken.lease, { status: i % 2 === 0 ? 'succeeded' : 'failed' });
+      closedOrder.push(taken.lease.entryId);
+      clock.advance(100);
+    }
+    assert.equal(await queue.prune(10_000, 10), 0, 'nothing is past its lifetime yet');
+    clock.advance(10_000);
+    assert.equal(await queue.prune(10_000, 2), 2);
+    for (const id of closedOrder.slice(0, 2)) await assert.rejects(queue.entry('acme', id), { code: 'TicketExpired' });
+    for (const id of closedOrder.slice(2)) assert.equal((await queue.entry('acme', id)).status, 'closed');
+    assert.equal(await queue.prune(0, 100), 2);
+    const open = ids.filter((id) => !closedOrder.includes(id));
+    assert.equal((await queue.entry('acme', open[0]!)).status, 'open');
+    await assertReplayEqualsLive(queue);
+  });
+
+  it('ticket ids are never reused after every entry is pruned and compacted away', async (t) => {
+    const { queue, log } = await queueOn(openLog, t, { partitions: 1 });
+    const old = await queue.submit(submitOf('acme', 't1'));
+    const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
+    await queue.close(taken.lease, { status: 'succeeded' });
+    await queue.prune(0, 10);
+    await log.compact(0);
+    await assertReplayEqualsLive(queue);
+    const fresh = await queue.submit(submitOf('acme', 't1'));
+    assert.notEqual(fresh.entryId, old.entryId);
+    await assert.rejects(queue.entry('acme', old.entryId), { code: 'TicketExpired' });
+  });
+
+  it('a retention sweep expires overdue entries and prunes closed ones past their lifetime', async (t) => {
+    const { queue, clock } = await queueOn(openLog, t);
+    const doomed = await queue.submit(submitOf('acme', 'a', { agent: 'report', deadline: clock.nowMs + 5 }));
+    const done = await queue.submit(submitOf('acme', 'b'));
+    const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
+    assert.equal(taken.lease.entryId, done.entryId);
+    await queue.close(taken.lease, { status: 'succeeded' });
+    clock.advance(10);
+    assert.deepEqual(await queue.sweep({ ticketLifetimeMs: 1000 }), { expired: 1, pruned: 0 });
+    assert.equal((await queue.entry('acme', doomed.entryId)).outcome, 'expired');
+    clock.advance(1000);
+    assert.deepEqual(await queue.sweep({ ticketLifetimeMs: 1000, limit: 5 }), { expired: 0, pruned: 2 });
+    await assert.rejects(queue.entry('acme', done.entryId), { code: 'TicketExpired' });
+  });
+}
