@@ -1,26 +1,21 @@
 /**
- * The RunQueue shell: validates a command, decides it against the partition's view at
- * the store clock (decide.ts), checks its records fit the log (record-bounds.ts), folds
- * the events at once, appends them through the partition's group-committing writer and
- * answers once they are durable.
+ * The RunQueue: a router over its partitions (partition.ts). It validates a command, routes
+ * it to the partition of its (tenant, thread) or ticket, decides it against that
+ * partition's view at the store clock (decide.ts) and has the partition commit the events
+ * (encode, check, fold, append, wake). It also answers what spans partitions: take's choice
+ * of the best head, prune's oldest closes first, the capacity counts, metrics, health and
+ * nextDueAt; and it runs the retention timer.
  *
  * Folding before the append is what lets concurrent commands decide without racing
- * (JavaScript runs one decision at a time); nobody is answered before durability. If an
- * append fails, the partition's view may hold events the log does not, so the
- * partition stops serving and is rebuilt from the log; commands meanwhile wait for the
- * rebuild (partition-slot.ts).
- *
- * A command's answer is built right after its own events are folded, in the same turn as
- * its decision (`answerWhenDurable`), and handed over once they are durable: by then
- * other commands of the same tick may have changed or pruned the entry, and the caller
- * must get what was made durable for it, not what the view says later.
+ * (JavaScript runs one decision at a time); nobody is answered before durability. A
+ * command's answer is built right after its own events are folded, in the same turn as its
+ * decision (`answerWhenDurable`), and handed over once they are durable: by then other
+ * commands of the same tick may have changed or pruned the entry, and the caller must get
+ * what was made durable for it, not what the view says later.
  */
 import { callListener } from '../call-listener.ts';
 import { RunlogError, invalidArgument } from '../errors.ts';
-import { encodeEvent } from '../events/codec.ts';
-import { attemptKey, recordKeyOf, stateKey, submissionKey } from '../events/keys.ts';
-import type { RunlogEvent } from '../events/types.ts';
-import type { AppendRecord, EventLog, LogConfig } from '../log/event-log.ts';
+import type { EventLog, LogConfig } from '../log/event-log.ts';
 import { checkEventLog } from '../log/log-arguments.ts';
 import { openLog } from '../log/open-log.ts';
 export { DEFAULT_PARTITIONS } from '../log/open-log.ts';
@@ -31,9 +26,9 @@ import { takesBefore } from '../../projections/head-index.ts';
 import { addMetrics, emptyMetrics } from '../../projections/metrics.ts';
 import { leaseOf, toPublicEntry } from './public-entry.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
-import { ClosedWaiters } from './closed-waiters.ts';
 import * as decide from './decide.ts';
 import { newTicketSecret, parseEntryId } from './entry-id.ts';
+import { Partition } from './partition.ts';
 import { closeFields, leaseArgument, submissionFields, takeEntryRequest, takeRequest, ttl, yieldFields } from './requests.ts';
 import {
   describe,
@@ -54,6 +49,7 @@ import type {
   CloseRequest,
   Entry,
   Lease,
+  PartitionHealth,
   QueueMetrics,
   RunQueueApi,
   RunQueueOptions,
@@ -64,9 +60,7 @@ import type {
   Ticket,
   YieldRequest,
 } from './types.ts';
-import { PartitionSlot } from './partition-slot.ts';
 import { checkQueueOptions, checkRetention, inputLimit, QUEUE_OPTION_KEYS, type QueueSettings } from './queue-options.ts';
-import { checkRecordsFit } from './record-bounds.ts';
 import { WarningCounter } from '../warnings.ts';
 import { StoreClock } from './store-clock.ts';
 export { DEFAULT_MAX_INPUT_BYTES } from './queue-options.ts';
@@ -107,8 +101,7 @@ async function queueOnLog(log: EventLog, settings: QueueSettings): Promise<RunQu
 }
 
 export class RunQueue implements RunQueueApi {
-  private readonly slots: PartitionSlot[];
-  private readonly waiters = new ClosedWaiters();
+  readonly #partitions: Partition[];
   private readonly workListeners = new Set<() => void>();
   private stopped = false;
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -122,12 +115,12 @@ export class RunQueue implements RunQueueApi {
     readonly maxInputBytes: number,
     private readonly warnings: WarningCounter,
   ) {
-    const host = { stopped: () => this.stopped, servingAgain: () => this.notifyWork() };
-    this.slots = views.map((view, partition) => new PartitionSlot(log, partition, view, host));
+    const host = { work: () => this.notifyWork(), warn: warnings.report };
+    this.#partitions = views.map((view, partition) => new Partition(log, partition, view, host));
   }
 
   get partitions(): number {
-    return this.slots.length;
+    return this.#partitions.length;
   }
 
   /** The store clock now (store-clock.ts): never earlier than any time already stamped on the log. */
@@ -142,16 +135,21 @@ export class RunQueue implements RunQueueApi {
     // notBefore and deadline are by the caller's wall clock: into store time (a no-op unless the wall stepped).
     fields.notBefore = this.clock.fromWall(fields.notBefore);
     fields.deadline = this.clock.fromWall(fields.deadline);
-    const slot = this.slotOf(fields.tenant, fields.thread);
-    if (!slot.serving) await slot.ready();
+    const partition = this.partitionOf(fields.tenant, fields.thread);
+    if (!partition.serving) await partition.ready();
     const counts = { tenant: this.openOfTenant(fields.tenant), total: this.openTotal() };
-    const freshSecret = slot.view.ticketKey === null ? newTicketSecret() : null;
-    const decision = decide.decideSubmit(slot.view, fields, now, this.capacity, counts, freshSecret);
+    const freshSecret = partition.view.ticketKey === null ? newTicketSecret() : null;
+    const decision = decide.decideSubmit(partition.view, fields, now, this.capacity, counts, freshSecret);
     const created = decision.events.length > 0;
-    await (created ? this.commit(slot, decision.events) : slot.writer.barrier());
+    await (created ? partition.commit(decision.events) : partition.barrier());
     return { tenant: fields.tenant, thread: fields.thread, entryId: decision.entryId, created };
   }
 
+  /**
+   * Leases the best head for `agents` across partitions. Overdue heads it comes across are
+   * expired on the way; the answer hangs on the lease alone (expireOverdueHead): a lease is
+   * never left behind that the caller did not get.
+   */
   async take(request: TakeRequest): Promise<Taken | null> {
     this.requireRunning();
     const { agents, holder, ttlMs } = takeRequest(request);
@@ -160,12 +158,12 @@ export class RunQueue implements RunQueueApi {
     for (;;) {
       const best = this.bestHead(agents, now);
       if (best === undefined) break;
-      const [slot, entry] = best;
+      const [partition, entry] = best;
       if (decide.isOverdue(entry, now)) {
-        expiries.push(this.commit(slot, [decide.decideExpire(entry, now)]));
+        expiries.push(this.expireOverdueHead(partition, entry, now));
         continue;
       }
-      const leased = this.commit(slot, [decide.decideLease(entry, holder, ttlMs, now)]);
+      const leased = partition.commit([decide.decideLease(entry, holder, ttlMs, now)]);
       return answerWhenDurable(Promise.all([...expiries, leased]), taken(entry));
     }
     await Promise.all(expiries);
@@ -175,85 +173,85 @@ export class RunQueue implements RunQueueApi {
   async takeEntry(tenant: string, entryId: string, request: Omit<TakeRequest, 'agents'>): Promise<Taken | null> {
     this.requireRunning();
     const { holder, ttlMs } = takeEntryRequest(request);
-    const slot = this.slotOfEntry(tenant, entryId);
-    if (!slot.serving) await slot.ready();
-    const entry = decide.findEntry(slot.view, tenant, entryId);
+    const partition = this.partitionOfEntry(tenant, entryId);
+    if (!partition.serving) await partition.ready();
+    const entry = decide.findEntry(partition.view, tenant, entryId);
     const now = this.now();
-    if (entry.closed || !slot.view.isHead(entry) || (entry.lease !== null && entry.lease.expiresAt > now)) return null;
+    if (entry.closed || !partition.view.isHead(entry) || (entry.lease !== null && entry.lease.expiresAt > now)) return null;
     if (decide.isOverdue(entry, now)) {
-      await this.commit(slot, [decide.decideExpire(entry, now)]);
+      await partition.commit([decide.decideExpire(entry, now)]);
       return null;
     }
-    const leased = this.commit(slot, [decide.decideLease(entry, holder, ttlMs, now)]);
+    const leased = partition.commit([decide.decideLease(entry, holder, ttlMs, now)]);
     return answerWhenDurable(leased, taken(entry));
   }
 
   async extend(lease: Lease, ttlMs: number): Promise<Lease> {
-    const { slot, checked } = this.leaseCommand(lease);
+    const { partition, checked } = this.leaseCommand(lease);
     const ttlMsChecked = ttl(ttlMs);
-    if (!slot.serving) await slot.ready();
-    const event = decide.decideExtend(slot.view, checked, ttlMsChecked, this.now());
-    const extended = this.commit(slot, [event]);
+    if (!partition.serving) await partition.ready();
+    const event = decide.decideExtend(partition.view, checked, ttlMsChecked, this.now());
+    const extended = partition.commit([event]);
     // The stored lease, never the caller's copy (whose thread or agent it may have edited).
-    return answerWhenDurable(extended, leaseOf(this.entryOf(slot, event.entryId))!);
+    return answerWhenDurable(extended, leaseOf(partition.view.entries.get(event.entryId)!)!);
   }
 
   async startAttempt(lease: Lease, runId: string): Promise<Attempt> {
-    const { slot, checked } = this.leaseCommand(lease);
+    const { partition, checked } = this.leaseCommand(lease);
     const run = requireName('runId', runId);
-    if (!slot.serving) await slot.ready();
-    const event = decide.decideStartAttempt(slot.view, checked, run, this.now());
-    await this.commit(slot, [event]);
+    if (!partition.serving) await partition.ready();
+    const event = decide.decideStartAttempt(partition.view, checked, run, this.now());
+    await partition.commit([event]);
     return { runId: event.runId, attempt: event.attempt, epoch: event.epoch, startedAt: event.at };
   }
 
   async yield(lease: Lease, request: YieldRequest): Promise<boolean> {
-    const { slot, checked } = this.leaseCommand(lease);
+    const { partition, checked } = this.leaseCommand(lease);
     const fields = yieldFields(request);
-    if (!slot.serving) await slot.ready();
-    const event = decide.decideYield(slot.view, checked, fields, this.now());
+    if (!partition.serving) await partition.ready();
+    const event = decide.decideYield(partition.view, checked, fields, this.now());
     if (event === null) return false;
-    await this.commit(slot, [event]);
+    await partition.commit([event]);
     return true;
   }
 
   async close(lease: Lease, request: CloseRequest): Promise<Entry> {
-    const { slot, checked } = this.leaseCommand(lease);
+    const { partition, checked } = this.leaseCommand(lease);
     const fields = closeFields(request, this.maxInputBytes);
-    if (!slot.serving) await slot.ready();
-    const event = decide.decideClose(slot.view, checked, fields, this.now());
-    const closed = this.commit(slot, [event]);
-    return answerWhenDurable(closed, toPublicEntry(this.entryOf(slot, event.entryId)));
+    if (!partition.serving) await partition.ready();
+    const event = decide.decideClose(partition.view, checked, fields, this.now());
+    const closed = partition.commit([event]);
+    return answerWhenDurable(closed, toPublicEntry(partition.view.entries.get(event.entryId)!));
   }
 
   async cancel(tenant: string, entryId: string, reason?: string): Promise<Entry> {
     this.requireRunning();
-    const slot = this.slotOfEntry(tenant, entryId);
+    const partition = this.partitionOfEntry(tenant, entryId);
     const why = optionalText('reason', reason, 64 * 1024);
-    if (!slot.serving) await slot.ready();
-    const event = decide.decideCancel(slot.view, tenant, entryId, why, this.now());
-    const cancelled = this.commit(slot, [event]);
-    return answerWhenDurable(cancelled, toPublicEntry(this.entryOf(slot, entryId)));
+    if (!partition.serving) await partition.ready();
+    const event = decide.decideCancel(partition.view, tenant, entryId, why, this.now());
+    const cancelled = partition.commit([event]);
+    return answerWhenDurable(cancelled, toPublicEntry(partition.view.entries.get(entryId)!));
   }
 
   async entry(tenant: string, entryId: string): Promise<Entry> {
     this.requireRunning();
-    const slot = this.slotOfEntry(tenant, entryId);
-    return this.durableRead(slot, () => toPublicEntry(decide.findEntry(slot.view, tenant, entryId)));
+    const partition = this.partitionOfEntry(tenant, entryId);
+    return partition.durableRead(() => toPublicEntry(decide.findEntry(partition.view, tenant, entryId)));
   }
 
   async openEntries(tenant: string, thread: string): Promise<Entry[]> {
     this.requireRunning();
-    const slot = this.slotOf(requireName('tenant', tenant), requireName('thread', thread));
-    return this.durableRead(slot, () => (slot.view.thread(tenant, thread)?.openEntries() ?? []).map(toPublicEntry));
+    const partition = this.partitionOf(requireName('tenant', tenant), requireName('thread', thread));
+    return partition.durableRead(() => (partition.view.thread(tenant, thread)?.openEntries() ?? []).map(toPublicEntry));
   }
 
   async deleteThread(tenant: string, thread: string): Promise<number> {
     this.requireRunning();
-    const slot = this.slotOf(requireName('tenant', tenant), requireName('thread', thread));
-    if (!slot.serving) await slot.ready();
-    const events = decide.decideDeleteThread(slot.view, tenant, thread, this.now());
-    if (events.length > 0) await this.commit(slot, events);
+    const partition = this.partitionOf(requireName('tenant', tenant), requireName('thread', thread));
+    if (!partition.serving) await partition.ready();
+    const events = decide.decideDeleteThread(partition.view, tenant, thread, this.now());
+    if (events.length > 0) await partition.commit(events);
     return events.length;
   }
 
@@ -263,25 +261,27 @@ export class RunQueue implements RunQueueApi {
     requireInteger('ticketLifetimeMs', ticketLifetimeMs, 0);
     requireInteger('limit', limit, 0);
     const closedBy = this.now() - ticketLifetimeMs;
-    const due = this.slots
-      .flatMap((slot) => slot.view.oldestClosed(limit, (entry) => entry.closedAt! <= closedBy).map((entry) => ({ slot, entry })))
+    const due = this.#partitions
+      .flatMap((partition) =>
+        partition.view.oldestClosed(limit, (entry) => entry.closedAt! <= closedBy).map((entry) => ({ partition, entry })),
+      )
       .sort((a, b) => a.entry.closedAt! - b.entry.closedAt!)
       .slice(0, limit);
-    const perSlot = new Map<PartitionSlot, number>();
-    for (const { slot } of due) perSlot.set(slot, (perSlot.get(slot) ?? 0) + 1);
+    const perPartition = new Map<Partition, number>();
+    for (const { partition } of due) perPartition.set(partition, (perPartition.get(partition) ?? 0) + 1);
     // What each partition pruned (a partition being rebuilt decides once it serves again).
-    const pruned = await Promise.all([...perSlot].map(([slot, count]) => this.prunePartition(slot, closedBy, count)));
+    const pruned = await Promise.all([...perPartition].map(([partition, count]) => this.prunePartition(partition, closedBy, count)));
     return pruned.reduce((a, b) => a + b, 0);
   }
 
   /** Closes `expired` every open entry whose start deadline passed unstarted; answers how many. */
   async expireOverdue(): Promise<number> {
     this.requireRunning();
-    const commits = this.slots.map(async (slot) => {
-      if (!slot.serving) await slot.ready();
+    const commits = this.#partitions.map(async (partition) => {
+      if (!partition.serving) await partition.ready();
       const now = this.now();
-      const events = slot.view.overdue(now).map((entry) => decide.decideExpire(entry, now));
-      if (events.length > 0) await this.commit(slot, events);
+      const events = partition.view.overdue(now).map((entry) => decide.decideExpire(entry, now));
+      if (events.length > 0) await partition.commit(events);
       return events.length;
     });
     return (await Promise.all(commits)).reduce((a, b) => a + b, 0);
@@ -315,18 +315,18 @@ export class RunQueue implements RunQueueApi {
   async awaitClosed(tenant: string, entryId: string, options: AwaitOptions = {}): Promise<Entry | null> {
     this.requireRunning();
     const { signal, timeoutMs } = awaitOptions(options);
-    const slot = this.slotOfEntry(tenant, entryId);
-    const entry = slot.view.entries.get(entryId);
+    const partition = this.partitionOfEntry(tenant, entryId);
+    const entry = partition.view.entries.get(entryId);
     // Open now: wait in this same turn, so its close (folded later) wakes the waiter once durable.
-    if (entry !== undefined && entry.tenant === tenant && !entry.closed) return this.waiters.wait(entryId, signal, timeoutMs);
+    if (entry !== undefined && entry.tenant === tenant && !entry.closed) return partition.awaitClose(entryId, signal, timeoutMs);
     return this.entry(tenant, entryId);
   }
 
   nextDueAt(agents: readonly string[]): number | null {
     const names = requireNames('agents', agents);
     let earliest: number | null = null;
-    for (const slot of this.slots) {
-      const at = slot.view.nextDueAt(names);
+    for (const partition of this.#partitions) {
+      const at = partition.view.nextDueAt(names);
       if (at !== null && (earliest === null || at < earliest)) earliest = at;
     }
     return earliest;
@@ -340,8 +340,12 @@ export class RunQueue implements RunQueueApi {
 
   metrics(): QueueMetrics {
     const counters = emptyMetrics();
-    for (const slot of this.slots) addMetrics(counters, slot.view.metrics);
+    for (const partition of this.#partitions) addMetrics(counters, partition.view.metrics);
     return { ...counters, open: this.openTotal(), warnings: this.warnings.counts() };
+  }
+
+  health(): PartitionHealth[] {
+    return this.#partitions.map((partition) => partition.health());
   }
 
   /** Refuses new commands with Stopped, waits for appends in flight, and closes the log. */
@@ -349,38 +353,28 @@ export class RunQueue implements RunQueueApi {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.sweepTimer);
-    await Promise.all(this.slots.map((slot) => slot.writer.barrier()));
-    for (const slot of this.slots) slot.stop();
-    this.waiters.failAll(new RunlogError('Stopped', 'the run queue was stopped'));
+    await Promise.all(this.#partitions.map((partition) => partition.barrier()));
+    for (const partition of this.#partitions) partition.stop();
     await this.log.close();
   }
 
   /** The views, for tests and tools comparing them with a replay. */
   views(): readonly PartitionView[] {
-    return this.slots.map((slot) => slot.view);
+    return this.#partitions.map((partition) => partition.view);
   }
 
   /**
-   * Answers what `read` sees of the view now, once everything folded so far is durable:
-   * the view runs ahead of the log by the appends in flight, and nothing is answered
-   * before it is durable. A refusal (TicketExpired, ...) waits for durability too.
+   * Expires an overdue head that a take came across. It is a command of its own: if it
+   * fails, its partition rebuilds and a later take or sweep expires the entry; the take,
+   * whose answer is its lease or null, does not fail for it. The failure is a warning.
    */
-  private async durableRead<T>(slot: PartitionSlot, read: () => T): Promise<T> {
-    for (;;) {
-      if (!slot.serving) await slot.ready();
-      const writer = slot.writer;
-      let value: T | undefined;
-      let refusal: unknown;
-      try {
-        value = read();
-      } catch (error) {
-        refusal = error;
-      }
-      await writer.barrier();
-      // An append failed: what was read may include its events. Read the rebuilt view.
-      if (writer.failed) continue;
-      if (refusal !== undefined) throw refusal;
-      return value as T;
+  private async expireOverdueHead(partition: Partition, entry: EntryState, now: number): Promise<void> {
+    try {
+      await partition.commit([decide.decideExpire(entry, now)]);
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      const message = `expiring the overdue entry ${entry.entryId} of partition ${partition.partition}, which a take came across, failed: ${why}`;
+      this.warnings.report({ code: 'RUNLOG_EXPIRE', message });
     }
   }
 
@@ -391,49 +385,12 @@ export class RunQueue implements RunQueueApi {
   }
 
   /** Prunes up to `limit` entries of the partition; answers how many it pruned. */
-  private async prunePartition(slot: PartitionSlot, closedBy: number, limit: number): Promise<number> {
-    if (!slot.serving) await slot.ready();
-    const event = decide.decidePrune(slot.view, closedBy, limit, this.now());
+  private async prunePartition(partition: Partition, closedBy: number, limit: number): Promise<number> {
+    if (!partition.serving) await partition.ready();
+    const event = decide.decidePrune(partition.view, closedBy, limit, this.now());
     if (event === null) return 0;
-    const tombstones = event.entryIds.flatMap((entryId) => tombstonesOf(this.entryOf(slot, entryId)));
-    await this.commit(slot, [event], tombstones);
+    await partition.commit([event]);
     return event.entryIds.length;
-  }
-
-  /**
-   * Encodes, checks the records fit the log, folds, appends durably, then wakes waiters.
-   * Encoding and checking first: a bad or oversized event changes nothing. Everything up to
-   * the append runs in the caller's turn (the function's first await is the append), so the
-   * events are folded when this returns.
-   */
-  private async commit(slot: PartitionSlot, events: RunlogEvent[], tombstones: AppendRecord[] = []): Promise<void> {
-    slot.requireServing();
-    const records: AppendRecord[] = events.map((event) => ({ key: recordKeyOf(event), value: encodeEvent(event) }));
-    records.push(...tombstones);
-    checkRecordsFit(this.log, events, records);
-    for (const [i, event] of events.entries()) slot.view.apply(null, records[i]!.key, event);
-    // The entries these events close, taken now: one pruned in the same group is gone from the view once durable.
-    const closed = this.awaitedClosures(slot, events);
-    for (const record of tombstones) slot.view.apply(null, record.key, null);
-    const offsets = await slot.writer.write(records);
-    slot.view.appended(offsets[offsets.length - 1]!);
-    this.afterDurable(events, closed);
-  }
-
-  /** The entries closed by `events` that someone awaits (closed entries never change again). */
-  private awaitedClosures(slot: PartitionSlot, events: RunlogEvent[]): EntryState[] {
-    const closed: EntryState[] = [];
-    for (const event of events) {
-      if (!isClosing(event) || !this.waiters.has(event.entryId)) continue;
-      const entry = slot.view.entries.get(event.entryId);
-      if (entry !== undefined) closed.push(entry);
-    }
-    return closed;
-  }
-
-  private afterDurable(events: RunlogEvent[], closed: EntryState[]): void {
-    for (const entry of closed) this.waiters.wake(entry.entryId, () => toPublicEntry(entry));
-    if (events.some((event) => event.type === 'Submitted' || event.type === 'Yielded' || isClosing(event))) this.notifyWork();
   }
 
   /**
@@ -449,46 +406,42 @@ export class RunQueue implements RunQueueApi {
     }
   }
 
-  private bestHead(agents: readonly string[], now: number): [PartitionSlot, EntryState] | undefined {
-    let best: [PartitionSlot, EntryState] | undefined;
-    for (const slot of this.slots) {
-      if (!slot.serving) continue;
-      const candidate = slot.view.bestHead(agents, now);
-      if (candidate !== undefined && (best === undefined || takesBefore(candidate, best[1]))) best = [slot, candidate];
+  private bestHead(agents: readonly string[], now: number): [Partition, EntryState] | undefined {
+    let best: [Partition, EntryState] | undefined;
+    for (const partition of this.#partitions) {
+      if (!partition.serving) continue;
+      const candidate = partition.view.bestHead(agents, now);
+      if (candidate !== undefined && (best === undefined || takesBefore(candidate, best[1]))) best = [partition, candidate];
     }
     return best;
   }
 
-  private leaseCommand(lease: Lease): { slot: PartitionSlot; checked: Lease } {
+  private leaseCommand(lease: Lease): { partition: Partition; checked: Lease } {
     this.requireRunning();
     const checked = leaseArgument(lease);
-    return { slot: this.slotOfEntry(checked.tenant, checked.entryId), checked };
+    return { partition: this.partitionOfEntry(checked.tenant, checked.entryId), checked };
   }
 
-  private entryOf(slot: PartitionSlot, entryId: string): EntryState {
-    return slot.view.entries.get(entryId)!;
-  }
-
-  private slotOf(tenant: string, thread: string): PartitionSlot {
-    return this.slots[partitionOf(tenant, thread, this.slots.length)]!;
+  private partitionOf(tenant: string, thread: string): Partition {
+    return this.#partitions[partitionOf(tenant, thread, this.#partitions.length)]!;
   }
 
   /** The partition of `tenant`'s entry `entryId` (the tenant is checked here; isolation is the decider's). */
-  private slotOfEntry(tenant: string, entryId: string): PartitionSlot {
+  private partitionOfEntry(tenant: string, entryId: string): Partition {
     requireName('tenant', tenant);
     // Any string is looked up (one that is no ticket id was never issued); anything else is a bad argument.
     if (typeof entryId !== 'string') throw invalidArgument(`entryId must be a string, got ${describe(entryId)}`);
-    const parsed = parseEntryId(entryId, this.slots.length);
+    const parsed = parseEntryId(entryId, this.#partitions.length);
     if (parsed === null) throw new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);
-    return this.slots[parsed.partition]!;
+    return this.#partitions[parsed.partition]!;
   }
 
   private openOfTenant(tenant: string): number {
-    return this.slots.reduce((sum, slot) => sum + (slot.view.openByTenant.get(tenant) ?? 0), 0);
+    return this.#partitions.reduce((sum, partition) => sum + (partition.view.openByTenant.get(tenant) ?? 0), 0);
   }
 
   private openTotal(): number {
-    return this.slots.reduce((sum, slot) => sum + slot.view.openCount, 0);
+    return this.#partitions.reduce((sum, partition) => sum + partition.view.openCount, 0);
   }
 
   private requireRunning(): void {
@@ -514,14 +467,4 @@ function taken(entry: EntryState): Taken {
 async function answerWhenDurable<T>(durable: Promise<unknown>, answer: T): Promise<T> {
   await durable;
   return answer;
-}
-
-function isClosing(event: RunlogEvent): boolean {
-  return event.type === 'Closed' || event.type === 'CancelRequested' || event.type === 'ThreadDeleted';
-}
-
-function tombstonesOf(entry: EntryState): AppendRecord[] {
-  const keys = [submissionKey(entry.entryId), stateKey(entry.entryId)];
-  for (const attempt of entry.attempts) keys.push(attemptKey(entry.entryId, attempt.attempt));
-  return keys.map((key) => ({ key, value: null }));
 }

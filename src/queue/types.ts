@@ -2,6 +2,7 @@
  * The public shapes of the RunQueue API. Times are store-clock epoch ms (`...At`),
  * durations are ms (`...Ms`). Bytes are Uint8Array; a string input is taken as UTF-8.
  */
+import type { RunlogError } from '../errors.ts';
 import type { RunlogWarning } from '../warnings.ts';
 import type { LogConfig } from '../log/event-log.ts';
 import type { Outcome, Strategy } from '../events/types.ts';
@@ -117,6 +118,23 @@ export interface QueueMetrics extends MetricCounters {
   warnings: Record<string, number>;
 }
 
+/**
+ * A partition's mode (RunQueue.health()): `serving` commands; `draining` (an append failed,
+ * the appends in flight settle) then `rebuilding` from the log; `down` for good (fenced,
+ * locked by another writer, or its log damaged); `stopped` with the queue.
+ */
+export type PartitionMode = 'serving' | 'draining' | 'rebuilding' | 'down' | 'stopped';
+
+export interface PartitionHealth {
+  partition: number;
+  mode: PartitionMode;
+  /**
+   * Why it does not serve. `down`: the error it is down for, which every command on it gets.
+   * `rebuilding`: why the last attempt failed (absent before the first failure).
+   */
+  error?: RunlogError;
+}
+
 export interface Capacity {
   /** Most open entries one tenant may have. */
   perTenant?: number;
@@ -192,6 +210,8 @@ export interface RunQueueApi {
   /** Registers a listener called (synchronously, after durability) whenever an entry becomes takeable now. */
   onWork(listener: () => void): () => void;
   metrics(): QueueMetrics;
+  /** Each partition's mode, and why one does not serve. */
+  health(): PartitionHealth[];
   now(): number;
   stop(): Promise<void>;
 }

@@ -6,56 +6,19 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { RunlogError, isRunlogError } from '../../src/errors.ts';
-import type { AppendRecord, EventLog, LogRecord } from '../../src/log/event-log.ts';
+import { isRunlogError } from '../../src/errors.ts';
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
 import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
 import { assertReplayEqualsLive, FakeClock, submitOf } from '../contract/fixtures.ts';
-
-/** A real log whose next append can be made to fail, and whose reads can be made to fail until healed. */
-class FaultyLog {
-  failNextAppend = false;
-  unreadable = false;
-  reads = 0;
-
-  constructor(readonly log: EventLog) {}
-
-  wrap(): EventLog {
-    const log = this.log;
-    return {
-      kind: log.kind,
-      partitions: log.partitions,
-      maxRecordBytes: log.maxRecordBytes,
-      maxAppendBytes: log.maxAppendBytes,
-      append: async (partition: number, records: readonly AppendRecord[]) => {
-        if (this.failNextAppend) {
-          this.failNextAppend = false;
-          throw new RunlogError('LogUnavailable', 'injected append failure');
-        }
-        return log.append(partition, records);
-      },
-      read: (partition, from, options) => {
-        this.reads++;
-        if (this.unreadable) return failing(new RunlogError('LogUnavailable', 'injected read failure: the log cannot be read'));
-        return log.read(partition, from, options);
-      },
-      tail: (partition, from, options) => log.tail(partition, from, options),
-      endOffset: (partition) => log.endOffset(partition),
-      compact: (partition) => log.compact(partition),
-      close: () => log.close(),
-    };
-  }
-}
-
-async function* failing(error: Error): AsyncGenerator<LogRecord> {
-  throw error;
-}
+import type { RunlogWarning } from '../../src/warnings.ts';
+import { FaultyLog } from './faulty-log.ts';
 
 async function faultyQueue(t: { after: (fn: () => Promise<void>) => void }) {
   const faulty = new FaultyLog(await openMemoryLog({ partitions: 1 }));
-  const queue = await openRunQueueOnLog(faulty.wrap(), { clock: new FakeClock().read });
+  const warnings: RunlogWarning[] = [];
+  const queue = await openRunQueueOnLog(faulty.wrap(), { clock: new FakeClock().read, onWarning: (w) => void warnings.push(w) });
   t.after(() => queue.stop());
-  return { faulty, queue };
+  return { faulty, queue, warnings };
 }
 
 describe('a failed command poisons nothing after it', () => {
@@ -92,7 +55,7 @@ describe('a failed command poisons nothing after it', () => {
   });
 
   it('while the rebuild keeps failing, commands fail with a retriable LogUnavailable saying why, then succeed once the log heals', async (t) => {
-    const { faulty, queue } = await faultyQueue(t);
+    const { faulty, queue, warnings } = await faultyQueue(t);
     const kept = await queue.submit(submitOf('acme', 't1'));
     faulty.unreadable = true;
     faulty.failNextAppend = true;
@@ -105,10 +68,18 @@ describe('a failed command poisons nothing after it', () => {
         return true;
       });
     }
+    // Each failed attempt is a warning, and health() says why it does not serve.
+    const reported = warnings.filter((w) => w.code === 'RUNLOG_PARTITION_DOWN');
+    assert.ok(reported.length >= 2, `a warning per failed attempt, got ${reported.length}`);
+    assert.ok(reported.every((w) => /partition 0[\s\S]*injected read failure/.test(w.message)));
+    const [rebuilding] = queue.health();
+    assert.equal(rebuilding!.mode, 'rebuilding');
+    assert.ok(isRunlogError(rebuilding!.error, 'LogUnavailable') && /injected read failure/.test(rebuilding!.error.message));
     faulty.unreadable = false;
     const next = await queue.submit(submitOf('acme', 't3'));
     assert.equal((await queue.entry('acme', next.entryId)).status, 'open');
     assert.equal((await queue.entry('acme', kept.entryId)).status, 'open');
+    assert.deepEqual(queue.health(), [{ partition: 0, mode: 'serving' }]);
     await assertReplayEqualsLive(queue);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Group commit for one partition.
+ * Group commit for one partition of the queue: many commands' records, one append.
  *
  * Commands decide and fold their events at once (single-threaded, so decisions never
  * race) and then wait here until those events are durable. Every command arriving in the
@@ -16,9 +16,9 @@
  * A failed append rejects every command of its group and everything queued behind it
  * (those were decided against a view that assumed the failed group); appends already in
  * flight behind it fail too (the log guarantees that). From the failure on, `failed` is
- * true (the owner stops deciding against the view); once nothing is in flight any more,
- * onFailure runs: the owner must rebuild the view from the log before serving the
- * partition again, with a new writer.
+ * true and the owner hears of it at once (`failed`: it stops deciding against the view);
+ * once nothing is in flight any more, it hears `drained`: it must rebuild the view from
+ * the log before serving the partition again, with a new GroupCommit (partition.ts).
  */
 import { appendBytes, type AppendRecord, type EventLog } from '../log/event-log.ts';
 
@@ -29,7 +29,13 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-export class PartitionWriter {
+/** Who hears of a failed append: first at once, then once nothing is in flight any more. */
+export interface GroupCommitOwner {
+  failed(error: unknown): void;
+  drained(error: unknown): void;
+}
+
+export class GroupCommit {
   private queue: Pending[] = [];
   private readonly maxInFlight: number;
   private inFlight = 0;
@@ -41,7 +47,7 @@ export class PartitionWriter {
   constructor(
     private readonly log: EventLog,
     private readonly partition: number,
-    private readonly onFailure: (error: unknown) => void,
+    private readonly owner: GroupCommitOwner,
   ) {
     this.maxInFlight = Math.max(1, log.appendsInFlight ?? 1);
   }
@@ -113,7 +119,9 @@ export class PartitionWriter {
         next += pending.records.length;
       }
     } catch (error) {
+      const first = this.failure === null;
       this.failure ??= error;
+      if (first) this.owner.failed(error);
       for (const pending of [...group, ...this.queue]) pending.reject(error);
       this.queue = [];
     }
@@ -123,7 +131,7 @@ export class PartitionWriter {
   private reportFailure(): void {
     if (this.inFlight > 0 || this.failureReported) return;
     this.failureReported = true;
-    this.onFailure(this.failure);
+    this.owner.drained(this.failure);
   }
 }
 

@@ -1,0 +1,330 @@
+/**
+ * One partition of a RunQueue: its view (the fold of its log), its group commit, and one
+ * mode saying whether it serves commands.
+ *
+ *   serving ──an append fails──▶ draining ──the appends in flight settled──▶ rebuilding
+ *   rebuilding ──claim + replay succeed──▶ serving
+ *   rebuilding ──claim or replay fails, retriably (the log is unreachable)──▶ rebuilding, after a pause
+ *   draining / rebuilding ──a final failure──▶ down, for good
+ *   any ──the queue stops──▶ stopped
+ *
+ * A final failure is Fenced or Locked (another writer owns the partition now), or a rebuild
+ * failing with an error that is not retriable (Corrupt: the log is damaged; retrying cannot
+ * help). Every failed rebuild attempt and every fall to down is a warning
+ * (RUNLOG_PARTITION_DOWN); health() says the mode and, when not serving, why.
+ *
+ * The partition stops serving the moment an append fails (the view then holds events the
+ * log may not), not only once the failure is reported. A command that finds it not serving
+ * waits (ready()) for the end of the next rebuild attempt, then decides against the rebuilt
+ * view; if that attempt failed, the command fails with the attempt's error (a retriable
+ * LogUnavailable saying why), and once down, with the error it is down for. A command's own
+ * refusal or failure is never handed to the next one: only commands whose events were in or
+ * behind the failed append share its error (their events were folded into the view the
+ * failure discarded).
+ *
+ * The rebuild claims the partition first (EventLog.claim: on Kafka it checks this process
+ * still owns the partition, fencing nobody if not) and then replays it, so the replay sees
+ * everything any earlier writer had acknowledged.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { RunlogError, isRunlogError } from '../errors.ts';
+import { encodeEvent } from '../events/codec.ts';
+import { attemptKey, recordKeyOf, stateKey, submissionKey } from '../events/keys.ts';
+import type { RunlogEvent } from '../events/types.ts';
+import type { AppendRecord, EventLog } from '../log/event-log.ts';
+import { replayPartition } from '../projector/replay.ts';
+import type { RunlogWarning } from '../warnings.ts';
+import { toPublicEntry, type EntryState } from '../../projections/entry-state.ts';
+import type { PartitionView } from '../../projections/partition-view.ts';
+import { ClosedWaiters } from './closed-waiters.ts';
+import { GroupCommit } from './group-commit.ts';
+import { checkRecordsFit } from './record-bounds.ts';
+import type { Entry, PartitionHealth } from './types.ts';
+
+/**
+ * The pause before rebuild attempt n+1 after n failed: 50 ms doubling up to 5 s. (Written
+ * here until the shared retry helper, src/retry.ts, lands; then its backoff replaces this.)
+ */
+export function rebuildPauseMs(failures: number): number {
+  return Math.min(50 * 2 ** Math.min(failures - 1, 10), 5_000);
+}
+
+type Mode =
+  | { kind: 'serving' }
+  | { kind: 'draining' }
+  | { kind: 'rebuilding'; failures: number; error: RunlogError | null }
+  | { kind: 'down'; error: RunlogError }
+  | { kind: 'stopped'; error: RunlogError };
+
+/** What a partition needs of its queue. */
+export interface PartitionHost {
+  /** Wakes the queue's onWork listeners: work may be takeable (after a commit, or serving again). */
+  work(): void;
+  warn(warning: RunlogWarning): void;
+}
+
+export class Partition {
+  #view: PartitionView;
+  #writer: GroupCommit;
+  #mode: Mode = { kind: 'serving' };
+  readonly #closes = new ClosedWaiters();
+  /** Commands waiting for the end of the next rebuild attempt: null once it succeeded, else why not. */
+  #rebuildWaiters: Array<(failure: RunlogError | null) => void> = [];
+  /** Ends the pause between rebuild attempts when the queue stops (the pause keeps the process alive: commands may wait). */
+  readonly #stopping = new AbortController();
+
+  constructor(
+    private readonly log: EventLog,
+    readonly partition: number,
+    view: PartitionView,
+    private readonly host: PartitionHost,
+  ) {
+    this.#view = view;
+    this.#writer = this.#newWriter();
+  }
+
+  /** The fold of the partition's log, ahead of it by the appends in flight. */
+  get view(): PartitionView {
+    return this.#view;
+  }
+
+  /** Whether commands may decide against the view now. */
+  get serving(): boolean {
+    return this.#mode.kind === 'serving';
+  }
+
+  health(): PartitionHealth {
+    const mode = this.#mode;
+    const error = mode.kind === 'down' || mode.kind === 'rebuilding' ? mode.error : null;
+    return error === null ? { partition: this.partition, mode: mode.kind } : { partition: this.partition, mode: mode.kind, error };
+  }
+
+  /** Resolves once the partition serves; rejects with why it is down or stopped, or why the next rebuild attempt failed. */
+  async ready(): Promise<void> {
+    while (!this.serving) {
+      const final = this.#finalError();
+      if (final !== null) throw final;
+      const failure = await new Promise<RunlogError | null>((resolve) => this.#rebuildWaiters.push(resolve));
+      if (failure !== null) throw failure;
+    }
+  }
+
+  /**
+   * Encodes, checks the records fit the log, folds, appends durably, then wakes waiters.
+   * Encoding and checking first: a bad or oversized event changes nothing. Everything up to
+   * the append runs in the caller's turn (the function's first await is the append), so the
+   * events are folded when this returns. The entries an EntriesPruned event removes get
+   * tombstones in the same append (compaction then drops their records).
+   */
+  async commit(events: RunlogEvent[]): Promise<void> {
+    this.#requireServing();
+    const view = this.#view;
+    const tombstones = events.flatMap((event) =>
+      event.type === 'EntriesPruned' ? event.entryIds.flatMap((id) => this.#tombstonesOf(id)) : [],
+    );
+    const records: AppendRecord[] = events.map((event) => ({ key: recordKeyOf(event), value: encodeEvent(event) }));
+    records.push(...tombstones);
+    checkRecordsFit(this.log, events, records);
+    for (const [i, event] of events.entries()) view.apply(null, records[i]!.key, event);
+    // The entries these events close, taken now: one pruned in the same group is gone from the view once durable.
+    const closed = this.#awaitedClosures(events);
+    for (const record of tombstones) view.apply(null, record.key, null);
+    const offsets = await this.#writer.write(records);
+    view.appended(offsets[offsets.length - 1]!);
+    this.#afterDurable(events, closed);
+  }
+
+  /** Resolves once everything committed before the call is durable (or has failed). */
+  barrier(): Promise<void> {
+    return this.#writer.barrier();
+  }
+
+  /**
+   * Answers what `read` sees of the view now, once everything folded so far is durable:
+   * the view runs ahead of the log by the appends in flight, and nothing is answered
+   * before it is durable. A refusal (TicketExpired, ...) waits for durability too.
+   */
+  async durableRead<T>(read: () => T): Promise<T> {
+    for (;;) {
+      if (!this.serving) await this.ready();
+      const writer = this.#writer;
+      let value: T | undefined;
+      let refusal: unknown;
+      try {
+        value = read();
+      } catch (error) {
+        refusal = error;
+      }
+      await writer.barrier();
+      // An append failed: what was read may include its events. Read the rebuilt view.
+      if (writer.failed) continue;
+      if (refusal !== undefined) throw refusal;
+      return value as T;
+    }
+  }
+
+  /** Waits for the open entry `entryId` to close (durably); null on timeout; rejects when the signal aborts or the queue stops. */
+  awaitClose(entryId: string, signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<Entry | null> {
+    return this.#closes.wait(entryId, signal, timeoutMs);
+  }
+
+  /** The queue stopped: waiting commands fail with Stopped, and no rebuild continues. */
+  stop(): void {
+    if (this.#mode.kind === 'stopped') return;
+    const error = new RunlogError('Stopped', 'the run queue was stopped');
+    this.#mode = { kind: 'stopped', error };
+    this.#settle(error);
+    this.#stopping.abort();
+    this.#closes.failAll(error);
+  }
+
+  /** Throws why the partition does not serve, if it does not (a guard; commands wait with ready() first). */
+  #requireServing(): void {
+    if (this.serving) return;
+    throw (
+      this.#finalError() ??
+      new RunlogError('LogUnavailable', `partition ${this.partition} is being rebuilt from the log after a failed append`, {
+        retriable: true,
+      })
+    );
+  }
+
+  #finalError(): RunlogError | null {
+    return this.#mode.kind === 'down' || this.#mode.kind === 'stopped' ? this.#mode.error : null;
+  }
+
+  #tombstonesOf(entryId: string): AppendRecord[] {
+    const entry = this.#view.entries.get(entryId)!;
+    const keys = [submissionKey(entryId), stateKey(entryId)];
+    for (const attempt of entry.attempts) keys.push(attemptKey(entryId, attempt.attempt));
+    return keys.map((key) => ({ key, value: null }));
+  }
+
+  /** The entries closed by `events` that someone awaits (closed entries never change again). */
+  #awaitedClosures(events: RunlogEvent[]): EntryState[] {
+    const closed: EntryState[] = [];
+    for (const event of events) {
+      if (!isClosing(event) || !this.#closes.has(event.entryId)) continue;
+      const entry = this.#view.entries.get(event.entryId);
+      if (entry !== undefined) closed.push(entry);
+    }
+    return closed;
+  }
+
+  #afterDurable(events: RunlogEvent[], closed: EntryState[]): void {
+    for (const entry of closed) this.#closes.wake(entry.entryId, () => toPublicEntry(entry));
+    if (events.some((event) => event.type === 'Submitted' || event.type === 'Yielded' || isClosing(event))) this.host.work();
+  }
+
+  #newWriter(): GroupCommit {
+    return new GroupCommit(this.log, this.partition, {
+      failed: () => {
+        if (this.#is('serving')) this.#setDraining();
+      },
+      drained: (error) => this.#drained(error),
+    });
+  }
+
+  /** The writer failed and nothing is in flight any more: down for good, or rebuild. */
+  #drained(error: unknown): void {
+    if (!this.#is('draining')) return; // stopped meanwhile
+    if (isFinal(error)) return this.#setDown(error);
+    this.#setRebuilding(0, null);
+    void this.#rebuild();
+  }
+
+  async #rebuild(): Promise<void> {
+    while (this.#is('rebuilding')) {
+      try {
+        await this.log.claim?.(this.partition);
+        const view = await replayPartition(this.log, this.partition);
+        if (this.#is('rebuilding')) this.#setServing(view);
+        return;
+      } catch (error) {
+        if (this.#is('rebuilding')) await this.#rebuildFailed(error);
+      }
+    }
+  }
+
+  /** A rebuild attempt failed: down for good if retrying cannot help; else say why, pause, and try again. */
+  async #rebuildFailed(error: unknown): Promise<void> {
+    if (isFinal(error)) return this.#setDown(error);
+    const retriable = !isRunlogError(error) || error.retriable;
+    const why = error instanceof Error ? error.message : String(error);
+    const code = retriable ? 'LogUnavailable' : (error as RunlogError).code;
+    const failure = new RunlogError(
+      code,
+      `partition ${this.partition} cannot serve: rebuilding it from the log after a failed append fails: ${why}`,
+      {
+        cause: error,
+        retriable,
+      },
+    );
+    if (!retriable) return this.#setDown(failure);
+    const failures = this.#failures() + 1;
+    this.#setRebuilding(failures, failure);
+    this.host.warn({
+      code: 'RUNLOG_PARTITION_DOWN',
+      message: `${failure.message} (attempt ${failures}; trying again in ${rebuildPauseMs(failures)} ms)`,
+    });
+    this.#settle(failure);
+    await sleep(rebuildPauseMs(failures), undefined, { signal: this.#stopping.signal }).catch(() => {});
+  }
+
+  // The transitions. Each asserts the modes it may come from: another is a bug in this file.
+
+  #setDraining(): void {
+    this.#setMode({ kind: 'draining' }, ['serving']);
+  }
+
+  #setRebuilding(failures: number, error: RunlogError | null): void {
+    this.#setMode({ kind: 'rebuilding', failures, error }, ['draining', 'rebuilding']);
+  }
+
+  #setServing(view: PartitionView): void {
+    this.#setMode({ kind: 'serving' }, ['rebuilding']);
+    this.#view = view;
+    this.#writer = this.#newWriter();
+    this.#settle(null);
+    this.host.work();
+  }
+
+  #setDown(error: RunlogError): void {
+    this.#setMode({ kind: 'down', error }, ['draining', 'rebuilding']);
+    this.host.warn({
+      code: 'RUNLOG_PARTITION_DOWN',
+      message: `${error.message} (partition ${this.partition} is down for good: ${error.code})`,
+    });
+    this.#settle(error);
+  }
+
+  #setMode(next: Mode, from: readonly Mode['kind'][]): void {
+    if (!from.includes(this.#mode.kind))
+      throw new Error(`partition ${this.partition}: no transition from ${this.#mode.kind} to ${next.kind}`);
+    this.#mode = next;
+  }
+
+  #failures(): number {
+    return this.#mode.kind === 'rebuilding' ? this.#mode.failures : 0;
+  }
+
+  /** Whether the mode is `kind` (a call, so that TypeScript does not keep a narrowing across awaits). */
+  #is(kind: Mode['kind']): boolean {
+    return this.#mode.kind === kind;
+  }
+
+  #settle(failure: RunlogError | null): void {
+    const waiters = this.#rebuildWaiters;
+    this.#rebuildWaiters = [];
+    for (const wake of waiters) wake(failure);
+  }
+}
+
+/** Another writer owns the partition now (Kafka fencing, the file log's lock): this queue never serves it again. */
+function isFinal(error: unknown): error is RunlogError {
+  return isRunlogError(error, 'Fenced') || isRunlogError(error, 'Locked');
+}
+
+function isClosing(event: RunlogEvent): boolean {
+  return event.type === 'Closed' || event.type === 'CancelRequested' || event.type === 'ThreadDeleted';
+}
