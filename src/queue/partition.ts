@@ -26,7 +26,6 @@
  * still owns the partition, fencing nobody if not) and then replays it, so the replay sees
  * everything any earlier writer had acknowledged.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { RunlogError, isRunlogError } from '../errors.ts';
 import { encodeEvent } from '../events/codec.ts';
 import { attemptKey, recordKeyOf, stateKey, submissionKey } from '../events/keys.ts';
@@ -34,25 +33,22 @@ import type { RunlogEvent } from '../events/types.ts';
 import type { AppendRecord, EventLog } from '../log/event-log.ts';
 import { replayPartition } from '../projector/replay.ts';
 import type { RunlogWarning } from '../warnings.ts';
-import { toPublicEntry, type EntryState } from '../../projections/entry-state.ts';
+import { Backoff } from '../retry.ts';
+import type { EntryState } from '../../projections/entry-state.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
 import { ClosedWaiters } from './closed-waiters.ts';
 import { GroupCommit } from './group-commit.ts';
+import { toPublicEntry } from './public-entry.ts';
 import { checkRecordsFit } from './record-bounds.ts';
 import type { Entry, PartitionHealth } from './types.ts';
 
-/**
- * The pause before rebuild attempt n+1 after n failed: 50 ms doubling up to 5 s. (Written
- * here until the shared retry helper, src/retry.ts, lands; then its backoff replaces this.)
- */
-export function rebuildPauseMs(failures: number): number {
-  return Math.min(50 * 2 ** Math.min(failures - 1, 10), 5_000);
-}
+/** The pauses between attempts to rebuild a partition whose log could not be read (src/retry.ts adds jitter). */
+const REBUILD_BACKOFF = { firstMs: 50, maxMs: 5_000 };
 
 type Mode =
   | { kind: 'serving' }
   | { kind: 'draining' }
-  | { kind: 'rebuilding'; failures: number; error: RunlogError | null }
+  | { kind: 'rebuilding'; error: RunlogError | null }
   | { kind: 'down'; error: RunlogError }
   | { kind: 'stopped'; error: RunlogError };
 
@@ -229,11 +225,12 @@ export class Partition {
   #drained(error: unknown): void {
     if (!this.#is('draining')) return; // stopped meanwhile
     if (isFinal(error)) return this.#setDown(error);
-    this.#setRebuilding(0, null);
+    this.#setRebuilding(null);
     void this.#rebuild();
   }
 
   async #rebuild(): Promise<void> {
+    const backoff = new Backoff({ ...REBUILD_BACKOFF, signal: this.#stopping.signal });
     while (this.#is('rebuilding')) {
       try {
         await this.log.claim?.(this.partition);
@@ -241,34 +238,30 @@ export class Partition {
         if (this.#is('rebuilding')) this.#setServing(view);
         return;
       } catch (error) {
-        if (this.#is('rebuilding')) await this.#rebuildFailed(error);
+        if (!this.#is('rebuilding')) return;
+        if (isFinal(error)) return this.#setDown(error);
+        const failure = this.#whyRebuildFails(error);
+        if (!failure.retriable) return this.#setDown(failure);
+        this.#retryLater(failure, backoff.tries + 1);
+        await backoff.after(error).catch(() => {}); // it ends early only when the queue stops (the loop then ends)
       }
     }
   }
 
-  /** A rebuild attempt failed: down for good if retrying cannot help; else say why, pause, and try again. */
-  async #rebuildFailed(error: unknown): Promise<void> {
-    if (isFinal(error)) return this.#setDown(error);
+  /** A failed rebuild attempt's error, as every command meanwhile gets it: retriable unless the log says retrying cannot help. */
+  #whyRebuildFails(error: unknown): RunlogError {
     const retriable = !isRunlogError(error) || error.retriable;
     const why = error instanceof Error ? error.message : String(error);
-    const code = retriable ? 'LogUnavailable' : (error as RunlogError).code;
-    const failure = new RunlogError(
-      code,
-      `partition ${this.partition} cannot serve: rebuilding it from the log after a failed append fails: ${why}`,
-      {
-        cause: error,
-        retriable,
-      },
-    );
-    if (!retriable) return this.#setDown(failure);
-    const failures = this.#failures() + 1;
-    this.#setRebuilding(failures, failure);
-    this.host.warn({
-      code: 'RUNLOG_PARTITION_DOWN',
-      message: `${failure.message} (attempt ${failures}; trying again in ${rebuildPauseMs(failures)} ms)`,
-    });
+    const message = `partition ${this.partition} cannot serve: rebuilding it from the log after a failed append fails: ${why}`;
+    return new RunlogError(retriable ? 'LogUnavailable' : (error as RunlogError).code, message, { cause: error, retriable });
+  }
+
+  /** Says why the rebuild failed (to the commands waiting for it, in health(), in a warning); the next attempt follows a pause. */
+  #retryLater(failure: RunlogError, failures: number): void {
+    this.#setRebuilding(failure);
+    const message = `${failure.message} (attempt ${failures}; trying again, backing off up to ${REBUILD_BACKOFF.maxMs / 1000} s)`;
+    this.host.warn({ code: 'RUNLOG_PARTITION_DOWN', message });
     this.#settle(failure);
-    await sleep(rebuildPauseMs(failures), undefined, { signal: this.#stopping.signal }).catch(() => {});
   }
 
   // The transitions. Each asserts the modes it may come from: another is a bug in this file.
@@ -277,8 +270,8 @@ export class Partition {
     this.#setMode({ kind: 'draining' }, ['serving']);
   }
 
-  #setRebuilding(failures: number, error: RunlogError | null): void {
-    this.#setMode({ kind: 'rebuilding', failures, error }, ['draining', 'rebuilding']);
+  #setRebuilding(error: RunlogError | null): void {
+    this.#setMode({ kind: 'rebuilding', error }, ['draining', 'rebuilding']);
   }
 
   #setServing(view: PartitionView): void {
@@ -302,10 +295,6 @@ export class Partition {
     if (!from.includes(this.#mode.kind))
       throw new Error(`partition ${this.partition}: no transition from ${this.#mode.kind} to ${next.kind}`);
     this.#mode = next;
-  }
-
-  #failures(): number {
-    return this.#mode.kind === 'rebuilding' ? this.#mode.failures : 0;
   }
 
   /** Whether the mode is `kind` (a call, so that TypeScript does not keep a narrowing across awaits). */
