@@ -5,7 +5,8 @@
  * Latency: from the submit call to the take that leases the entry answering.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { openRunQueue, type RunQueue } from '../src/queue/run-queue.ts';
+import { type RunQueue } from '../src/queue/run-queue.ts';
+import { openRunQueue } from '../src/queue/open-run-queue.ts';
 import type { LogSite } from './logs.ts';
 import { profiled } from './profile.ts';
 import { AGENT, TENANT } from './throughput.ts';

@@ -3,7 +3,7 @@
  * measure heapUsed and RSS before and after, each after forced GC (node --expose-gc).
  * Per entry = delta / count - input bytes.
  */
-import { openRunQueue } from '../src/queue/run-queue.ts';
+import { openRunQueue } from '../src/queue/open-run-queue.ts';
 import type { LogSite } from './logs.ts';
 import { AGENT, PARTITIONS, TENANT } from './throughput.ts';
 

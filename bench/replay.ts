@@ -8,7 +8,7 @@ import { decodeEvent } from '../src/events/codec.ts';
 import type { AppendRecord, EventLog } from '../src/log/event-log.ts';
 import { openLog } from '../src/log/open-log.ts';
 import { partitionOf } from '../src/log/partitioner.ts';
-import { openRunQueue, openRunQueueOnLog } from '../src/queue/run-queue.ts';
+import { openRunQueue, openRunQueueOnLog } from '../src/queue/open-run-queue.ts';
 import type { LogSite } from './logs.ts';
 import { profiled } from './profile.ts';
 import { PARTITIONS, TENANT, benchEntryId, lifecycleEvents, recordsOf } from './throughput.ts';

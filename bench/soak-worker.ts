@@ -19,7 +19,8 @@ import { fileURLToPath } from 'node:url';
 import { decodeEvent } from '../src/events/codec.ts';
 import type { LogConfig } from '../src/log/event-log.ts';
 import { openLog } from '../src/log/open-log.ts';
-import { openRunQueue, type RunQueue } from '../src/queue/run-queue.ts';
+import { type RunQueue } from '../src/queue/run-queue.ts';
+import { openRunQueue } from '../src/queue/open-run-queue.ts';
 import { Worker } from '../src/worker/worker.ts';
 
 const PARTITIONS = 8;

@@ -15,7 +15,8 @@ import type { AppendRecord } from '../src/log/event-log.ts';
 import { openLog } from '../src/log/open-log.ts';
 import { partitionOf } from '../src/log/partitioner.ts';
 import { formatEntryId } from '../src/queue/entry-id.ts';
-import { openRunQueue, type RunQueue } from '../src/queue/run-queue.ts';
+import { type RunQueue } from '../src/queue/run-queue.ts';
+import { openRunQueue } from '../src/queue/open-run-queue.ts';
 import type { LogSite } from './logs.ts';
 import { profiled } from './profile.ts';
 

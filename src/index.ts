@@ -1,6 +1,7 @@
 /** runlog's public API. */
 export { RunlogError, isRunlogError, ERROR_CODES, type ErrorCode } from './errors.ts';
-export { openRunQueue, openRunQueueOnLog, RunQueue, DEFAULT_PARTITIONS } from './queue/run-queue.ts';
+export { RunQueue } from './queue/run-queue.ts';
+export { openRunQueue, openRunQueueOnLog, DEFAULT_PARTITIONS } from './queue/open-run-queue.ts';
 export type * from './queue/types.ts';
 export type { RunlogWarning, WarningListener } from './warnings.ts';
 export type { EventLog, LogConfig, LogRecord, AppendRecord } from './log/event-log.ts';

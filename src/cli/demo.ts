@@ -7,7 +7,8 @@
  * entry's audit trail as read back from the log, and the metrics. Run it twice to see the
  * second run rebuild its state from the log. `rm -rf data` starts over.
  */
-import { openRunQueue, type RunQueue } from '../queue/run-queue.ts';
+import { type RunQueue } from '../queue/run-queue.ts';
+import { openRunQueue } from '../queue/open-run-queue.ts';
 import type { Entry, Lease, QueueMetrics, SubmitRequest } from '../queue/types.ts';
 import { entryHistory, formatHistoryItem } from './history.ts';
 import { randomUUID } from 'node:crypto';

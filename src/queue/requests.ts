@@ -6,7 +6,10 @@ import type { CloseRequest, Lease, SubmitRequest, TakeRequest, YieldRequest } fr
 import {
   optionalInteger,
   optionalName,
+  optionalOptions,
+  optionalSignal,
   optionalText,
+  orDefault,
   requireBytes,
   requireInteger,
   requireName,
@@ -14,6 +17,7 @@ import {
   requireObject,
   requireOneOf,
   requireStringMap,
+  requireTimerMs,
 } from '../validation/index.ts';
 
 export const DEFAULT_MAX_ATTEMPTS = 10;
@@ -109,5 +113,23 @@ export function closeFields(
     outcome: requireOneOf('status', body.status, ['succeeded', 'failed', 'cancelled'] as const),
     result: body.result === undefined || body.result === null ? null : requireBytes('result', body.result, maxResultBytes),
     error: optionalText('error', body.error, MAX_ERROR_LENGTH),
+  };
+}
+
+/** sweep's options: the ticket lifetime, and at most how many entries to prune (10,000 unless given). */
+export function sweepOptions(options: unknown): { ticketLifetimeMs: number; limit: number } {
+  const body = requireObject('sweep options', options, ['ticketLifetimeMs', 'limit']);
+  return {
+    ticketLifetimeMs: requireInteger('ticketLifetimeMs', body.ticketLifetimeMs, 0),
+    limit: requireInteger('limit', orDefault(body.limit, 10_000), 0),
+  };
+}
+
+/** awaitClosed's options: a plain object of an AbortSignal and a timer's timeout, nothing else. */
+export function awaitOptions(options: unknown): { signal: AbortSignal | undefined; timeoutMs: number | undefined } {
+  const body = optionalOptions('awaitClosed options', options, ['signal', 'timeoutMs']);
+  return {
+    signal: optionalSignal('signal', body.signal),
+    timeoutMs: body.timeoutMs === undefined ? undefined : requireTimerMs('timeoutMs', body.timeoutMs, 0),
   };
 }

@@ -13,14 +13,9 @@
  * commands of the same tick may have changed or pruned the entry, and the caller must get
  * what was made durable for it, not what the view says later.
  */
-import { callListener } from '../call-listener.ts';
 import { RunlogError, invalidArgument } from '../errors.ts';
-import type { EventLog, LogConfig } from '../log/event-log.ts';
-import { checkEventLog } from '../log/log-arguments.ts';
-import { openLog } from '../log/open-log.ts';
-export { DEFAULT_PARTITIONS } from '../log/open-log.ts';
+import type { EventLog } from '../log/event-log.ts';
 import { partitionOf } from '../log/partitioner.ts';
-import { replayPartition } from '../projector/replay.ts';
 import type { EntryState } from '../../projections/entry-state.ts';
 import { takesBefore } from '../../projections/head-index.ts';
 import { addMetrics, emptyMetrics } from '../../projections/metrics.ts';
@@ -29,19 +24,19 @@ import type { PartitionView } from '../../projections/partition-view.ts';
 import * as decide from './decide.ts';
 import { newTicketSecret, parseEntryId } from './entry-id.ts';
 import { Partition } from './partition.ts';
-import { closeFields, leaseArgument, submissionFields, takeEntryRequest, takeRequest, ttl, yieldFields } from './requests.ts';
 import {
-  describe,
-  optionalOptions,
-  optionalSignal,
-  optionalText,
-  orDefault,
-  requireInteger,
-  requireName,
-  requireNames,
-  requireObject,
-  requireTimerMs,
-} from '../validation/index.ts';
+  awaitOptions,
+  closeFields,
+  leaseArgument,
+  submissionFields,
+  sweepOptions,
+  takeEntryRequest,
+  takeRequest,
+  ttl,
+  yieldFields,
+} from './requests.ts';
+import { WorkListeners } from './work-listeners.ts';
+import { describe, optionalText, requireInteger, requireName, requireNames } from '../validation/index.ts';
 import type {
   Attempt,
   AwaitOptions,
@@ -52,7 +47,6 @@ import type {
   PartitionHealth,
   QueueMetrics,
   RunQueueApi,
-  RunQueueOptions,
   SubmitRequest,
   Taken,
   TakeRequest,
@@ -60,49 +54,13 @@ import type {
   Ticket,
   YieldRequest,
 } from './types.ts';
-import { checkQueueOptions, checkRetention, inputLimit, QUEUE_OPTION_KEYS, type QueueSettings } from './queue-options.ts';
+import { checkRetention } from './queue-options.ts';
 import { WarningCounter } from '../warnings.ts';
 import { StoreClock } from './store-clock.ts';
-export { DEFAULT_MAX_INPUT_BYTES } from './queue-options.ts';
-
-export async function openRunQueue(options: RunQueueOptions): Promise<RunQueue> {
-  const { log: config, partitions, ...settings } = requireObject('options', options, QUEUE_OPTION_KEYS);
-  // Omitted: the log's own default (a file log keeps the count it was created with).
-  const count = partitions === undefined ? undefined : requireInteger('partitions', partitions, 1, 10_000);
-  const checked = checkQueueOptions(settings);
-  const log = await openLog(config as LogConfig, count, checked.warnings.report);
-  try {
-    return await queueOnLog(log, checked);
-  } catch (error) {
-    await log.close();
-    throw error;
-  }
-}
-
-/**
- * A RunQueue over a log the caller opened (tests wrap real logs to inject faults).
- * Replays every partition of the log into the view before serving. The log's own
- * warnings (a torn tail cut on open) went where the caller's log options sent them.
- */
-export async function openRunQueueOnLog(log: EventLog, options: Omit<RunQueueOptions, 'log' | 'partitions'> = {}): Promise<RunQueue> {
-  return queueOnLog(checkEventLog(log), checkQueueOptions(options));
-}
-
-async function queueOnLog(log: EventLog, settings: QueueSettings): Promise<RunQueue> {
-  const { clock, capacity, maxInputBytes: asked, retention, warnings } = settings;
-  const maxInputBytes = inputLimit(asked, log);
-  const partitions = Array.from({ length: log.partitions }, (_, p) => p);
-  if (log.claim !== undefined) await Promise.all(partitions.map((p) => log.claim!(p)));
-  const views = await Promise.all(partitions.map((p) => replayPartition(log, p)));
-  const latestAt = views.reduce((latest, view) => Math.max(latest, view.lastAt), 0);
-  const queue = new RunQueue(log, views, new StoreClock(clock, latestAt, warnings.report), capacity, maxInputBytes, warnings);
-  if (retention !== null) queue.startSweeping(retention);
-  return queue;
-}
 
 export class RunQueue implements RunQueueApi {
   readonly #partitions: Partition[];
-  private readonly workListeners = new Set<() => void>();
+  private readonly workListeners: WorkListeners;
   private stopped = false;
   private sweepTimer: NodeJS.Timeout | undefined;
 
@@ -115,7 +73,8 @@ export class RunQueue implements RunQueueApi {
     readonly maxInputBytes: number,
     private readonly warnings: WarningCounter,
   ) {
-    const host = { work: () => this.notifyWork(), warn: warnings.report };
+    this.workListeners = new WorkListeners(warnings.report);
+    const host = { work: () => this.workListeners.notify(), warn: warnings.report };
     this.#partitions = views.map((view, partition) => new Partition(log, partition, view, host));
   }
 
@@ -290,9 +249,7 @@ export class RunQueue implements RunQueueApi {
   /** One retention sweep: expire overdue entries, then prune up to `limit` closed entries past their lifetime. */
   async sweep(retention: Pick<Retention, 'ticketLifetimeMs' | 'limit'>): Promise<{ expired: number; pruned: number }> {
     this.requireRunning();
-    const body = requireObject('sweep options', retention, ['ticketLifetimeMs', 'limit']);
-    const ticketLifetimeMs = requireInteger('ticketLifetimeMs', body.ticketLifetimeMs, 0);
-    const limit = requireInteger('limit', orDefault(body.limit, 10_000), 0);
+    const { ticketLifetimeMs, limit } = sweepOptions(retention);
     // Both decided now, in this turn, like every command: the prune sees the expiries folded.
     const expiring = this.expireOverdue();
     const pruning = this.prune(ticketLifetimeMs, limit);
@@ -333,9 +290,7 @@ export class RunQueue implements RunQueueApi {
   }
 
   onWork(listener: () => void): () => void {
-    if (typeof listener !== 'function') throw invalidArgument(`onWork needs a listener function, got ${describe(listener)}`);
-    this.workListeners.add(listener);
-    return () => this.workListeners.delete(listener);
+    return this.workListeners.add(listener);
   }
 
   metrics(): QueueMetrics {
@@ -393,19 +348,6 @@ export class RunQueue implements RunQueueApi {
     return event.entryIds.length;
   }
 
-  /**
-   * Calls every onWork listener. It runs after a command's events are durable, inside that
-   * command: a listener that throws (or, async, rejects) must not turn the command's answer
-   * into its error nor end the process, so what it throws becomes a warning (RUNLOG_LISTENER).
-   */
-  private notifyWork(): void {
-    for (const listener of this.workListeners) {
-      callListener(listener, [], (error) => {
-        this.warnings.report({ code: 'RUNLOG_LISTENER', message: `an onWork listener threw: ${describe(error)}` });
-      });
-    }
-  }
-
   private bestHead(agents: readonly string[], now: number): [Partition, EntryState] | undefined {
     let best: [Partition, EntryState] | undefined;
     for (const partition of this.#partitions) {
@@ -447,15 +389,6 @@ export class RunQueue implements RunQueueApi {
   private requireRunning(): void {
     if (this.stopped) throw new RunlogError('Stopped', 'the run queue was stopped');
   }
-}
-
-/** awaitClosed's options: a plain object of an AbortSignal and a timer's timeout, nothing else. */
-function awaitOptions(options: unknown): { signal: AbortSignal | undefined; timeoutMs: number | undefined } {
-  const body = optionalOptions('awaitClosed options', options, ['signal', 'timeoutMs']);
-  return {
-    signal: optionalSignal('signal', body.signal),
-    timeoutMs: body.timeoutMs === undefined ? undefined : requireTimerMs('timeoutMs', body.timeoutMs, 0),
-  };
 }
 
 /** What take answers for an entry whose lease it has just folded (so the lease is there). */

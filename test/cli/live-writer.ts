@@ -5,7 +5,7 @@
  * "stop" stops.
  */
 import { createInterface } from 'node:readline';
-import { openRunQueue } from '../../src/queue/run-queue.ts';
+import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 
 const dir = process.argv[2];
 if (!dir) throw new Error('usage: live-writer.ts <dir>');

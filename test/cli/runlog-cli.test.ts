@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it, type TestContext } from 'node:test';
-import { openRunQueue } from '../../src/queue/run-queue.ts';
+import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import { filesUnder, segmentPaths } from '../log/file-damage.ts';
 
 const CLI = join(import.meta.dirname, '../../src/cli/runlog.ts');

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import type { EventLog } from '../../src/log/event-log.ts';
-import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
+import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { RECORD_HEADROOM_BYTES } from '../../src/queue/queue-options.ts';
 import { METADATA_LIMITS } from '../../src/queue/requests.ts';
 import { assertReplayEqualsLive, FakeClock, logSize, queueOn, refused, submitOf, type OpenLog } from './fixtures.ts';

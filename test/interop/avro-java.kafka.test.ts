@@ -21,7 +21,8 @@ import { decodeEvent, schemaFor, writerSchemaFingerprint } from '../../src/event
 import type { AvroRecordSchema } from '../../src/events/schemas.ts';
 import { EVENT_TYPES, type RunlogEvent } from '../../src/events/types.ts';
 import { openKafkaLog } from '../../src/log/kafka/kafka-log.ts';
-import { openRunQueueOnLog, type RunQueue } from '../../src/queue/run-queue.ts';
+import { type RunQueue } from '../../src/queue/run-queue.ts';
+import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { FakeClock } from '../contract/fixtures.ts';
 import { deleteTopic, kafkaBrokers, uniqueTopic } from '../log/kafka-test-support.ts';
 

@@ -15,7 +15,7 @@ import { isRunlogError, type ErrorCode } from '../../src/errors.ts';
 import { openFileLog, type FileLog, type FileLogOptions } from '../../src/log/file/file-log.ts';
 import { encodeSeal } from '../../src/log/file/frame.ts';
 import { encodeSegmentHeader } from '../../src/log/file/segment-header.ts';
-import { openRunQueue } from '../../src/queue/run-queue.ts';
+import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
 import { collect, rec } from '../contract/log-records.ts';
 import { SMALL_SEGMENTS, filesUnder, keysOf, segmentPaths, writeLog } from './file-damage.ts';

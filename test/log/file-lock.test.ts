@@ -16,7 +16,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { isRunlogError } from '../../src/errors.ts';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.ts';
-import { openRunQueue } from '../../src/queue/run-queue.ts';
+import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import { collect, rec } from '../contract/log-records.ts';
 import { FakeClock, submitOf } from '../contract/fixtures.ts';
 

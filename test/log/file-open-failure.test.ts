@@ -17,7 +17,7 @@ import { openFileLog } from '../../src/log/file/file-log.ts';
 import { openKafkaLog } from '../../src/log/kafka/kafka-log.ts';
 import { MAX_PARTITIONS } from '../../src/log/log-arguments.ts';
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
-import { openRunQueue } from '../../src/queue/run-queue.ts';
+import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 
 const child = fileURLToPath(new URL('./open-child.ts', import.meta.url));
 

@@ -14,7 +14,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import { openFileLog, type FileLogOptions } from '../../src/log/file/file-log.ts';
 import { SEGMENT_HEADER_BYTES } from '../../src/log/file/segment-header.ts';
-import { openRunQueue } from '../../src/queue/run-queue.ts';
+import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
 import { rec } from '../contract/log-records.ts';
 import { filesUnder, keysOf, segmentPaths, writeLog } from './file-damage.ts';

@@ -3,7 +3,7 @@
  * drives it with 32 concurrent callers (submit, take, startAttempt, close), printing one
  * line per acknowledged command as soon as it is answered. The parent SIGKILLs it.
  */
-import { openRunQueue } from '../../src/queue/run-queue.ts';
+import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 
 const dir = process.argv[2]!;
 const round = process.argv[3] ?? '0';

@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import { openFileLog } from '../../src/log/file/file-log.ts';
-import { openRunQueue, type RunQueue } from '../../src/queue/run-queue.ts';
+import { type RunQueue } from '../../src/queue/run-queue.ts';
+import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import { collect } from '../contract/log-records.ts';
 import { allEvents, assertReplayEqualsLive, FakeClock, submitOf } from '../contract/fixtures.ts';
 

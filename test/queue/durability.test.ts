@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { RunlogError } from '../../src/errors.ts';
 import type { AppendRecord, EventLog } from '../../src/log/event-log.ts';
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
-import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
+import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { assertReplayEqualsLive, FakeClock, submitOf } from '../contract/fixtures.ts';
 
 /**

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { openFileLog } from '../../src/log/file/file-log.ts';
-import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
+import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { FakeClock, submitOf } from '../contract/fixtures.ts';
 import { runQueueContract } from '../contract/run-queue.contract.ts';
 

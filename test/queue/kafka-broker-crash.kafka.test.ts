@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import { openKafkaLog } from '../../src/log/kafka/kafka-log.ts';
-import { openRunQueueOnLog, type RunQueue } from '../../src/queue/run-queue.ts';
+import { type RunQueue } from '../../src/queue/run-queue.ts';
+import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { snapshotView } from '../support/snapshot-view.ts';
 // @ts-expect-error: plain ESM JavaScript without type declarations
 import { startBroker } from '../broker/broker.mjs';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import { TransactionalProducer } from '../../src/log/kafka/transactional-producer.ts';
-import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
+import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { assertReplayEqualsLive, FakeClock, submitOf } from '../contract/fixtures.ts';
 import { openTestKafkaLog } from '../log/kafka-test-support.ts';
 

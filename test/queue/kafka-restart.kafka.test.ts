@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { openKafkaLog } from '../../src/log/kafka/kafka-log.ts';
-import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
+import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { snapshotView } from '../support/snapshot-view.ts';
 import { replayPartition } from '../../src/projector/replay.ts';
 import { FakeClock, submitOf } from '../contract/fixtures.ts';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import { openFileLog } from '../../src/log/file/file-log.ts';
-import { openRunQueue } from '../../src/queue/run-queue.ts';
+import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
 import { escapes } from './bad-argument-rows.ts';
 

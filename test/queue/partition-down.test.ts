@@ -15,7 +15,7 @@ import { openFileLog } from '../../src/log/file/file-log.ts';
 import { FRAME_HEADER_BYTES } from '../../src/log/file/frame.ts';
 import { SEGMENT_HEADER_BYTES } from '../../src/log/file/segment-header.ts';
 import { partitionOf } from '../../src/log/partitioner.ts';
-import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
+import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
 import { FakeClock, submitOf } from '../contract/fixtures.ts';
 import { segmentPaths } from '../log/file-damage.ts';

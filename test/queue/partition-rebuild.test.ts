@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
-import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
+import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { assertReplayEqualsLive, FakeClock, submitOf } from '../contract/fixtures.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
 import { FaultyLog } from './faulty-log.ts';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
-import { openRunQueue } from '../../src/queue/run-queue.ts';
+import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import { assertReplayEqualsLive } from '../contract/fixtures.ts';
 
 interface Acknowledged {

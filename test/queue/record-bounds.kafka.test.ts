@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import type { EventLog, LogRecord } from '../../src/log/event-log.ts';
-import { openRunQueue, openRunQueueOnLog } from '../../src/queue/run-queue.ts';
+import { openRunQueue, openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { RECORD_HEADROOM_BYTES } from '../../src/queue/queue-options.ts';
 import { recordBoundsSemantics } from '../contract/record-bounds.contract.ts';
 import { assertReplayEqualsLive, FakeClock, logSize, submitOf } from '../contract/fixtures.ts';

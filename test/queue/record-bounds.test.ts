@@ -11,7 +11,7 @@ import { FRAME_LIMITS, MAX_FRAME_BYTES } from '../../src/log/file/frame.ts';
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { RECORD_OVERHEAD_BYTES } from '../../src/log/event-log.ts';
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
-import { openRunQueue } from '../../src/queue/run-queue.ts';
+import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import { METADATA_LIMITS } from '../../src/queue/requests.ts';
 import { snapshotView } from '../support/snapshot-view.ts';
 import { recordBoundsSemantics } from '../contract/record-bounds.contract.ts';

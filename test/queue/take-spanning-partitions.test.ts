@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
 import { partitionOf } from '../../src/log/partitioner.ts';
-import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
+import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { Taken } from '../../src/queue/types.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
 import { assertReplayEqualsLive, FakeClock, submitOf } from '../contract/fixtures.ts';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { clipText } from '../../src/clip-text.ts';
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
-import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
+import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { WorkerEvent } from '../../src/worker/types.ts';
 import { Worker } from '../../src/worker/worker.ts';
 import { FakeClock } from '../contract/fixtures.ts';

@@ -1,7 +1,8 @@
 /** Helpers for worker suites: manual timers with the fake store clock, reopenable logs, event waits. */
 import type { TestContext } from 'node:test';
 import type { EventLog } from '../../src/log/event-log.ts';
-import { openRunQueueOnLog, type RunQueue } from '../../src/queue/run-queue.ts';
+import { type RunQueue } from '../../src/queue/run-queue.ts';
+import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { Timers, WorkerEvent, WorkerOptions } from '../../src/worker/types.ts';
 import { Worker } from '../../src/worker/worker.ts';
 import { FakeClock } from '../contract/fixtures.ts';

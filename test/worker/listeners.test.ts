@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
-import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
+import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { Worker } from '../../src/worker/worker.ts';
 import { FakeClock } from '../contract/fixtures.ts';
 import { escapes } from '../queue/bad-argument-rows.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
-import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
+import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { defaultBackoff } from '../../src/worker/backoff.ts';
 import { defaultHolder } from '../../src/worker/options.ts';
 import { Worker } from '../../src/worker/worker.ts';

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
-import { openRunQueueOnLog } from '../../src/queue/run-queue.ts';
+import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { LOG_LIMIT } from '../../src/worker/report.ts';
 import type { WorkerLogRecord } from '../../src/worker/types.ts';
 import { Worker } from '../../src/worker/worker.ts';

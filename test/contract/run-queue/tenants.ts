@@ -12,7 +12,7 @@ import { recordKeyOf } from '../../../src/events/keys.ts';
 import type { Submitted } from '../../../src/events/types.ts';
 import { replayPartition } from '../../../src/projector/replay.ts';
 import * as decide from '../../../src/queue/decide.ts';
-import { openRunQueueOnLog } from '../../../src/queue/run-queue.ts';
+import { openRunQueueOnLog } from '../../../src/queue/open-run-queue.ts';
 import { assertReplayEqualsLive, FakeClock, queueOn, refused, submitOf, type OpenLog } from '../fixtures.ts';
 
 const TTL = 30_000;

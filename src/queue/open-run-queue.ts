@@ -1,0 +1,51 @@
+/**
+ * Opening a RunQueue: open (or take) the log, claim every partition (fencing a previous
+ * Kafka writer), replay each into its view, anchor the store clock past every time already
+ * stamped on the log, then serve, and start the retention sweep if asked.
+ */
+import type { EventLog, LogConfig } from '../log/event-log.ts';
+import { checkEventLog } from '../log/log-arguments.ts';
+import { openLog } from '../log/open-log.ts';
+import { replayPartition } from '../projector/replay.ts';
+import { requireInteger, requireObject } from '../validation/index.ts';
+import { checkQueueOptions, inputLimit, QUEUE_OPTION_KEYS, type QueueSettings } from './queue-options.ts';
+import { RunQueue } from './run-queue.ts';
+import { StoreClock } from './store-clock.ts';
+import type { RunQueueOptions } from './types.ts';
+export { DEFAULT_PARTITIONS } from '../log/open-log.ts';
+export { DEFAULT_MAX_INPUT_BYTES } from './queue-options.ts';
+
+export async function openRunQueue(options: RunQueueOptions): Promise<RunQueue> {
+  const { log: config, partitions, ...settings } = requireObject('options', options, QUEUE_OPTION_KEYS);
+  // Omitted: the log's own default (a file log keeps the count it was created with).
+  const count = partitions === undefined ? undefined : requireInteger('partitions', partitions, 1, 10_000);
+  const checked = checkQueueOptions(settings);
+  const log = await openLog(config as LogConfig, count, checked.warnings.report);
+  try {
+    return await queueOnLog(log, checked);
+  } catch (error) {
+    await log.close();
+    throw error;
+  }
+}
+
+/**
+ * A RunQueue over a log the caller opened (tests wrap real logs to inject faults).
+ * Replays every partition of the log into the view before serving. The log's own
+ * warnings (a torn tail cut on open) went where the caller's log options sent them.
+ */
+export async function openRunQueueOnLog(log: EventLog, options: Omit<RunQueueOptions, 'log' | 'partitions'> = {}): Promise<RunQueue> {
+  return queueOnLog(checkEventLog(log), checkQueueOptions(options));
+}
+
+async function queueOnLog(log: EventLog, settings: QueueSettings): Promise<RunQueue> {
+  const { clock, capacity, maxInputBytes: asked, retention, warnings } = settings;
+  const maxInputBytes = inputLimit(asked, log);
+  const partitions = Array.from({ length: log.partitions }, (_, p) => p);
+  if (log.claim !== undefined) await Promise.all(partitions.map((p) => log.claim!(p)));
+  const views = await Promise.all(partitions.map((p) => replayPartition(log, p)));
+  const latestAt = views.reduce((latest, view) => Math.max(latest, view.lastAt), 0);
+  const queue = new RunQueue(log, views, new StoreClock(clock, latestAt, warnings.report), capacity, maxInputBytes, warnings);
+  if (retention !== null) queue.startSweeping(retention);
+  return queue;
+}

@@ -1,0 +1,31 @@
+/**
+ * The queue's onWork listeners. They are called after a command's events are durable, inside
+ * that command (or when a rebuilt partition serves again): a listener that throws (or, async,
+ * rejects) must not turn the command's answer into its error nor end the process, so what it
+ * throws becomes a warning (RUNLOG_LISTENER).
+ */
+import { callListener } from '../call-listener.ts';
+import { invalidArgument } from '../errors.ts';
+import { describe } from '../validation/index.ts';
+import type { RunlogWarning } from '../warnings.ts';
+
+export class WorkListeners {
+  readonly #listeners = new Set<() => void>();
+
+  constructor(private readonly warn: (warning: RunlogWarning) => void) {}
+
+  /** Adds `listener`; answers the function that removes it. */
+  add(listener: () => void): () => void {
+    if (typeof listener !== 'function') throw invalidArgument(`onWork needs a listener function, got ${describe(listener)}`);
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  notify(): void {
+    for (const listener of this.#listeners) {
+      callListener(listener, [], (error) => {
+        this.warn({ code: 'RUNLOG_LISTENER', message: `an onWork listener threw: ${describe(error)}` });
+      });
+    }
+  }
+}
