@@ -10,6 +10,7 @@
 import { type RunQueue } from '../queue/run-queue.ts';
 import { openRunQueue } from '../queue/open-run-queue.ts';
 import type { Entry, Lease, QueueMetrics, SubmitRequest } from '../queue/types.ts';
+import { sleep } from '../retry.ts';
 import { entryHistory, formatHistoryItem } from './history.ts';
 import { randomUUID } from 'node:crypto';
 
@@ -145,10 +146,6 @@ function printMetrics(m: QueueMetrics): void {
   );
   const warnings = Object.entries(m.warnings).map(([code, count]) => `${code} ${count}`);
   console.log(`   warnings since open: ${warnings.length === 0 ? 'none' : warnings.join('  ')}`);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 await main();

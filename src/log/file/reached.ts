@@ -37,6 +37,7 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RunlogError } from '../../errors.ts';
+import { sleep } from '../../retry.ts';
 import type { WarningListener } from '../../warnings.ts';
 import type { LogDescription } from './log-meta.ts';
 import type { PartitionScan } from './recovery.ts';
@@ -161,7 +162,7 @@ export class ReachedRecorder {
     while (!signal.aborted) {
       await this.#source.appended(this.#recorded, signal); // past the recorded end
       if (signal.aborted) return;
-      await delay(REACHED_REFRESH_MS, signal);
+      await sleep(REACHED_REFRESH_MS, { signal, ref: false }).catch(() => undefined); // an abort ends it: stopped
       if (signal.aborted) return;
       await this.#record();
     }
@@ -188,18 +189,4 @@ export class ReachedRecorder {
     await this.#loop;
     await this.#record();
   }
-}
-
-/** Resolves after `ms`, or at once when the signal aborts; does not keep the process alive. */
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    timer.unref();
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

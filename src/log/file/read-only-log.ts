@@ -7,6 +7,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { RunlogError, invalidArgument } from '../../errors.ts';
+import { retry } from '../../retry.ts';
 import type { WarningListener } from '../../warnings.ts';
 import type { EventLog, LogRecord, ReadOptions } from '../event-log.ts';
 import { checkOffset, checkPartition, checkReadOptions } from '../log-arguments.ts';
@@ -20,9 +21,10 @@ import type { WriterStats } from './writer.ts';
 
 /**
  * A read-only open takes no lock, so a live writer may roll or compact while it scans: a
- * scan that finds the log inconsistent (Corrupt) or a file gone is tried again, a few times.
+ * scan that finds the log inconsistent (Corrupt) or a file gone is tried again, a few times, after
+ * short pauses (src/retry.ts).
  */
-const READ_ONLY_ATTEMPTS = 5;
+const READ_ONLY_TRIES = 5;
 
 /** What a read-only open is told (FileLogOptions, checked). */
 export interface ReadOnlyOpen {
@@ -39,14 +41,9 @@ export async function openReadOnlyFileLog(s: ReadOnlyOpen): Promise<ReadOnlyFile
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw invalidArgument(`${s.dir} holds no runlog file log: it does not exist`);
     throw error;
   }
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await snapshot(s);
-    } catch (error) {
-      const moving = (error instanceof RunlogError && error.code === 'Corrupt') || (error as NodeJS.ErrnoException).code === 'ENOENT';
-      if (!moving || attempt === READ_ONLY_ATTEMPTS) throw error;
-    }
-  }
+  const moving = (error: unknown): boolean =>
+    (error instanceof RunlogError && error.code === 'Corrupt') || (error as NodeJS.ErrnoException).code === 'ENOENT';
+  return retry(() => snapshot(s), { firstMs: 1, maxMs: 20, tries: READ_ONLY_TRIES, retriable: moving });
 }
 
 async function snapshot(s: ReadOnlyOpen): Promise<ReadOnlyFileLog> {

@@ -12,9 +12,10 @@
  */
 import type { Admin } from 'kafkajs';
 import { RunlogError } from '../../errors.ts';
+import { retry } from '../../retry.ts';
 import { isStaleLeaderError, toRunlogError } from './errors.ts';
 
-const STALE_LEADER_RETRIES = 5;
+const STALE_LEADER_TRIES = 5;
 
 export class EndOffsets {
   readonly #admin: Admin;
@@ -28,22 +29,20 @@ export class EndOffsets {
   /**
    * The LSO of every partition, indexed by partition. kafkajs answers from cached metadata;
    * right after a topic is created (or a leader moved) that can name the wrong leader, which
-   * answers NOT_LEADER_OR_FOLLOWER: refresh the topic's metadata and ask again, a few times.
+   * answers NOT_LEADER_OR_FOLLOWER: ask again a few times, backing off, each time after refreshing
+   * the topic's metadata.
    */
   async all(): Promise<bigint[]> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const offsets = await this.#admin.fetchTopicOffsets(this.#topic);
-        const ends: bigint[] = [];
-        for (const { partition, high } of offsets) ends[partition] = BigInt(high);
-        return ends;
-      } catch (error) {
-        if (attempt >= STALE_LEADER_RETRIES || !isStaleLeaderError(error)) {
-          throw toRunlogError(error, `reading the end offsets of topic ${this.#topic}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
-        await this.#admin.fetchTopicMetadata({ topics: [this.#topic] }).catch(() => undefined);
-      }
+    const ask = async (tryNumber: number): Promise<bigint[]> => {
+      if (tryNumber > 1) await this.#admin.fetchTopicMetadata({ topics: [this.#topic] }).catch(() => undefined);
+      const ends: bigint[] = [];
+      for (const { partition, high } of await this.#admin.fetchTopicOffsets(this.#topic)) ends[partition] = BigInt(high);
+      return ends;
+    };
+    try {
+      return await retry(ask, { firstMs: 50, maxMs: 400, tries: STALE_LEADER_TRIES, retriable: isStaleLeaderError });
+    } catch (error) {
+      throw toRunlogError(error, `reading the end offsets of topic ${this.#topic}`);
     }
   }
 

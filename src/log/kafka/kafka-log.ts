@@ -9,17 +9,8 @@
  *   endOffset the LSO, once it is past this log's own committed appends -- see below
  *   compact  nothing: the broker's log cleaner compacts the topic on its own schedule
  *
- * Read-your-writes. A committed append becomes visible to read_committed readers only when
- * its commit marker lands, just after append resolved (partition-writer.ts). Where the
- * marker lands is not known in advance: with transactions pipelined, the next batch's
- * records may come before it. So this log remembers, per partition, the end of the records
- * of its own last committed append, and the end of read() is the LSO once it has passed
- * them (polled, briefly): everything of ours below it is then decided, and the LSO never
- * stops inside a transaction's records. endOffset waits a little longer, for the LSO to pass
- * the commit marker too, which usually comes right after the records (if the next batch's
- * records came first, it settles for the LSO past our records after MARKER_SETTLE_MS): so
- * endOffset does not move by itself when the marker lands a moment after an append. Other
- * processes' appends are seen once the LSO passes them.
+ * Read-your-writes: the end of read() is the LSO once it has passed this log's own committed
+ * appends, endOffset's once it has also passed their commit marker (read-your-writes.ts).
  *
  * Opening the log writes nothing and fences nobody: a partition's producer connects on its
  * first append, or on claim(partition), which a new owner calls to fence the previous writer
@@ -33,9 +24,9 @@ import { RunlogError } from '../../errors.ts';
 import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
 import { checkOffset, checkPartition, checkPartitionCount, checkReadOptions, checkRecords, checkTailOptions } from '../log-arguments.ts';
 import { batchBytesFor, kafkaRecordLimits } from './batch-size.ts';
-import { EndOffsets } from './end-offsets.ts';
 import { quietLogCreator, toRunlogError } from './errors.ts';
 import { readPartition } from './partition-reader.ts';
+import { ReadYourWrites } from './read-your-writes.ts';
 import { PartitionWriter } from './partition-writer.ts';
 import { checkTopic, ensureTopic, existingPartitionCount, type TopicFacts } from './topic.ts';
 
@@ -67,10 +58,6 @@ export interface KafkaEventLog extends EventLog {
 }
 
 const READ_WAIT_MS = 100;
-/** How long endOffset and read wait for the commit markers of this log's own appends. */
-const MARKER_WAIT_MS = 30_000;
-/** How long endOffset waits for the LSO to pass the marker after our records, not only the records. */
-const MARKER_SETTLE_MS = 2_000;
 
 class KafkaLog implements KafkaEventLog {
   readonly kind = 'kafka';
@@ -83,14 +70,10 @@ class KafkaLog implements KafkaEventLog {
   readonly topic: string;
   readonly #kafka: Kafka;
   readonly #admin: Admin;
-  readonly #ends: EndOffsets;
+  readonly #ends: ReadYourWrites;
   readonly #writers: PartitionWriter[];
   readonly #tailWaitMs: number;
   readonly #readers = new Set<AbortController>();
-  /** End-offset questions in flight (close waits for them before disconnecting the admin). */
-  readonly #asking = new Set<Promise<bigint>>();
-  /** Per partition: the end of the records of this log's last committed append (its last offset + 1; 0 before any). */
-  readonly #committedEnd: bigint[];
   readonly #maxMessageBytes: number;
   readonly #readOnly: boolean;
   #closing: Promise<void> | null = null;
@@ -111,8 +94,7 @@ class KafkaLog implements KafkaEventLog {
     this.topic = options.topic;
     this.partitions = options.partitions;
     this.#tailWaitMs = options.tailWaitMs ?? 200;
-    this.#ends = new EndOffsets(admin, options.topic);
-    this.#committedEnd = Array.from({ length: options.partitions }, () => 0n);
+    this.#ends = new ReadYourWrites(admin, options.topic, options.partitions, () => this.#refuseIfClosed());
     this.#writers = Array.from({ length: options.partitions }, (_, partition) => {
       const transactionTimeoutMs = options.transactionTimeoutMs;
       const batchBytes = batchBytesFor(facts.maxMessageBytes);
@@ -142,31 +124,8 @@ class KafkaLog implements KafkaEventLog {
     const p = this.#openToWrite(partition, 'append');
     const limit = `topic ${this.topic} (its max.message.bytes ${this.#maxMessageBytes} less a record batch's overhead)`;
     const offsets = await this.#writers[p]!.append(checkRecords(records, this, limit));
-    const end = offsets.length === 0 ? 0n : offsets.at(-1)! + 1n;
-    if (end > this.#committedEnd[p]!) this.#committedEnd[p] = end;
+    this.#ends.committed(p, offsets);
     return offsets;
-  }
-
-  /**
-   * The LSO once it has passed this log's own committed records (read's end), or also the
-   * commit marker after them (endOffset's, `withMarker`; see the top).
-   */
-  async #stableEnd(partition: number, withMarker: boolean): Promise<bigint> {
-    const records = this.#committedEnd[partition]!;
-    const started = performance.now();
-    for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
-      const stable = await this.#stableOffset(partition);
-      const waited = performance.now() - started;
-      if (records === 0n || stable > records) return stable; // past the records and the marker after them
-      if (stable === records && (!withMarker || waited > MARKER_SETTLE_MS)) return stable;
-      if (waited > MARKER_WAIT_MS) {
-        throw new RunlogError(
-          'LogUnavailable',
-          `partition ${partition} of ${this.topic}: the commit markers of appends made here have not landed after ${MARKER_WAIT_MS} ms (the LSO is ${stable}, below ${records})`,
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, pause));
-    }
   }
 
   async claim(partition: number): Promise<void> {
@@ -178,7 +137,7 @@ class KafkaLog implements KafkaEventLog {
     const from = checkOffset(fromOffset);
     const maxRecords = checkReadOptions(options);
     // The end is taken at the call, not when iteration starts.
-    const end = maxRecords === 0 ? Promise.resolve(0n) : this.#stableEnd(p, false);
+    const end = maxRecords === 0 ? Promise.resolve(0n) : this.#ends.stableEnd(p, false);
     end.catch(() => undefined);
     return this.#reading(p, from, end, maxRecords);
   }
@@ -211,7 +170,7 @@ class KafkaLog implements KafkaEventLog {
     const signal = range.signal ? AbortSignal.any([range.signal, stop.signal]) : stop.signal;
     this.#readers.add(stop);
     try {
-      const stableEnd = (): Promise<bigint> => this.#stableOffset(range.partition);
+      const stableEnd = (): Promise<bigint> => this.#ends.stableOffset(range.partition);
       yield* readPartition(this.#kafka, { ...range, topic: this.topic, signal, stableEnd });
     } finally {
       this.#readers.delete(stop);
@@ -219,7 +178,7 @@ class KafkaLog implements KafkaEventLog {
   }
 
   async endOffset(partition: number): Promise<bigint> {
-    return this.#stableEnd(this.#open(partition), true);
+    return this.#ends.stableEnd(this.#open(partition), true);
   }
 
   /** The broker's log cleaner compacts the topic by itself (cleanup.policy=compact); nothing to do. */
@@ -242,17 +201,8 @@ class KafkaLog implements KafkaEventLog {
   async #closeAll(): Promise<void> {
     for (const reader of this.#readers) reader.abort();
     await Promise.all(this.#writers.map((w) => w.close()));
-    await Promise.allSettled([...this.#asking]);
+    await this.#ends.settled();
     await this.#admin.disconnect().catch(() => undefined);
-  }
-
-  /** The partition's LSO, asked through the admin; refused once the log is closing. */
-  #stableOffset(partition: number): Promise<bigint> {
-    this.#refuseIfClosed();
-    const asking = this.#ends.of(partition);
-    this.#asking.add(asking);
-    void asking.finally(() => this.#asking.delete(asking)).catch(() => undefined);
-    return asking;
   }
 
   #refuseIfClosed(): void {

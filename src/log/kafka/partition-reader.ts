@@ -24,12 +24,14 @@ import kafkajs from 'kafkajs';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, PartitionAssigner } from 'kafkajs';
 import { isRunlogError, type RunlogError } from '../../errors.ts';
 import type { LogRecord } from '../event-log.ts';
+import { Backoff } from '../../retry.ts';
 import { toRunlogError } from './errors.ts';
 import { Handoff } from './handoff.ts';
 
 const IDLE_FETCHES_AT_END = 3;
-const SESSION_ATTEMPTS = 5;
-const SESSION_RETRY_MS = 250;
+const SESSION_TRIES = 5;
+const SESSION_FIRST_PAUSE_MS = 250;
+const SESSION_MAX_PAUSE_MS = 1_000;
 const HEARTBEAT_EVERY_MS = 2_000;
 
 export interface PartitionRange {
@@ -78,31 +80,42 @@ function toLogRecord(message: KafkaMessage): LogRecord {
  * The records of one read, from a consumer started for it and stopped when it ends. A
  * session that fails retriably (a broker just started: "the coordinator is loading", a
  * consumer crash before its group formed) is replaced by a fresh one from the next offset
- * not yet yielded, a few times, before the read fails with the error.
+ * not yet yielded, a few times, backing off (src/retry.ts), before the read fails with the
+ * error. An abort ends the read quietly, also during a pause.
  */
 export async function* readPartition(kafka: Kafka, range: PartitionRange): AsyncGenerator<LogRecord> {
-  if (range.signal?.aborted || range.maxRecords <= 0 || (range.end !== null && range.from >= range.end)) return;
+  const { signal } = range;
+  if (signal?.aborted || range.maxRecords <= 0 || (range.end !== null && range.from >= range.end)) return;
+  const retriable = (error: unknown): boolean => isRunlogError(error) && error.retriable;
+  const backoff = new Backoff({ firstMs: SESSION_FIRST_PAUSE_MS, maxMs: SESSION_MAX_PAUSE_MS, tries: SESSION_TRIES, retriable, signal });
   let from = range.from;
   let remaining = range.maxRecords;
-  for (let attempt = 1; ; attempt++) {
-    const session = new ReadSession(kafka, { ...range, from });
+  for (;;) {
     try {
-      await session.start();
-      for (let chunk = await session.next(); chunk !== null; chunk = await session.next()) {
-        for (const record of chunk) {
-          yield record;
-          from = record.offset + 1n;
-          if (--remaining <= 0 || range.signal?.aborted) return;
-        }
+      for await (const record of sessionRecords(kafka, { ...range, from })) {
+        yield record;
+        from = record.offset + 1n;
+        if (--remaining <= 0 || signal?.aborted) return;
       }
       return;
     } catch (error) {
-      if (attempt >= SESSION_ATTEMPTS || !isRunlogError(error) || !error.retriable || range.signal?.aborted) throw error;
-    } finally {
-      await session.stop();
+      if (signal?.aborted) throw error;
+      await backoff.after(error).catch((stop: unknown) => {
+        if (!signal?.aborted) throw stop;
+      });
+      if (signal?.aborted) return;
     }
-    await new Promise((resolve) => setTimeout(resolve, SESSION_RETRY_MS * attempt));
-    if (range.signal?.aborted) return;
+  }
+}
+
+/** The records one session reads; its consumer is stopped however the reading ends. */
+async function* sessionRecords(kafka: Kafka, range: PartitionRange): AsyncGenerator<LogRecord> {
+  const session = new ReadSession(kafka, range);
+  try {
+    await session.start();
+    for (let chunk = await session.next(); chunk !== null; chunk = await session.next()) yield* chunk;
+  } finally {
+    await session.stop();
   }
 }
 

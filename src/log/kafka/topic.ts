@@ -7,6 +7,7 @@
 import kafkajs from 'kafkajs';
 import type { Admin } from 'kafkajs';
 import { RunlogError } from '../../errors.ts';
+import { retry } from '../../retry.ts';
 import { hasErrorType, isStaleLeaderError, toRunlogError } from './errors.ts';
 
 export interface TopicSpec {
@@ -55,23 +56,22 @@ const SERVED_TIMEOUT_MS = 30_000;
 
 /** Waits until every partition has a leader that answers ListOffsets for it. */
 async function waitUntilServed(admin: Admin, topic: string): Promise<void> {
-  const deadline = Date.now() + SERVED_TIMEOUT_MS;
-  for (;;) {
-    try {
-      const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
-      const partitions = metadata.topics[0]?.partitions ?? [];
-      if (partitions.length > 0 && partitions.every((p) => p.leader >= 0)) {
-        await admin.fetchTopicOffsets(topic);
-        return;
-      }
-    } catch (error) {
-      if (!isStaleLeaderError(error) || Date.now() > deadline) throw toRunlogError(error, `waiting for topic ${topic}`);
-    }
-    if (Date.now() > deadline)
-      throw new RunlogError('LogUnavailable', `topic ${topic} has no leader for every partition after ${SERVED_TIMEOUT_MS} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  const served = async (): Promise<void> => {
+    const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+    const partitions = metadata.topics[0]?.partitions ?? [];
+    if (partitions.length === 0 || partitions.some((p) => p.leader < 0)) throw new NotServedYet();
+    await admin.fetchTopicOffsets(topic);
+  };
+  const retriable = (error: unknown): boolean => error instanceof NotServedYet || isStaleLeaderError(error);
+  try {
+    await retry(served, { firstMs: 10, maxMs: 100, forMs: SERVED_TIMEOUT_MS, retriable });
+  } catch (error) {
+    if (!(error instanceof NotServedYet)) throw toRunlogError(error, `waiting for topic ${topic}`);
+    throw new RunlogError('LogUnavailable', `topic ${topic} has no leader for every partition after ${SERVED_TIMEOUT_MS} ms`);
   }
 }
+
+class NotServedYet extends Error {}
 
 /** Checks an existing topic (partition count, cleanup policy) and answers its facts; creates nothing. */
 export async function checkTopic(admin: Admin, spec: TopicSpec): Promise<TopicFacts> {

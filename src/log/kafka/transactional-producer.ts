@@ -25,6 +25,7 @@
 import type { Kafka } from 'kafkajs';
 import { createCluster, TRANSACTION_COORDINATOR, type Cluster, type ClusterBroker, type TransactionRef } from './kafkajs-cluster.ts';
 import { RunlogError } from '../../errors.ts';
+import { retry } from '../../retry.ts';
 import { isStaleLeaderError } from './errors.ts';
 
 export interface TransactionalProducerOptions {
@@ -40,7 +41,7 @@ export interface ProducedMessage {
   value: Buffer | null;
 }
 
-/** How long a request keeps being retried while Kafka answers "soon". */
+/** How long a request keeps being retried (src/retry.ts, pauses doubling from 1 ms) while Kafka answers "soon" or names a move. */
 const RETRY_FOR_MS = 10_000;
 const PRODUCE_TIMEOUT_MS = 30_000;
 const COORDINATOR_MOVED = new Set(['NOT_COORDINATOR_FOR_GROUP', 'GROUP_COORDINATOR_NOT_AVAILABLE']);
@@ -135,26 +136,31 @@ export class TransactionalProducer {
 
   /** Sends a request to the transaction coordinator, retried as the top says. */
   #atCoordinator<T>(request: (coordinator: ClusterBroker) => Promise<T>): Promise<T> {
-    let asked: Promise<ClusterBroker> | null = null;
     const attempt = async (): Promise<T> => {
       this.#refuseIfDisconnected();
-      this.#coordinator ??= this.#cluster.findGroupCoordinator({
+      const coordinator = (this.#coordinator ??= this.#cluster.findGroupCoordinator({
         groupId: this.#options.transactionalId,
         coordinatorType: TRANSACTION_COORDINATOR,
-      });
-      const coordinator = (asked = this.#coordinator);
+      }));
       coordinator.catch(() => {
         if (this.#coordinator === coordinator) this.#coordinator = null; // not found: look again next time
       });
-      return request(await coordinator);
+      try {
+        return await request(await coordinator);
+      } catch (error) {
+        if (coordinatorMoved(error)) await this.#lookUpAgain(coordinator);
+        throw error;
+      }
     };
-    return retrying(attempt, async (error) => {
-      if (isType(error, TRY_AGAIN_SOON)) return SOON_MS;
-      if (!isType(error, COORDINATOR_MOVED) && !isConnectionError(error)) return null;
-      if (this.#coordinator === asked) this.#coordinator = null;
-      await this.#cluster.refreshMetadata().catch(() => undefined);
-      return LATER_MS;
-    });
+    const retriable = (error: unknown): boolean => isType(error, TRY_AGAIN_SOON) || coordinatorMoved(error);
+    const maxMs = (error: unknown): number => (isType(error, TRY_AGAIN_SOON) ? SOON_MS : LATER_MS);
+    return retry(attempt, { firstMs: 1, maxMs, forMs: RETRY_FOR_MS, retriable });
+  }
+
+  /** The coordinator asked has moved (or its connection failed): forget it and refresh the metadata. */
+  async #lookUpAgain(asked: Promise<ClusterBroker>): Promise<void> {
+    if (this.#coordinator === asked) this.#coordinator = null;
+    await this.#cluster.refreshMetadata().catch(() => undefined);
   }
 
   /** Sends a request to the partition's leader; a moved leader is looked up again and asked again. */
@@ -162,36 +168,27 @@ export class TransactionalProducer {
     const { topic, partition } = this.#options;
     const attempt = async (): Promise<T> => {
       this.#refuseIfDisconnected();
-      const nodeId = Object.keys(this.#cluster.findLeaderForPartitions(topic, [partition]))[0];
-      if (nodeId === undefined) throw new NoLeaderKnown(`no leader is known for partition ${partition} of ${topic}`);
-      return request(await this.#cluster.findBroker({ nodeId }));
+      try {
+        const nodeId = Object.keys(this.#cluster.findLeaderForPartitions(topic, [partition]))[0];
+        if (nodeId === undefined) throw new NoLeaderKnown(`no leader is known for partition ${partition} of ${topic}`);
+        return await request(await this.#cluster.findBroker({ nodeId }));
+      } catch (error) {
+        if (leaderMoved(error)) await this.#cluster.refreshMetadata().catch(() => undefined);
+        throw error;
+      }
     };
-    return retrying(attempt, async (error) => {
-      if (!(error instanceof NoLeaderKnown) && !isStaleLeaderError(error)) return null;
-      await this.#cluster.refreshMetadata().catch(() => undefined);
-      return LATER_MS;
-    });
+    return retry(attempt, { firstMs: 1, maxMs: LATER_MS, forMs: RETRY_FOR_MS, retriable: leaderMoved });
   }
 }
 
 class NoLeaderKnown extends Error {}
 
-/**
- * Runs `attempt` until it succeeds, or fails for good: `retry` answers null, or the time is
- * up. Otherwise it answers the longest pause before the next try; pauses double from 1 ms.
- */
-async function retrying<T>(attempt: () => Promise<T>, retry: (error: unknown) => Promise<number | null>): Promise<T> {
-  const deadline = performance.now() + RETRY_FOR_MS;
-  for (let pause = 1; ; pause *= 2) {
-    try {
-      return await attempt();
-    } catch (error) {
-      const longest = performance.now() > deadline ? null : await retry(error);
-      if (longest === null) throw error;
-      pause = Math.min(pause, longest);
-    }
-    await new Promise((resolve) => setTimeout(resolve, pause));
-  }
+function coordinatorMoved(error: unknown): boolean {
+  return isType(error, COORDINATOR_MOVED) || isConnectionError(error);
+}
+
+function leaderMoved(error: unknown): boolean {
+  return error instanceof NoLeaderKnown || isStaleLeaderError(error);
 }
 
 function isType(error: unknown, types: ReadonlySet<string>): boolean {
