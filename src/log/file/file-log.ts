@@ -17,6 +17,7 @@ import { RunlogError, invalidArgument, isRunlogError } from '../../errors.ts';
 import { emitProcessWarning, type WarningListener, WarningCounter } from '../../warnings.ts';
 import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
 import { checkOffset, checkPartition, checkPartitionCount, checkReadOptions, checkRecords, checkTailOptions } from '../log-arguments.ts';
+import { tailRecords, type TailSource } from '../tail.ts';
 import { FRAME_LIMITS } from './frame.ts';
 import { openFailure } from './fs-errors.ts';
 import { acquireLock, type DirLock } from './lock.ts';
@@ -249,20 +250,13 @@ class FileLogImpl implements FileLog {
     const part = this.#partition(partition);
     checkOffset(fromOffset);
     const signal = checkTailOptions(options);
-    const closed = (): boolean => this.#closing !== null;
-    return (async function* () {
-      let next = fromOffset;
-      while (!signal.aborted && !closed()) {
-        const end = part.endOffset; // part.read stops here too
-        for await (const record of part.read(next, Number.POSITIVE_INFINITY)) {
-          if (signal.aborted) return;
-          next = record.offset + 1n;
-          yield record;
-        }
-        if (end > next) next = end; // skip holes left by compaction
-        await part.appended(next, signal);
-      }
-    })();
+    const source: TailSource = {
+      endOffset: () => part.endOffset,
+      read: (from) => part.read(from, Number.POSITIVE_INFINITY),
+      appended: (offset, signal) => part.appended(offset, signal),
+      closed: () => this.#closing !== null,
+    };
+    return tailRecords(source, fromOffset, signal);
   }
 
   async endOffset(partition: number): Promise<bigint> {

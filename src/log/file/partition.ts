@@ -5,6 +5,7 @@
  */
 import { open } from 'node:fs/promises';
 import type { LogRecord } from '../event-log.ts';
+import { AppendWaiters } from '../tail.ts';
 import { compactSegments } from './compaction.ts';
 import { readSegments } from './reader.ts';
 import type { Segment } from './segment.ts';
@@ -19,7 +20,7 @@ export class FilePartition implements WriterHost {
   #segments: Segment[];
   #writer!: PartitionWriter;
   #nextOffset: bigint;
-  #waiters = new Set<() => void>();
+  readonly #waiters = new AppendWaiters();
   #compaction: Promise<void> = Promise.resolve();
 
   private constructor(dir: string, identity: SegmentIdentity, segments: Segment[]) {
@@ -47,9 +48,7 @@ export class FilePartition implements WriterHost {
 
   committed(nextOffset: bigint): void {
     this.#nextOffset = nextOffset;
-    const waiters = [...this.#waiters];
-    this.#waiters.clear();
-    for (const wake of waiters) wake();
+    this.#waiters.wakeAll();
   }
 
   get endOffset(): bigint {
@@ -70,16 +69,7 @@ export class FilePartition implements WriterHost {
 
   /** Resolves once a record at or after `offset` is committed, or the signal aborts. */
   appended(offset: bigint, signal: AbortSignal): Promise<void> {
-    if (this.#nextOffset > offset || signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = (): void => {
-        this.#waiters.delete(done);
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      this.#waiters.add(done);
-      signal.addEventListener('abort', done, { once: true });
-    });
+    return this.#waiters.wait(offset, this.#nextOffset, signal);
   }
 
   /** Compactions of a partition run one at a time. */

@@ -8,6 +8,7 @@ import { RunlogError } from '../../errors.ts';
 import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
 import { checkOffset, checkPartition, checkPartitionCount, checkReadOptions, checkRecords, checkTailOptions } from '../log-arguments.ts';
 import { FRAME_LIMITS } from '../file/frame.ts';
+import { AppendWaiters, tailRecords, type TailSource } from '../tail.ts';
 
 export interface MemoryLogOptions {
   partitions: number;
@@ -21,7 +22,7 @@ interface Partition {
   /** The offset the next record gets; kept apart from `records` so compaction never lowers it. */
   nextOffset: bigint;
   /** Wakes tails waiting for an append. */
-  waiters: Set<() => void>;
+  waiters: AppendWaiters;
 }
 
 function copyRecord(record: LogRecord): LogRecord {
@@ -58,7 +59,7 @@ class MemoryLog implements EventLog {
 
   constructor(partitions: number) {
     this.partitions = partitions;
-    this.#parts = Array.from({ length: partitions }, () => ({ records: [], nextOffset: 0n, waiters: new Set() }));
+    this.#parts = Array.from({ length: partitions }, () => ({ records: [], nextOffset: 0n, waiters: new AppendWaiters() }));
   }
 
   #partition(partition: number): Partition {
@@ -73,14 +74,8 @@ class MemoryLog implements EventLog {
       part.records.push(copyRecord({ offset, key: record.key, value: record.value }));
       return offset;
     });
-    if (offsets.length > 0) this.#wake(part);
+    if (offsets.length > 0) part.waiters.wakeAll();
     return offsets;
-  }
-
-  #wake(part: Partition): void {
-    const waiters = [...part.waiters];
-    part.waiters.clear();
-    for (const wake of waiters) wake();
   }
 
   read(partition: number, fromOffset: bigint, options?: ReadOptions): AsyncIterable<LogRecord> {
@@ -103,34 +98,13 @@ class MemoryLog implements EventLog {
     const part = this.#partition(partition);
     checkOffset(fromOffset);
     const signal = checkTailOptions(options);
-    const self = this;
-    return (async function* () {
-      let next = fromOffset;
-      while (!signal.aborted && !self.#closed) {
-        const end = part.nextOffset; // read() below stops here too
-        for await (const record of self.read(partition, next)) {
-          if (signal.aborted) return;
-          next = record.offset + 1n;
-          yield record;
-        }
-        if (end > next) next = end; // skip holes left by compaction
-        await self.#nextAppend(part, next, signal);
-      }
-    })();
-  }
-
-  /** Resolves once `part` has a record at or after `offset`, or the signal aborts. */
-  #nextAppend(part: Partition, offset: bigint, signal: AbortSignal): Promise<void> {
-    if (part.nextOffset > offset || signal.aborted || this.#closed) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = (): void => {
-        part.waiters.delete(done);
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      part.waiters.add(done);
-      signal.addEventListener('abort', done, { once: true });
-    });
+    const source: TailSource = {
+      endOffset: () => part.nextOffset,
+      read: (from) => this.read(partition, from),
+      appended: (offset, signal) => (this.#closed ? Promise.resolve() : part.waiters.wait(offset, part.nextOffset, signal)),
+      closed: () => this.#closed,
+    };
+    return tailRecords(source, fromOffset, signal);
   }
 
   async endOffset(partition: number): Promise<bigint> {
@@ -144,7 +118,7 @@ class MemoryLog implements EventLog {
 
   async close(): Promise<void> {
     this.#closed = true;
-    for (const part of this.#parts) this.#wake(part);
+    for (const part of this.#parts) part.waiters.wakeAll();
   }
 }
 
