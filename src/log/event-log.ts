@@ -89,7 +89,7 @@ export interface EventLog extends RecordLimits {
   /**
    * How many appends to one partition a writer should keep in flight at once to get the
    * log's throughput (default 1). The file log fsyncs one group at a time; Kafka pipelines
-   * transactions (kafka/partition-writer.ts).
+   * transactions (kafka/transaction-pipeline.ts).
    */
   readonly appendsInFlight?: number;
 

@@ -129,7 +129,7 @@ describe('Kafka log: a failed commit under pipelined appends', () => {
         assert.equal(outcomes[j], 'failed', `append ${j}, made behind failed append ${i} before its failure was reported, must fail`);
     }
     assert.ok(outcomes.slice(afterFailure).includes('ok'), 'the writer serves again after the failure');
-    // A failed commit's own outcome is unknown (partition-writer.ts): its batch, the first
+    // A failed commit's own outcome is unknown (transaction-pipeline.ts): its batch, the first
     // failed appends, may be visible. Nothing made behind it may be, and every answered
     // append is, in call order.
     const visible = await keys(log, 0);

@@ -31,20 +31,20 @@ import { Segment } from './segment.ts';
 import { sealSegment, writeAt } from './segment-file.ts';
 import { encodeSegmentHeader, type SegmentIdentity } from './segment-header.ts';
 import { syncDir } from './sync.ts';
-import type { PartitionWriter } from './writer.ts';
+import type { SegmentAppender } from './segment-appender.ts';
 
 const OUTPUT_FRAME_BYTES = 1 << 20;
 
 export interface CompactionHost {
   readonly dir: string;
   readonly identity: SegmentIdentity;
-  readonly writer: PartitionWriter;
+  readonly appender: SegmentAppender;
   segments(): readonly Segment[];
   replaceSegments(inputs: readonly Segment[], output: Segment): void;
 }
 
 export async function compactSegments(host: CompactionHost): Promise<void> {
-  await host.writer.roll();
+  await host.appender.roll();
   const inputs = host.segments().slice(0, -1);
   if (inputs.length === 0) return;
   await Promise.all(inputs.map((segment) => segment.readHandle())); // before any rename

@@ -6,7 +6,7 @@
  *   reached-<n>.json        how far partition n is known to have reached (reached.ts)
  *   partition-<n>/<base>.log  segments, named by base offset (segment.ts, segment-header.ts, frame.ts)
  *
- * Appends are group-committed (writer.ts), open proves every partition whole and recovers
+ * Appends are group-committed (segment-appender.ts), open proves every partition whole and recovers
  * a torn tail (recovery.ts), compaction rewrites closed segments (compaction.ts), reads
  * stream from disk (reader.ts). `readOnly` opens a snapshot that writes nothing
  * (read-only-log.ts), also while a writer holds the log.
@@ -27,7 +27,7 @@ import { OpenUndo, removeCreatedDirs } from './open-undo.ts';
 import { FilePartition } from './partition.ts';
 import { ReachedRecorder, checkReached, readReached } from './reached.ts';
 import { openReadOnlyFileLog } from './read-only-log.ts';
-import type { WriterStats } from './writer.ts';
+import type { WriterStats } from './segment-appender.ts';
 
 export const DEFAULT_SEGMENT_BYTES = 64 << 20;
 
@@ -237,7 +237,7 @@ class FileLogImpl implements FileLog {
     const part = this.#partition(partition);
     const checked = checkRecords(records, this, `the file log in ${this.#dir}`);
     if (checked.length === 0) return [];
-    return part.writer.append(checked);
+    return part.appender.append(checked);
   }
 
   read(partition: number, fromOffset: bigint, options?: ReadOptions): AsyncIterable<LogRecord> {

@@ -32,7 +32,7 @@ export const MAX_FRAME_BYTES = 1 << 30;
 export const MAX_OFFSET_DELTA = 0xffff_ffff;
 
 /**
- * What one append may hold so that its frame (one append is at most one frame: writer.ts)
+ * What one append may hold so that its frame (one append is at most one frame: segment-appender.ts)
  * stays within MAX_FRAME_BYTES: the payload header, then per record less than
  * RECORD_OVERHEAD_BYTES of header. A record alone must fit an append.
  */

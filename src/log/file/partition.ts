@@ -1,6 +1,6 @@
 /**
- * One partition of the file log: its directory of segments, its writer, and the wake-ups
- * tails wait on. The segment list is only ever appended to (by the writer's roll) or
+ * One partition of the file log: its directory of segments, its appender (the one writer), and the wake-ups
+ * tails wait on. The segment list is only ever appended to (by the appender's roll) or
  * replaced whole (by compaction), so readers look it up afresh at each step.
  */
 import { open } from 'node:fs/promises';
@@ -10,15 +10,15 @@ import { compactSegments } from './compaction.ts';
 import { readSegments } from './reader.ts';
 import type { Segment } from './segment.ts';
 import type { SegmentIdentity } from './segment-header.ts';
-import { PartitionWriter, type WriterHost, type WriterOptions } from './writer.ts';
+import { SegmentAppender, type AppenderHost, type AppenderOptions } from './segment-appender.ts';
 
-export type PartitionOptions = WriterOptions;
+export type PartitionOptions = AppenderOptions;
 
-export class FilePartition implements WriterHost {
+export class FilePartition implements AppenderHost {
   readonly dir: string;
   readonly identity: SegmentIdentity;
   #segments: Segment[];
-  #writer!: PartitionWriter;
+  #appender!: SegmentAppender;
   #nextOffset: bigint;
   readonly #waiters = new AppendWaiters();
   #compaction: Promise<void> = Promise.resolve();
@@ -34,7 +34,7 @@ export class FilePartition implements WriterHost {
   static async open(dir: string, identity: SegmentIdentity, segments: Segment[], options: PartitionOptions): Promise<FilePartition> {
     const handle = await open(segments.at(-1)!.path, 'r+');
     const partition = new FilePartition(dir, identity, segments);
-    partition.#writer = new PartitionWriter(partition, handle, options);
+    partition.#appender = new SegmentAppender(partition, handle, options);
     return partition;
   }
 
@@ -55,8 +55,8 @@ export class FilePartition implements WriterHost {
     return this.#nextOffset;
   }
 
-  get writer(): PartitionWriter {
-    return this.#writer;
+  get appender(): SegmentAppender {
+    return this.#appender;
   }
 
   segments(): readonly Segment[] {
@@ -86,7 +86,7 @@ export class FilePartition implements WriterHost {
 
   async close(): Promise<void> {
     await this.#compaction;
-    await this.#writer.close();
+    await this.#appender.close();
     this.committed(this.#nextOffset); // wakes tails so they notice the close
     await Promise.all(this.#segments.map((segment) => segment.retire()));
   }

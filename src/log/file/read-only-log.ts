@@ -17,7 +17,7 @@ import { checkPartitionsAsked, scanLog, warningOf } from './log-scan.ts';
 import { checkReached, readReached } from './reached.ts';
 import { readSegments } from './reader.ts';
 import type { Segment } from './segment.ts';
-import type { WriterStats } from './writer.ts';
+import type { WriterStats } from './segment-appender.ts';
 
 /**
  * A read-only open takes no lock, so a live writer may roll or compact while it scans: a

@@ -3,7 +3,7 @@
  *
  *   append   two transactional producers per partition, used in turn and pipelined
  *            (transactionalIds runlog:<topic>:<p>:0 and :1), group-committed; resolves once
- *            committed (acks=-1) (partition-writer.ts)
+ *            committed (acks=-1) (transaction-pipeline.ts)
  *   read     a read_committed consumer from the offset to the end at the call (partition-reader.ts)
  *   tail     the same consumer, unbounded, until the signal aborts
  *   endOffset the LSO, once it is past this log's own committed appends -- see below
@@ -27,7 +27,7 @@ import { batchBytesFor, kafkaRecordLimits } from './batch-size.ts';
 import { quietLogCreator, toRunlogError } from './errors.ts';
 import { readPartition } from './partition-reader.ts';
 import { ReadYourWrites } from './read-your-writes.ts';
-import { PartitionWriter } from './partition-writer.ts';
+import { TransactionPipeline } from './transaction-pipeline.ts';
 import { checkTopic, ensureTopic, existingPartitionCount, type TopicFacts } from './topic.ts';
 
 export interface KafkaLogOptions {
@@ -62,7 +62,7 @@ const READ_WAIT_MS = 100;
 class KafkaLog implements KafkaEventLog {
   readonly kind = 'kafka';
   readonly partitions: number;
-  /** Transactions are pipelined on two lanes, and batches coalesce behind them (partition-writer.ts). */
+  /** Transactions are pipelined on two lanes, and batches coalesce behind them (transaction-pipeline.ts). */
   readonly appendsInFlight = 16;
   /** A record must fit one record batch of the topic's max.message.bytes; an append is split into as many as it needs (batch-size.ts). */
   readonly maxRecordBytes: number;
@@ -71,7 +71,7 @@ class KafkaLog implements KafkaEventLog {
   readonly #kafka: Kafka;
   readonly #admin: Admin;
   readonly #ends: ReadYourWrites;
-  readonly #writers: PartitionWriter[];
+  readonly #pipelines: TransactionPipeline[];
   readonly #tailWaitMs: number;
   readonly #readers = new Set<AbortController>();
   readonly #maxMessageBytes: number;
@@ -95,10 +95,10 @@ class KafkaLog implements KafkaEventLog {
     this.partitions = options.partitions;
     this.#tailWaitMs = options.tailWaitMs ?? 200;
     this.#ends = new ReadYourWrites(admin, options.topic, options.partitions, () => this.#refuseIfClosed());
-    this.#writers = Array.from({ length: options.partitions }, (_, partition) => {
+    this.#pipelines = Array.from({ length: options.partitions }, (_, partition) => {
       const transactionTimeoutMs = options.transactionTimeoutMs;
       const batchBytes = batchBytesFor(facts.maxMessageBytes);
-      return new PartitionWriter({
+      return new TransactionPipeline({
         kafka: clients.writers,
         topic: options.topic,
         partition,
@@ -123,13 +123,13 @@ class KafkaLog implements KafkaEventLog {
   async append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]> {
     const p = this.#openToWrite(partition, 'append');
     const limit = `topic ${this.topic} (its max.message.bytes ${this.#maxMessageBytes} less a record batch's overhead)`;
-    const offsets = await this.#writers[p]!.append(checkRecords(records, this, limit));
+    const offsets = await this.#pipelines[p]!.append(checkRecords(records, this, limit));
     this.#ends.committed(p, offsets);
     return offsets;
   }
 
   async claim(partition: number): Promise<void> {
-    await this.#writers[this.#openToWrite(partition, 'claim')]!.claim();
+    await this.#pipelines[this.#openToWrite(partition, 'claim')]!.claim();
   }
 
   read(partition: number, fromOffset: bigint, options?: ReadOptions): AsyncIterable<LogRecord> {
@@ -200,7 +200,7 @@ class KafkaLog implements KafkaEventLog {
    */
   async #closeAll(): Promise<void> {
     for (const reader of this.#readers) reader.abort();
-    await Promise.all(this.#writers.map((w) => w.close()));
+    await Promise.all(this.#pipelines.map((w) => w.close()));
     await this.#ends.settled();
     await this.#admin.disconnect().catch(() => undefined);
   }

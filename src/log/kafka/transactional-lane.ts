@@ -1,5 +1,5 @@
 /**
- * One transactional producer of a partition's writer (partition-writer.ts keeps two and
+ * One transactional producer of a partition's writer (transaction-pipeline.ts keeps two and
  * alternates between them). A lane runs one transaction at a time and remembers when its
  * last one ended, so the writer can wait for the lane before starting the next.
  *

@@ -1,5 +1,8 @@
 /**
- * The writer of one partition, with group commit.
+ * SegmentAppender: the one writer of a file-log partition. It appends frames to the active
+ * segment, group-committed (one write and one datasync per group), rolls segments and repairs
+ * a failed write. One idea, kept whole (about 300 lines): the write, the roll and the repair
+ * share the file handle, the next offset and the mode below, and are ordered by one queue.
  *
  * fsync costs a fixed ~0.1–10 ms whatever it flushes, so one fsync per append caps a
  * partition at a few hundred or thousand appends/s. Instead append() only queues its batch
@@ -64,8 +67,8 @@ export interface WriterStats {
   bytes: number;
 }
 
-/** What a writer needs from its partition. */
-export interface WriterHost {
+/** What an appender needs from its partition. */
+export interface AppenderHost {
   readonly dir: string;
   readonly identity: SegmentIdentity;
   activeSegment(): Segment;
@@ -73,7 +76,7 @@ export interface WriterHost {
   committed(nextOffset: bigint): void;
 }
 
-export interface WriterOptions {
+export interface AppenderOptions {
   fsync: boolean;
   segmentBytes: number;
   stats: WriterStats;
@@ -99,8 +102,8 @@ type Queued = QueuedAppend | QueuedRoll;
 
 type Mode = { kind: 'ready' } | { kind: 'damaged' } | { kind: 'fenced'; error: RunlogError };
 
-export class PartitionWriter {
-  #host: WriterHost;
+export class SegmentAppender {
+  #host: AppenderHost;
   #fsync: boolean;
   #segmentBytes: number;
   #stats: WriterStats;
@@ -113,7 +116,7 @@ export class PartitionWriter {
   /** Set by close(): new appends are refused with it. */
   #closed: RunlogError | null = null;
 
-  constructor(host: WriterHost, handle: FileHandle, options: WriterOptions) {
+  constructor(host: AppenderHost, handle: FileHandle, options: AppenderOptions) {
     this.#host = host;
     this.#handle = handle;
     this.#fsync = options.fsync;

@@ -1,6 +1,6 @@
 /**
- * The writer of one partition: a group commit in front of two transactional lanes
- * (transactional-lane.ts), used in turn and pipelined.
+ * TransactionPipeline: the writer of one Kafka partition, a group commit in front of two
+ * transactional lanes (transactional-lane.ts), used in turn and pipelined.
  *
  * Group commit. Appends queue up; one loop drains the queue, taking every queued append
  * (up to a size bound) into ONE transaction, produced as one record batch (consecutive
@@ -94,7 +94,7 @@ type Outcome = Promise<RunlogError | null>;
 /** How a batch's produce ended: its transaction, open with the records in it, or why it failed (#failed). */
 type Produced = { transaction: OpenTransaction } | { failure: Promise<RunlogError> };
 
-export interface PartitionWriterOptions {
+export interface TransactionPipelineOptions {
   kafka: Kafka;
   topic: string;
   partition: number;
@@ -103,7 +103,7 @@ export interface PartitionWriterOptions {
   transactionTimeoutMs?: number;
 }
 
-export class PartitionWriter {
+export class TransactionPipeline {
   readonly #describe: string;
   readonly #batchBytes: number;
   readonly #lanes: readonly TransactionalLane[];
@@ -123,7 +123,7 @@ export class PartitionWriter {
   /** Closed or fenced: for good. */
   #stopped: RunlogError | null = null;
 
-  constructor(options: PartitionWriterOptions) {
+  constructor(options: TransactionPipelineOptions) {
     this.#describe = `partition ${options.partition} of ${options.topic}`;
     this.#batchBytes = options.batchBytes;
     this.#lanes = [0, 1].map(
