@@ -8,7 +8,7 @@
  * yet, and every record below it is either committed (readable) or aborted (skipped).
  *
  * The LSO moves past a committed transaction's records only once its commit markers are
- * written, a moment after the commit returns; kafka-log.ts covers that gap.
+ * written, a moment after the commit returns; read-your-writes.ts covers that gap.
  */
 import type { Admin } from 'kafkajs';
 import { RunlogError } from '../../errors.ts';

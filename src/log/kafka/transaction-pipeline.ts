@@ -1,6 +1,8 @@
 /**
  * TransactionPipeline: the writer of one Kafka partition, a group commit in front of two
- * transactional lanes (transactional-lane.ts), used in turn and pipelined.
+ * transactional lanes (transactional-lane.ts, lane-pair.ts), used in turn and pipelined.
+ * One idea in about 330 lines: the batches' order and what one failure does to the batches
+ * around it, which share one outcome chain; who owns the partition is lane-pair.ts's.
  *
  * Group commit. Appends queue up; one loop drains the queue, taking every queued append
  * (up to a size bound) into ONE transaction, produced as one record batch (consecutive
@@ -34,34 +36,10 @@
  * decision (replicated, acks=all): from then on the transaction will complete even if
  * everything crashes, so the append is durable and answered. The commit markers reach the
  * partition a moment later; only then do read_committed readers see the records (the LSO
- * moves past them). kafka-log.ts covers that gap for its own reads (see there).
+ * moves past them). read-your-writes.ts covers that gap for the log's own reads.
  *
- * Fencing and ownership. Lane 0 is the ownership lane: claim() initialises it first
- * (InitProducerId: this bumps its epoch, aborts its open transaction and from then on the
- * coordinator refuses the older epochs) and only then lane 1. Of writers racing to claim
- * the partition, the one whose lane-0 InitProducerId came last owns it. The lanes are
- * claimed separately, though, so a loser may have claimed lane 1 after the owner did. The
- * rules that make that harmless:
- *   - Fencing seen on lane 0 is final: this writer is `Fenced` for good and never connects
- *     again (a new InitProducerId would fence the rightful owner in turn).
- *   - Fencing seen on lane 1 only says another writer claimed lane 1. Before claiming it
- *     again, this writer proves lane 0 is still its own, fencing nobody (lane.probe():
- *     AddPartitionsToTxn, refused for an older epoch); lost, it is Fenced. A writer that
- *     lost lane 0 thus never claims anything again.
- *   - A commit on lane 1 needs proof that lane 0 was still this writer's after lane 1's
- *     latest InitProducerId: normally the previous batch's commit on lane 0 (batches
- *     alternate, the first batch after a claim goes on lane 0, and a batch commits only
- *     after the previous one did); after lane 1 is claimed again, a probe of lane 0.
- * Why that suffices: the owner O initialised lane 0 after every other writer W did, so W's
- * lane 0 is fenced from then on. Any commit of W on lane 1 comes after a proof that W's lane 0
- * was current after W's latest lane-1 InitProducerId, hence that InitProducerId came before
- * O's lane-0 one, hence before O's lane-1 one, which fences it: W's commit either came before
- * O's claim ended (and O, replaying after its claim, sees it: InitProducerId completes the
- * id's pending transaction first) or it fails. So after any race only O acknowledges
- * anything, and W's appends fail with Fenced. If a batch's begin or produce on lane 1 is
- * refused as fenced, nothing of it was written: it is produced again on the re-claimed lane.
- * If its commit is refused, the batch fails (LogUnavailable) and the writer recovers.
- * A stale writer's transaction never becomes visible to read_committed readers.
+ * Fencing and ownership: which writer owns the partition, and why a writer that lost it
+ * never acknowledges anything, is lane-pair.ts's (the two lanes and their rules).
  *
  * Other failures (broker unreachable, timeouts) fail with LogUnavailable. If the failure hit
  * the commit itself, its outcome is unknown (the coordinator may have logged the commit): a
@@ -72,7 +50,8 @@ import { RunlogError, isRunlogError } from '../../errors.ts';
 import type { AppendRecord } from '../event-log.ts';
 import { splitBatches } from './batch-size.ts';
 import { isFencingError, toRunlogError } from './errors.ts';
-import { TransactionalLane, type OpenTransaction } from './transactional-lane.ts';
+import { LanePair } from './lane-pair.ts';
+import type { OpenTransaction, TransactionalLane } from './transactional-lane.ts';
 import type { ProducedMessage } from './transactional-producer.ts';
 
 /** How much one transaction coalesces (at least one append): bounds a batch's latency; record batches are split to fit the topic anyway (batch-size.ts). */
@@ -106,8 +85,7 @@ export interface TransactionPipelineOptions {
 export class TransactionPipeline {
   readonly #describe: string;
   readonly #batchBytes: number;
-  readonly #lanes: readonly TransactionalLane[];
-  #turn = 0;
+  readonly #lanes: LanePair;
   #queue: Pending[] = [];
   #draining = false;
   /** The outcome of the newest batch; the next batch commits only after it. */
@@ -115,27 +93,15 @@ export class TransactionPipeline {
   /** Set from a failed batch until everything in flight has ended and the lanes are dropped (#recovering). */
   #broken: RunlogError | null = null;
   #recovering: Promise<void> = Promise.resolve();
-  /** After a failure: lane 0 (its producer kept) must be proved still ours before it is initialised afresh. */
-  #renewLane0 = false;
-  /** A failure said lane 1 was fenced: once everything in flight has ended, find out whether lane 0 is still ours. */
-  #ownershipInDoubt = false;
-  #renewing: Promise<void> | null = null;
   /** Closed or fenced: for good. */
   #stopped: RunlogError | null = null;
 
   constructor(options: TransactionPipelineOptions) {
     this.#describe = `partition ${options.partition} of ${options.topic}`;
     this.#batchBytes = options.batchBytes;
-    this.#lanes = [0, 1].map(
-      (lane) =>
-        new TransactionalLane({
-          kafka: options.kafka,
-          topic: options.topic,
-          partition: options.partition,
-          transactionalId: `runlog:${options.topic}:${options.partition}:${lane}`,
-          transactionTimeoutMs: options.transactionTimeoutMs ?? 60_000,
-          describe: this.#describe,
-        }),
+    this.#lanes = new LanePair(
+      { ...options, transactionTimeoutMs: options.transactionTimeoutMs ?? 60_000, describe: this.#describe },
+      (fenced) => (this.#stopped ??= fenced),
     );
   }
 
@@ -158,62 +124,14 @@ export class TransactionPipeline {
     if (this.#stopped) throw this.#stopped;
     await this.#recovering;
     if (this.#stopped) throw this.#stopped;
-    await this.#connectLanes();
-  }
-
-  get #ownershipLane(): TransactionalLane {
-    return this.#lanes[0]!;
-  }
-
-  /**
-   * Both lanes, lane 0 first, on the first append or claim (and again after a failure),
-   * never one alone later except lane 1 under the ownership rules (see the top).
-   */
-  async #connectLanes(): Promise<void> {
-    if (this.#renewLane0) {
-      this.#renewing ??= this.#renewOwnershipLane().finally(() => (this.#renewing = null));
-      await this.#renewing;
-    }
-    await this.#ownershipLane.connected();
-    await this.#lanes[1]!.connected();
-  }
-
-  /**
-   * After a failure: prove lane 0 is still ours, fencing nobody, then let it connect afresh.
-   * A lane 0 without a producer (its connect failed) has nothing to prove with: it connects
-   * afresh, as on the first claim.
-   */
-  async #renewOwnershipLane(): Promise<void> {
-    if (this.#ownershipLane.hasProducer) await this.#proveOwnership();
-    await this.#ownershipLane.drop(false);
-    this.#renewLane0 = false;
-  }
-
-  /** Resolves if lane 0 is still this writer's now; else this writer is Fenced for good (rejects with that), or rejects with why it could not tell. */
-  async #proveOwnership(): Promise<void> {
-    try {
-      await this.#ownershipLane.probe();
-    } catch (error) {
-      if (isRunlogError(error) || !isFencingError(error))
-        throw toRunlogError(error, `checking that ${this.#describe} is still this writer's`);
-      this.#stopped ??= toRunlogError(error, `append to ${this.#describe}`);
-      throw this.#stopped;
-    }
-  }
-
-  /** Lane 1 was claimed by another writer: claim it again if lane 0 is ours before and after (see the top). */
-  async #reclaim(lane: TransactionalLane): Promise<void> {
-    await this.#proveOwnership();
-    await lane.drop(false);
-    await lane.connected();
-    await this.#proveOwnership();
+    await this.#lanes.connect();
   }
 
   async close(): Promise<void> {
     this.#stopped ??= new RunlogError('Stopped', `the Kafka log is closed (${this.#describe})`);
     this.#failQueued(this.#stopped);
     await this.#lastOutcome;
-    await this.#dropLanes(true);
+    await this.#lanes.drop(true);
   }
 
   async #drain(): Promise<void> {
@@ -225,10 +143,7 @@ export class TransactionPipeline {
           await this.#recovering;
           continue;
         }
-        const lane = this.#lanes[this.#turn]!;
-        this.#turn = (this.#turn + 1) % this.#lanes.length;
-        await lane.idle();
-        this.#lanes[this.#turn]!.prepareNext(); // the lane after this one
+        const lane = await this.#lanes.nextLane();
         // Taken only now: whatever queued while the lane finished joins this batch.
         if (!this.#broken && this.#queue.length > 0) await this.#produce(lane, this.#takeBatch());
       }
@@ -270,7 +185,7 @@ export class TransactionPipeline {
     let offsets: bigint[] = [];
     try {
       if (this.#stopped) throw this.#stopped; // closed: never connect again
-      await this.#connectLanes();
+      await this.#lanes.connect();
       for (let reclaims = 0; ; reclaims++) {
         try {
           transaction = await lane.begin();
@@ -280,9 +195,9 @@ export class TransactionPipeline {
           break;
         } catch (error) {
           // Refused as fenced before the produce was acknowledged: nothing of the batch was written.
-          if (lane === this.#ownershipLane || isRunlogError(error) || !isFencingError(error) || reclaims >= MAX_RECLAIMS) throw error;
+          if (this.#lanes.isOwnershipLane(lane) || isRunlogError(error) || !isFencingError(error) || reclaims >= MAX_RECLAIMS) throw error;
           transaction = undefined;
-          await this.#reclaim(lane);
+          await this.#lanes.reclaim(lane);
         }
       }
       produced({ transaction });
@@ -325,7 +240,7 @@ export class TransactionPipeline {
   /** The previous batch failed: this one must never become visible. */
   async #abortAfter(transaction: OpenTransaction, previous: RunlogError, lane: TransactionalLane): Outcome {
     const fenced = await this.#abortTelling(transaction);
-    if (fenced && lane === this.#ownershipLane) this.#stopped ??= toRunlogError(fenced, `append to ${this.#describe}`);
+    if (fenced && this.#lanes.isOwnershipLane(lane)) this.#stopped ??= toRunlogError(fenced, `append to ${this.#describe}`);
     return previous;
   }
 
@@ -352,28 +267,14 @@ export class TransactionPipeline {
    */
   async #failed(error: unknown, transaction: OpenTransaction | undefined, lane: TransactionalLane): Promise<RunlogError> {
     if (this.#broken === null) {
-      this.#broken = this.#failure(error, lane);
+      this.#broken = this.#lanes.failure(error, lane);
       this.#recovering = this.#recover();
     }
     for (const pending of this.#queue.splice(0)) void this.#refuseAfterRecovery(this.#broken).catch(pending.reject);
     const fenced = isFencingError(error) || transaction === undefined ? null : await this.#abortTelling(transaction);
-    const failure = this.#failure(fenced ?? error, lane);
+    const failure = this.#lanes.failure(fenced ?? error, lane);
     if (failure.code === 'Fenced') this.#stopped ??= failure;
     return failure;
-  }
-
-  /**
-   * A lane's failure as this writer reports it. Fencing is final only on lane 0; on lane 1
-   * it says another writer claimed that lane, and whether this writer still owns the
-   * partition is found out (fencing nobody) before it claims anything again.
-   */
-  #failure(error: unknown, lane: TransactionalLane): RunlogError {
-    const failure = toRunlogError(error, `append to ${this.#describe}`);
-    if (failure.code !== 'Fenced' || lane === this.#ownershipLane || isRunlogError(error)) return failure;
-    this.#ownershipInDoubt = true;
-    const why =
-      'another writer claimed its second transactional lane; whether this writer still owns the partition is checked before it writes again';
-    return new RunlogError('LogUnavailable', `append to ${this.#describe}: ${why} (${failure.message})`, { cause: error });
   }
 
   /**
@@ -390,13 +291,7 @@ export class TransactionPipeline {
       if (last === this.#lastOutcome) break;
     }
     this.#lastOutcome = Promise.resolve(null); // the failed batches are over: the next one does not follow them
-    if (this.#ownershipInDoubt) {
-      this.#ownershipInDoubt = false;
-      await this.#proveOwnership().catch(() => undefined); // lost: this writer is Fenced; cannot tell: asked again before lane 0 connects afresh
-    }
-    await this.#lanes[1]!.drop(false);
-    this.#renewLane0 = true;
-    this.#turn = 0;
+    await this.#lanes.afterFailure();
     if (this.#stopped) this.#failQueued(this.#stopped);
     else this.#broken = null;
   }
@@ -418,10 +313,6 @@ export class TransactionPipeline {
 
   #failQueued(error: RunlogError): void {
     for (const pending of this.#queue.splice(0)) pending.reject(error);
-  }
-
-  async #dropLanes(abortAhead: boolean): Promise<void> {
-    await Promise.all(this.#lanes.map((lane) => lane.drop(abortAhead)));
   }
 }
 
