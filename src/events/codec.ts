@@ -1,5 +1,6 @@
 /**
- * The Avro codec of runlog events, and the only module that imports avsc.
+ * The Avro codec of runlog events. avsc is imported only here and in avro-types.ts (the
+ * types it builds); event-values.ts turns events into what avsc reads and writes, and back.
  *
  * Wire format: Avro single-object encoding, so every record names its writer schema:
  *   0xC3 0x01 | CRC-64-AVRO fingerprint of the writer schema's PCF, 8 bytes little-endian | Avro binary body
@@ -7,14 +8,15 @@
  * schema by fingerprint among every version in schemas/ and resolves it (Avro schema
  * resolution) to the newest version of that event type, so old records stay readable.
  */
-import avsc from 'avsc';
+import type avsc from 'avsc';
 import { describe, isPlainObject, isUint8Array } from '../validation/index.ts';
 import { RunlogError, invalidArgument } from '../errors.ts';
 import type { EventType, RunlogEvent } from './types.ts';
 import { loadSchemaDir, type AvroRecordSchema, type SchemaVersion } from './schemas.ts';
 import { fingerprintBytesLE } from './rabin.ts';
-import { isExactLong, readExactLong, writeExactLong } from './exact-long.ts';
-import { checkText, isOf, textFields, type TextField } from './well-formed.ts';
+import { avroType, describeInvalid } from './avro-types.ts';
+import { compileToEvent, fieldPlans, toAvroValue, type ToEvent } from './event-values.ts';
+import { isOf, textFields, type TextField } from './well-formed.ts';
 import { BodyError, compileBodyReader, type BodyReader, type Cursor } from './body-reader.ts';
 
 export const SINGLE_OBJECT_MARKER: readonly [number, number] = [0xc3, 0x01];
@@ -28,11 +30,6 @@ export interface EventCodec {
   schemaFor(eventType: EventType): AvroRecordSchema;
   /** CRC-64-AVRO fingerprint (unsigned) of the newest schema of an event type. */
   fingerprintOf(eventType: EventType): bigint;
-}
-
-interface FieldPlan {
-  readonly name: string;
-  readonly bytes: boolean;
 }
 
 /** What encoding an event type needs: its newest schema and its 10-byte header. */
@@ -215,94 +212,6 @@ function createWriter(version: SchemaVersion): Writer {
   const fields = version.schema.fields;
   const bytesFields = fields.filter((f) => isOf(f.type, 'bytes')).map((f) => f.name);
   return { version, type: avroType(version.schema), header, bytesFields, textFields: textFields(fields) };
-}
-
-/**
- * avsc's own long rounds negative values below -2^52 without a word (see exact-long.ts);
- * this one is exact for every safe integer and refuses the rest. `noUnpack`: avsc hands
- * over and takes back the raw zigzag varint bytes.
- */
-const EXACT_LONG = avsc.types.LongType.__with(
-  {
-    fromBuffer: readExactLong,
-    toBuffer: writeExactLong,
-    fromJSON: Number,
-    toJSON: (n: number) => n,
-    isValid: isExactLong,
-    compare: (a: number, b: number) => a - b,
-  },
-  true,
-);
-
-function avroType(schema: AvroRecordSchema): avsc.Type {
-  // A fresh registry per schema: versions of one record share its name. Longs stay numbers
-  // (no logical types registered: timestamp-millis decodes as a plain long).
-  return avsc.Type.forSchema(structuredClone(schema) as avsc.Schema, { typeHook: exactLongHook });
-}
-
-/** Every long, also one written `{"type": "long", "logicalType": ...}`, is the exact long. */
-function exactLongHook(schema: avsc.Schema): avsc.Type | undefined {
-  const isLong =
-    schema === 'long' || (typeof schema === 'object' && !Array.isArray(schema) && (schema as { type?: unknown }).type === 'long');
-  return isLong ? EXACT_LONG : undefined;
-}
-
-function fieldPlans(schema: AvroRecordSchema): FieldPlan[] {
-  return schema.fields.map((f) => ({ name: f.name, bytes: isOf(f.type, 'bytes') }));
-}
-
-/** Up to this size V8 keeps a Uint8Array's bytes in its own heap, until its `buffer` is asked for. */
-const ON_HEAP_BYTES = 64;
-
-/**
- * avsc wants Buffers for bytes. The event's Uint8Arrays are wrapped, not copied, except
- * small ones: reading `.buffer` would move their bytes off V8's heap into a native backing
- * store, which costs the view that keeps the event's bytes more than they weigh.
- */
-function toAvroValue(event: RunlogEvent, writer: Writer): unknown {
-  checkText(event.type, event as unknown as Record<string, unknown>, writer.textFields);
-  if (writer.bytesFields.length === 0) return event;
-  const value: Record<string, unknown> = { ...event };
-  for (const name of writer.bytesFields) {
-    const bytes = value[name];
-    if (bytes instanceof Uint8Array && !Buffer.isBuffer(bytes)) value[name] = asBuffer(bytes);
-  }
-  return value;
-}
-
-function asBuffer(bytes: Uint8Array): Buffer {
-  return bytes.length <= ON_HEAP_BYTES ? Buffer.from(bytes) : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-/**
- * Compiles the copy of an avsc record into a plain object of the TS shape (`type` first,
- * Buffers viewed as plain Uint8Arrays). Generated as one object literal per event type,
- * which V8 builds far faster than property-by-property assignment on the replay path.
- * Field names are Avro names ([A-Za-z_][A-Za-z0-9_]*), checked again here before use.
- */
-function compileToEvent(eventType: EventType, fields: readonly FieldPlan[]): ToEvent {
-  const parts = fields.map(({ name, bytes }) => {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid Avro field name ${JSON.stringify(name)}`);
-    return bytes ? `${name}: view(r.${name})` : `${name}: r.${name}`;
-  });
-  const body = `return { type: ${JSON.stringify(eventType)}, ${parts.join(', ')} };`;
-  return new Function('view', 'r', body).bind(undefined, asPlainBytes) as ToEvent;
-}
-
-type ToEvent = (record: Record<string, unknown>) => RunlogEvent;
-
-function asPlainBytes(value: unknown): unknown {
-  return value instanceof Uint8Array ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength) : value;
-}
-
-/** avsc's write errors do not say where; its validator does (only run on failure). */
-function describeInvalid(type: avsc.Type, value: unknown, error: unknown): string {
-  const problems: string[] = [];
-  type.isValid(value, {
-    errorHook: (path: string[], bad: unknown, badType: avsc.Type) =>
-      problems.push(`${path.join('.') || '(record)'} = ${describe(bad)} is not a valid ${badType.typeName}`),
-  });
-  return problems.length > 0 ? problems.join('; ') : (error as Error).message;
 }
 
 /** A field of a caller's event; a throwing getter is InvalidArgument. */

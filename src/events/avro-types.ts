@@ -1,0 +1,48 @@
+/**
+ * avsc types for runlog's schemas: every long exact (exact-long.ts), and avsc's validator
+ * asked where an encoding failed. With codec.ts, the only importers of avsc.
+ */
+import avsc from 'avsc';
+import { describe } from '../validation/index.ts';
+import { isExactLong, readExactLong, writeExactLong } from './exact-long.ts';
+import type { AvroRecordSchema } from './schemas.ts';
+
+/**
+ * avsc's own long rounds negative values below -2^52 without a word (see exact-long.ts);
+ * this one is exact for every safe integer and refuses the rest. `noUnpack`: avsc hands
+ * over and takes back the raw zigzag varint bytes.
+ */
+const EXACT_LONG = avsc.types.LongType.__with(
+  {
+    fromBuffer: readExactLong,
+    toBuffer: writeExactLong,
+    fromJSON: Number,
+    toJSON: (n: number) => n,
+    isValid: isExactLong,
+    compare: (a: number, b: number) => a - b,
+  },
+  true,
+);
+
+export function avroType(schema: AvroRecordSchema): avsc.Type {
+  // A fresh registry per schema: versions of one record share its name. Longs stay numbers
+  // (no logical types registered: timestamp-millis decodes as a plain long).
+  return avsc.Type.forSchema(structuredClone(schema) as avsc.Schema, { typeHook: exactLongHook });
+}
+
+/** Every long, also one written `{"type": "long", "logicalType": ...}`, is the exact long. */
+function exactLongHook(schema: avsc.Schema): avsc.Type | undefined {
+  const isLong =
+    schema === 'long' || (typeof schema === 'object' && !Array.isArray(schema) && (schema as { type?: unknown }).type === 'long');
+  return isLong ? EXACT_LONG : undefined;
+}
+
+/** avsc's write errors do not say where; its validator does (only run on failure). */
+export function describeInvalid(type: avsc.Type, value: unknown, error: unknown): string {
+  const problems: string[] = [];
+  type.isValid(value, {
+    errorHook: (path: string[], bad: unknown, badType: avsc.Type) =>
+      problems.push(`${path.join('.') || '(record)'} = ${describe(bad)} is not a valid ${badType.typeName}`),
+  });
+  return problems.length > 0 ? problems.join('; ') : (error as Error).message;
+}
