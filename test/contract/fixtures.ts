@@ -32,14 +32,16 @@ export async function queueOn(
   t: TestContext,
   options: { partitions?: number; capacity?: Capacity; maxInputBytes?: number } = {},
 ): Promise<QueueFixture> {
+  let queue: RunQueue | undefined;
+  // After-hooks run in the order registered: the queue (and its log) stops before openLog's own cleanup removes the files.
+  t.after(() => queue?.stop());
   const log = await openLog(options.partitions ?? 4, t);
   const clock = new FakeClock();
-  const queue = await openRunQueueOnLog(log, {
+  queue = await openRunQueueOnLog(log, {
     clock: clock.read,
     capacity: options.capacity ?? {},
     ...(options.maxInputBytes ? { maxInputBytes: options.maxInputBytes } : {}),
   });
-  t.after(() => queue.stop());
   return { queue, log, clock };
 }
 

@@ -111,14 +111,15 @@ export async function workerOn(
   t: TestContext,
   options: { partitions?: number; maxInputBytes?: number } = {},
 ): Promise<WorkerFixture> {
-  const log = await openLog(options.partitions ?? 4, t);
-  const clock = new FakeClock();
   const runs: RunningWorker[] = [];
   const queues: RunQueue[] = [];
+  // After-hooks run in the order registered: workers and queues stop before openLog's own cleanup removes the files.
   t.after(async () => {
     await Promise.all(runs.map((run) => run.stop()));
     for (const queue of queues) await queue.stop();
   });
+  const log = await openLog(options.partitions ?? 4, t);
+  const clock = new FakeClock();
   const open = async (): Promise<RunQueue> => {
     const queue = await openRunQueueOnLog(await log.open(), {
       clock: clock.read,
