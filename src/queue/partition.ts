@@ -159,8 +159,10 @@ export class Partition {
     }
   }
 
-  /** Waits for the open entry `entryId` to close (durably); null on timeout; rejects when the signal aborts or the queue stops. */
+  /** Waits for the open entry `entryId` to close (durably); null on timeout; rejects when the signal aborts, or with why the partition is down or stopped. */
   awaitClose(entryId: string, signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<Entry | null> {
+    const final = this.#finalError();
+    if (final !== null) return Promise.reject(final);
     return this.#closes.wait(entryId, signal, timeoutMs);
   }
 
@@ -289,6 +291,7 @@ export class Partition {
       message: `${error.message} (partition ${this.partition} is down for good: ${error.code})`,
     });
     this.#settle(error);
+    this.#closes.failAll(error);
   }
 
   #setMode(next: Mode, from: readonly Mode['kind'][]): void {

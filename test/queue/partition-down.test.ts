@@ -2,7 +2,8 @@
  * A partition whose rebuild cannot succeed says why, and stops trying: its log is damaged on
  * disk between a failed append and the rebuild that follows, the replay finds the damage
  * (Corrupt, not retriable), and the partition is down with that error: in health(), in a
- * RUNLOG_PARTITION_DOWN warning, and in every command on it. The other partitions serve.
+ * RUNLOG_PARTITION_DOWN warning, in every command on it and to every awaitClosed caller.
+ * The other partitions serve.
  * A real file log on real files; the append fault by wrapping it.
  */
 import assert from 'node:assert/strict';
@@ -58,6 +59,7 @@ describe('a partition whose rebuild cannot succeed', () => {
     const [other, otherNext] = threadsOn(1, 2);
     const kept = await queue.submit(submitOf('acme', a!));
     const elsewhere = await queue.submit(submitOf('acme', other!));
+    const awaiting = queue.awaitClosed('acme', kept.entryId);
     await damageFirstFrame(join(dir, 'partition-0'));
     faulty.failNextAppend = 0;
     await assert.rejects(queue.submit(submitOf('acme', b!)), /injected append failure/);
@@ -74,6 +76,8 @@ describe('a partition whose rebuild cannot succeed', () => {
     await assert.rejects(queue.entry('acme', kept.entryId), isWhyDown);
     await assert.rejects(queue.cancel('acme', kept.entryId), isWhyDown);
     await assert.rejects(queue.openEntries('acme', a!), isWhyDown);
+    await assert.rejects(awaiting, isWhyDown, 'a caller awaiting a close on it hears why, rather than waiting forever');
+    await assert.rejects(queue.awaitClosed('acme', kept.entryId), isWhyDown);
     await assert.rejects(queue.submit(submitOf('acme', c!)), isWhyDown);
     assert.equal(faulty.reads, readsWhenDown, 'a partition down is not rebuilt again');
 
