@@ -102,9 +102,3 @@ export function addAttempt(entry: EntryState, attempt: AttemptRecord): void {
   if (entry.attempts === NO_ATTEMPTS) entry.attempts = [attempt];
   else (entry.attempts as AttemptRecord[]).push(attempt);
 }
-
-/** True when `entry` is open, leased at `epoch` by `holder`, and the lease has not expired at `now`. */
-export function isCurrentLease(entry: EntryState, holder: string, epoch: number, now: number): boolean {
-  const lease = entry.lease;
-  return !entry.closed && lease !== null && lease.epoch === epoch && lease.holder === holder && lease.expiresAt > now;
-}

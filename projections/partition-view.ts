@@ -114,12 +114,16 @@ export class PartitionView {
     return found;
   }
 
-  /** Open entries whose start deadline passed unstarted, and that no unexpired lease holds. */
-  overdue(now: number): EntryState[] {
+  /**
+   * Entries whose deadline passed by `now` that `accept` takes (decide.ts's overdue rule).
+   * Each is dropped from the deadline index once returned or refused: `accept` must refuse
+   * only entries it would refuse forever after (closed, or started).
+   */
+  passedDeadlines(now: number, accept: (entry: EntryState, now: number) => boolean): EntryState[] {
     const found: EntryState[] = [];
     for (let top = this.deadlines.peek(); top !== undefined && top.deadline! <= now; top = this.deadlines.peek()) {
       this.deadlines.pop();
-      if (!top.closed && top.attempts.length === 0 && (top.lease === null || top.lease.expiresAt <= now)) found.push(top);
+      if (accept(top, now)) found.push(top);
     }
     return found;
   }

@@ -1,72 +1,107 @@
 /**
- * Pure decisions: (view, command, now) -> the events to append, or a refusal (a thrown
- * RunlogError). Nothing here does I/O or reads a clock; the shell (run-queue.ts) loads
- * the view, asks, appends and folds.
+ * Every rule of the queue, in one place: `decide(view, command, now)` answers a command
+ * (commands.ts) with the events to append, nothing, or a refusal (a RunlogError as a value;
+ * the shell throws it). One case per command below; the rules the shell, the worker or an
+ * index also need are named predicates exported from here. Nothing here does I/O or reads a
+ * clock; the shell (run-queue.ts) loads the view, asks, appends and folds.
+ *
+ * Longer than ~300 lines on purpose: one file is where a newcomer finds the rule for X.
  */
 import { RunlogError } from '../errors.ts';
-import type {
-  AttemptStarted,
-  CancelRequested,
-  Closed,
-  EntriesPruned,
-  LeaseExtended,
-  Leased,
-  RunlogEvent,
-  Submitted,
-  ThreadDeleted,
-  TicketKeyCreated,
-  Yielded,
-} from '../events/types.ts';
-import { isCurrentLease, type EntryState } from '../../projections/entry-state.ts';
+import type { Closed, EntriesPruned, Leased, RunlogEvent, Submitted, TicketKeyCreated, Yielded } from '../events/types.ts';
+import type { EntryState } from '../../projections/entry-state.ts';
 import { submissionKeyId, threadId, type PartitionView } from '../../projections/partition-view.ts';
+import type {
+  Append,
+  Command,
+  CommandOf,
+  Decision,
+  DecisionOf,
+  Decisions,
+  ExpiredInstead,
+  Leasing,
+  OpenCounts,
+  Refused,
+  SubmissionFields,
+  Unchanged,
+} from './commands.ts';
 import { formatEntryId, parseEntryId, sequenceOf } from './entry-id.ts';
-import type { Capacity, Lease } from './types.ts';
+import type { Capacity, Entry, Lease } from './types.ts';
 
-/** A submission after validation: every field present. */
-export type SubmissionFields = Omit<Submitted, 'type' | 'entryId' | 'seq' | 'at'>;
+const NONE = Object.freeze([]) as never[];
+const UNCHANGED: Unchanged = Object.freeze({ kind: 'unchanged', events: NONE }) as Unchanged;
 
-export interface OpenCounts {
-  tenant: number;
-  total: number;
+export function decide<C extends Command>(view: PartitionView, command: C, now: number): DecisionOf<C['type']> {
+  // Each case's function is typed with its own command's decisions (Decisions[T]); the one cast
+  // says the switch picked the case of C's type.
+  return decideCommand(view, command, now) as DecisionOf<C['type']>;
 }
 
-/** The entry the submission names, and the events to append (none when its key names an existing entry). */
-export type SubmitDecision = { entryId: string; events: RunlogEvent[] };
+function decideCommand(view: PartitionView, command: Command, now: number): Decision {
+  switch (command.type) {
+    case 'Submit':
+      return submit(view, command, now);
+    case 'Lease':
+      return leaseHead(view, command, now);
+    case 'LeaseEntry':
+      return leaseEntry(view, command, now);
+    case 'Extend':
+      return extend(view, command, now);
+    case 'StartAttempt':
+      return startAttempt(view, command, now);
+    case 'Yield':
+      return yieldEntry(view, command, now);
+    case 'Close':
+      return close(view, command, now);
+    case 'Cancel':
+      return cancel(view, command, now);
+    case 'DeleteThread':
+      return deleteThread(view, command, now);
+    case 'Expire':
+      return expire(view, now);
+    case 'Prune':
+      return prune(view, command, now);
+    default:
+      return unknownCommand(command);
+  }
+}
+
+function unknownCommand(command: never): never {
+  throw new Error(`decide: unknown command ${JSON.stringify(command)}`);
+}
+
+// ---- Submit -------------------------------------------------------------------------------
 
 /**
- * `freshSecret`: a new ticket key, drawn by the shell when the partition has none yet; the
- * first submission of a partition writes it (TicketKeyCreated) in the same append.
+ * A key already naming an entry answers that entry (SubmissionKeyReused if the work differs);
+ * else ThreadBusy (strategy reject, the thread has an open entry), QueueFull (capacity), or a
+ * new entry. The partition's first submission also writes its ticket key, in the same append.
  */
-export function decideSubmit(
-  view: PartitionView,
-  submission: SubmissionFields,
-  now: number,
-  capacity: Capacity,
-  counts: OpenCounts,
-  freshSecret: Uint8Array | null,
-): SubmitDecision {
+function submit(view: PartitionView, command: CommandOf<'Submit'>, now: number): Decisions['Submit'] {
+  const { submission } = command;
   const { tenant, thread, key } = submission;
   if (key !== null) {
     const existing = view.submissionKeys.get(submissionKeyId(tenant, thread, key));
-    if (existing !== undefined) return { entryId: sameSubmission(view.entries.get(existing)!, submission), events: [] };
+    if (existing !== undefined) return sameSubmission(view.entries.get(existing)!, submission);
   }
   if (submission.strategy === 'reject' && (view.thread(tenant, thread)?.openCount ?? 0) > 0) {
-    throw new RunlogError('ThreadBusy', `thread ${JSON.stringify(thread)} of tenant ${JSON.stringify(tenant)} has an open entry`);
+    return refuse('ThreadBusy', `thread ${JSON.stringify(thread)} of tenant ${JSON.stringify(tenant)} has an open entry`);
   }
-  requireCapacity(tenant, capacity, counts);
-  const keyCreated = view.ticketKey === null ? decideTicketKey(view, freshSecret, now) : null;
+  const full = capacityRefusal(tenant, command.capacity, command.counts);
+  if (full !== null) return full;
+  const keyCreated = view.ticketKey === null ? ticketKey(view, command.freshSecret, now) : null;
   const seq = view.issuedThrough + 1;
   const entryId = formatEntryId(view.partition, seq, (view.ticketKey ?? keyCreated!).secret);
   const submitted: Submitted = { type: 'Submitted', ...submission, entryId, seq, at: now };
-  return { entryId, events: keyCreated === null ? [submitted] : [keyCreated, submitted] };
+  return { kind: 'created', events: keyCreated === null ? [submitted] : [keyCreated, submitted], entryId };
 }
 
-function decideTicketKey(view: PartitionView, secret: Uint8Array | null, now: number): TicketKeyCreated {
+function ticketKey(view: PartitionView, secret: Uint8Array | null, now: number): TicketKeyCreated {
   if (secret === null) throw new Error(`partition ${view.partition} has no ticket key and none was drawn`);
   return { type: 'TicketKeyCreated', tenant: '', thread: '', entryId: '', at: now, secret, legacyThrough: view.issuedThrough };
 }
 
-function sameSubmission(entry: EntryState, submission: SubmissionFields): string {
+function sameSubmission(entry: EntryState, submission: SubmissionFields): Decisions['Submit'] {
   // Identity is what the work is; timing (notBefore, deadline) and strategy are not part of it,
   // since a client retrying a submission often recomputes them from its own clock.
   const same =
@@ -75,120 +110,213 @@ function sameSubmission(entry: EntryState, submission: SubmissionFields): string
     entry.maxAttempts === submission.maxAttempts &&
     bytesEqual(entry.input, submission.input) &&
     mapsEqual(entry.metadata, submission.metadata);
-  if (!same) {
-    throw new RunlogError(
-      'SubmissionKeyReused',
-      `submission key ${JSON.stringify(submission.key)} already names entry ${entry.entryId} with a different submission`,
-    );
-  }
-  return entry.entryId;
+  if (same) return { kind: 'existing', events: NONE, entryId: entry.entryId };
+  const key = JSON.stringify(submission.key);
+  return refuse('SubmissionKeyReused', `submission key ${key} already names entry ${entry.entryId} with a different submission`);
 }
 
-function requireCapacity(tenant: string, capacity: Capacity, counts: OpenCounts): void {
+function capacityRefusal(tenant: string, capacity: Capacity, counts: OpenCounts): Refused | null {
   if (capacity.perTenant !== undefined && counts.tenant >= capacity.perTenant) {
-    throw new RunlogError('QueueFull', `tenant ${JSON.stringify(tenant)} has ${counts.tenant} open entries, its capacity`);
+    return refuse('QueueFull', `tenant ${JSON.stringify(tenant)} has ${counts.tenant} open entries, its capacity`);
   }
   if (capacity.total !== undefined && counts.total >= capacity.total) {
     // Nothing about the other tenants: not how many open entries they hold.
-    throw new RunlogError('QueueFull', 'the queue is full: it holds as many open entries as its total capacity allows');
+    return refuse('QueueFull', 'the queue is full: it holds as many open entries as its total capacity allows');
   }
+  return null;
 }
 
-export function decideLease(entry: EntryState, holder: string, ttlMs: number, now: number): Leased {
+// ---- Lease, LeaseEntry --------------------------------------------------------------------
+
+/** A take's lease on the head the router chose: leased, expired instead if overdue, unchanged if not takeable. */
+function leaseHead(view: PartitionView, command: CommandOf<'Lease'>, now: number): Decisions['Lease'] {
+  const entry = view.entries.get(command.entryId);
+  if (entry === undefined || !isTakeable(view, entry, now)) return UNCHANGED;
+  return leaseOrExpire(entry, command.holder, command.ttlMs, now);
+}
+
+/** takeEntry: the tenant's entry, if it is a free head now (its notBefore is not waited for). */
+function leaseEntry(view: PartitionView, command: CommandOf<'LeaseEntry'>, now: number): Decisions['LeaseEntry'] {
+  const entry = lookUp(view, command.tenant, command.entryId);
+  if (entry instanceof RunlogError) return { kind: 'refused', error: entry };
+  if (!isFreeHead(view, entry, now)) return UNCHANGED;
+  return leaseOrExpire(entry, command.holder, command.ttlMs, now);
+}
+
+function leaseOrExpire(entry: EntryState, holder: string, ttlMs: number, now: number): Leasing | ExpiredInstead {
+  if (isOverdue(entry, now)) return { kind: 'expired', events: [expired(entry, now)] };
   const deferredAttempts = entry.deferredAttempts;
-  return { type: 'Leased', ...ids(entry), at: now, holder, epoch: entry.lastEpoch + 1, expiresAt: now + ttlMs, deferredAttempts };
+  const leased: Leased = {
+    type: 'Leased',
+    ...ids(entry),
+    at: now,
+    holder,
+    epoch: entry.lastEpoch + 1,
+    expiresAt: now + ttlMs,
+    deferredAttempts,
+  };
+  return { kind: 'leased', events: [leased] };
 }
 
-/** A head whose start deadline passed before any attempt: closed expired, never run. */
+/** An open head of its thread that no lease holds at `now`: takeEntry may lease it. */
+export function isFreeHead(view: PartitionView, entry: EntryState, now: number): boolean {
+  return !entry.closed && view.isHead(entry) && !isLeased(entry, now);
+}
+
+/** What take may lease: a free head whose notBefore (delay, retry backoff) has passed. */
+export function isTakeable(view: PartitionView, entry: EntryState, now: number): boolean {
+  return isFreeHead(view, entry, now) && (entry.notBefore === null || entry.notBefore <= now);
+}
+
+/** A lease holds the entry until it expires: at `expiresAt` it no longer does. */
+export function isLeased(entry: EntryState, now: number): boolean {
+  return entry.lease !== null && entry.lease.expiresAt > now;
+}
+
+/**
+ * An open entry whose start deadline passed before any attempt started: it closes `expired`,
+ * never run. A lease does not protect it (a lease is not a start). The view's sweep used to
+ * spare a leased entry, and also dropped it from its deadline index, so one whose holder
+ * never started it was never swept; a deadline is a start deadline, so this rule is the right one.
+ */
 export function isOverdue(entry: EntryState, now: number): boolean {
-  return entry.deadline !== null && entry.deadline <= now && entry.attempts.length === 0;
+  return !entry.closed && entry.deadline !== null && entry.deadline <= now && entry.attempts.length === 0;
 }
 
-export function decideExpire(entry: EntryState, now: number): Closed {
+function expired(entry: EntryState, now: number): Closed {
   const error = `start deadline ${entry.deadline} passed before the entry started`;
   return { type: 'Closed', ...ids(entry), at: now, outcome: 'expired', result: null, error };
 }
 
-export function decideExtend(view: PartitionView, lease: Lease, ttlMs: number, now: number): LeaseExtended {
-  const entry = currentEntry(view, lease, now);
-  const { deferredAttempts } = entry;
-  return {
-    type: 'LeaseExtended',
-    ...ids(entry),
-    at: now,
-    holder: lease.holder,
-    epoch: lease.epoch,
-    expiresAt: now + ttlMs,
-    deferredAttempts,
-  };
+// ---- Commands under a lease: Extend, StartAttempt, Yield, Close ---------------------------
+
+/** True when `entry` is open, leased at `epoch` by `holder`, and the lease has not expired at `now`. */
+export function isCurrentLease(entry: EntryState, holder: string, epoch: number, now: number): boolean {
+  const lease = entry.lease;
+  return !entry.closed && lease !== null && lease.epoch === epoch && lease.holder === holder && lease.expiresAt > now;
 }
 
-export function decideStartAttempt(view: PartitionView, lease: Lease, runId: string, now: number): AttemptStarted {
+function extend(view: PartitionView, { lease, ttlMs }: CommandOf<'Extend'>, now: number): Decisions['Extend'] {
   const entry = currentEntry(view, lease, now);
-  const usedBy = view.thread(entry.tenant, entry.thread)?.runIds.get(runId);
+  if (entry instanceof RunlogError) return { kind: 'refused', error: entry };
+  const { holder, epoch } = lease;
+  const deferredAttempts = entry.deferredAttempts;
+  return append({ type: 'LeaseExtended', ...ids(entry), at: now, holder, epoch, expiresAt: now + ttlMs, deferredAttempts });
+}
+
+function startAttempt(view: PartitionView, { lease, runId }: CommandOf<'StartAttempt'>, now: number): Decisions['StartAttempt'] {
+  const entry = currentEntry(view, lease, now);
+  if (entry instanceof RunlogError) return { kind: 'refused', error: entry };
+  const usedBy = entry.threadState.runIds.get(runId);
   if (usedBy !== undefined) {
-    throw new RunlogError('RunIdReused', `run id ${JSON.stringify(runId)} already names a run of entry ${usedBy} on this thread`);
+    return refuse('RunIdReused', `run id ${JSON.stringify(runId)} already names a run of entry ${usedBy} on this thread`);
   }
-  const attempt = entry.attempts.length + 1;
-  return { type: 'AttemptStarted', ...ids(entry), at: now, runId, attempt, epoch: lease.epoch };
+  return append({ type: 'AttemptStarted', ...ids(entry), at: now, runId, attempt: entry.attempts.length + 1, epoch: lease.epoch });
 }
 
-export type YieldFields = Pick<Yielded, 'kind' | 'error'> & { delayMs: number | null };
-
-/** Null when the lease is not current: a stale yield changes nothing. */
-export function decideYield(view: PartitionView, lease: Lease, request: YieldFields, now: number): Yielded | null {
-  const entry = entryOfLease(view, lease);
-  if (!isCurrentLease(entry, lease.holder, lease.epoch, now)) return null;
+/** A stale lease's yield changes nothing (unchanged, no refusal): the entry is someone else's now. */
+function yieldEntry(view: PartitionView, { lease, request }: CommandOf<'Yield'>, now: number): Decisions['Yield'] {
+  const entry = openEntry(view, lease.tenant, lease.entryId);
+  if (entry instanceof RunlogError) return { kind: 'refused', error: entry };
+  if (!isCurrentLease(entry, lease.holder, lease.epoch, now)) return UNCHANGED;
   const notBefore = request.delayMs === null || request.delayMs === 0 ? null : now + request.delayMs;
+  // A defer after startAttempt hands the attempt back unfinished: it does not count toward maxAttempts.
   const cutShort = request.kind === 'defer' && entry.attempts[entry.attempts.length - 1]?.epoch === lease.epoch;
   const deferredAttempts = entry.deferredAttempts + (cutShort ? 1 : 0);
-  return {
-    type: 'Yielded',
-    ...ids(entry),
-    at: now,
-    epoch: lease.epoch,
-    kind: request.kind,
-    error: request.error,
-    notBefore,
-    deferredAttempts,
-  };
+  const { kind, error } = request;
+  const yielded: Yielded = { type: 'Yielded', ...ids(entry), at: now, epoch: lease.epoch, kind, error, notBefore, deferredAttempts };
+  return append(yielded);
 }
 
-export function decideClose(view: PartitionView, lease: Lease, fields: Pick<Closed, 'outcome' | 'result' | 'error'>, now: number): Closed {
+function close(view: PartitionView, { lease, request }: CommandOf<'Close'>, now: number): Decisions['Close'] {
   const entry = currentEntry(view, lease, now);
-  return { type: 'Closed', ...ids(entry), at: now, ...fields };
+  if (entry instanceof RunlogError) return { kind: 'refused', error: entry };
+  return append({ type: 'Closed', ...ids(entry), at: now, outcome: request.outcome, result: request.result, error: request.error });
 }
 
-export function decideCancel(view: PartitionView, tenant: string, entryId: string, reason: string | null, now: number): CancelRequested {
-  const entry = findEntry(view, tenant, entryId);
-  requireOpen(entry);
-  return { type: 'CancelRequested', ...ids(entry), at: now, reason };
+/** The entry the lease names, if the lease is current; else EntryClosed, LeaseNotCurrent or a lookup's refusal. */
+function currentEntry(view: PartitionView, lease: Lease, now: number): EntryState | RunlogError {
+  const entry = openEntry(view, lease.tenant, lease.entryId);
+  if (entry instanceof RunlogError || isCurrentLease(entry, lease.holder, lease.epoch, now)) return entry;
+  const current =
+    entry.lease === null ? 'none' : `epoch ${entry.lease.epoch} of ${entry.lease.holder}, expiring at ${entry.lease.expiresAt}`;
+  return new RunlogError(
+    'LeaseNotCurrent',
+    `lease epoch ${lease.epoch} of ${JSON.stringify(lease.holder)} on entry ${entry.entryId} is not current at ${now} (current: ${current})`,
+  );
 }
 
-export function decideDeleteThread(view: PartitionView, tenant: string, thread: string, now: number): ThreadDeleted[] {
-  const state = view.threads.get(threadId(tenant, thread));
-  return (state?.openEntries() ?? []).map((entry) => ({ type: 'ThreadDeleted', ...ids(entry), at: now }));
+// ---- Cancel, DeleteThread -----------------------------------------------------------------
+
+function cancel(view: PartitionView, { tenant, entryId, reason }: CommandOf<'Cancel'>, now: number): Decisions['Cancel'] {
+  const entry = openEntry(view, tenant, entryId);
+  if (entry instanceof RunlogError) return { kind: 'refused', error: entry };
+  return append({ type: 'CancelRequested', ...ids(entry), at: now, reason });
 }
 
-/** Prunes closed entries closed at or before `closedBy`, oldest first; null when none is due. */
-export function decidePrune(view: PartitionView, closedBy: number, limit: number, now: number): EntriesPruned | null {
-  const due = view.oldestClosed(limit, (entry) => entry.closedAt! <= closedBy);
-  if (due.length === 0) return null;
+/** Closes every open entry of the thread (none open: unchanged). */
+function deleteThread(view: PartitionView, { tenant, thread }: CommandOf<'DeleteThread'>, now: number): Decisions['DeleteThread'] {
+  const open = view.threads.get(threadId(tenant, thread))?.openEntries() ?? [];
+  if (open.length === 0) return UNCHANGED;
+  return { kind: 'append', events: open.map((entry) => ({ type: 'ThreadDeleted', ...ids(entry), at: now })) };
+}
+
+// ---- Retention: Expire, Prune -------------------------------------------------------------
+
+function expire(view: PartitionView, now: number): Decisions['Expire'] {
+  const overdue = view.passedDeadlines(now, isOverdue);
+  if (overdue.length === 0) return UNCHANGED;
+  return { kind: 'append', events: overdue.map((entry) => expired(entry, now)) };
+}
+
+/** A closed entry closed at or before `closedBy` (the store-clock time a ticket lifetime ago) may be pruned. */
+export function isPrunable(entry: EntryState, closedBy: number): boolean {
+  return entry.closedAt !== null && entry.closedAt <= closedBy;
+}
+
+/** Prunes up to `limit` prunable entries, oldest close first (none due: unchanged). */
+function prune(view: PartitionView, { closedBy, limit }: CommandOf<'Prune'>, now: number): Decisions['Prune'] {
+  const due = view.oldestClosed(limit, (entry) => isPrunable(entry, closedBy));
+  if (due.length === 0) return UNCHANGED;
   const entryIds = due.map((entry) => entry.entryId);
-  return { type: 'EntriesPruned', tenant: '', thread: '', entryId: '', at: now, entryIds, issuedThrough: view.issuedThrough };
+  const pruned: EntriesPruned = {
+    type: 'EntriesPruned',
+    tenant: '',
+    thread: '',
+    entryId: '',
+    at: now,
+    entryIds,
+    issuedThrough: view.issuedThrough,
+  };
+  return append(pruned);
 }
+
+// ---- Looking entries up (tenant isolation) ------------------------------------------------
 
 /**
  * The tenant's entry, or the refusal that tells "gone" from "never issued". Another
  * tenant's entry reads exactly as a pruned one does (TicketExpired, the same message).
  */
-export function findEntry(view: PartitionView, tenant: string, entryId: string): EntryState {
+export function lookUp(view: PartitionView, tenant: string, entryId: string): EntryState | RunlogError {
   const entry = view.entries.get(entryId);
   if (entry !== undefined && entry.tenant === tenant) return entry;
   if (entry !== undefined || wasIssued(view, entryId)) {
-    throw new RunlogError('TicketExpired', `ticket ${entryId} has expired or is not tenant ${JSON.stringify(tenant)}'s`);
+    return new RunlogError('TicketExpired', `ticket ${entryId} has expired or is not tenant ${JSON.stringify(tenant)}'s`);
   }
-  throw new RunlogError('TicketNotFound', `ticket ${entryId} was never issued`);
+  return new RunlogError('TicketNotFound', `ticket ${entryId} was never issued`);
+}
+
+/** lookUp for a read: the tenant's entry, or the refusal thrown. */
+export function findEntry(view: PartitionView, tenant: string, entryId: string): EntryState {
+  const entry = lookUp(view, tenant, entryId);
+  if (entry instanceof RunlogError) throw entry;
+  return entry;
+}
+
+/** The tenant's entry while it is open: what awaitClosed waits on (another tenant's entry is none of its business). */
+export function openEntryOf(view: PartitionView, tenant: string, entryId: string): EntryState | undefined {
+  const entry = view.entries.get(entryId);
+  return entry !== undefined && entry.tenant === tenant && !entry.closed ? entry : undefined;
 }
 
 /** True when this partition issued `entryId` (see entry-id.ts); needs no memory per ticket. */
@@ -201,27 +329,51 @@ function wasIssued(view: PartitionView, entryId: string): boolean {
   return seq !== null && seq > legacyThrough && seq <= view.issuedThrough;
 }
 
-function entryOfLease(view: PartitionView, lease: Lease): EntryState {
-  const entry = findEntry(view, lease.tenant, lease.entryId);
-  requireOpen(entry);
-  return entry;
+/** The tenant's open entry, or TicketExpired, TicketNotFound or EntryClosed. */
+function openEntry(view: PartitionView, tenant: string, entryId: string): EntryState | RunlogError {
+  const entry = lookUp(view, tenant, entryId);
+  if (entry instanceof RunlogError || !entry.closed) return entry;
+  return new RunlogError('EntryClosed', `entry ${entry.entryId} is closed (${entry.outcome})`);
 }
 
-function currentEntry(view: PartitionView, lease: Lease, now: number): EntryState {
-  const entry = entryOfLease(view, lease);
-  if (!isCurrentLease(entry, lease.holder, lease.epoch, now)) {
-    const current =
-      entry.lease === null ? 'none' : `epoch ${entry.lease.epoch} of ${entry.lease.holder}, expiring at ${entry.lease.expiresAt}`;
-    throw new RunlogError(
-      'LeaseNotCurrent',
-      `lease epoch ${lease.epoch} of ${JSON.stringify(lease.holder)} on entry ${entry.entryId} is not current at ${now} (current: ${current})`,
-    );
-  }
-  return entry;
+// ---- What the shell and the worker ask ----------------------------------------------------
+
+/** Events that close an entry: they wake its awaitClosed waiters once durable. */
+export function isClosing(event: RunlogEvent): boolean {
+  return event.type === 'Closed' || event.type === 'CancelRequested' || event.type === 'ThreadDeleted';
 }
 
-function requireOpen(entry: EntryState): void {
-  if (entry.closed) throw new RunlogError('EntryClosed', `entry ${entry.entryId} is closed (${entry.outcome})`);
+/** Events after which a worker may find work: a new entry, one given back, or a closed head (the next one is head). */
+export function wakesWorkers(event: RunlogEvent): boolean {
+  return event.type === 'Submitted' || event.type === 'Yielded' || isClosing(event);
+}
+
+/** What the attempt rules read of an entry: the public Entry and the view's EntryState both have it. */
+export type AttemptCounts = Pick<Entry, 'maxAttempts' | 'deferredAttempts'> & { attempts: readonly unknown[] };
+
+/** Attempts that count toward the limit: those handed back unfinished (a worker stopping) do not. */
+export function countedAttempts(entry: AttemptCounts): number {
+  return entry.attempts.length - entry.deferredAttempts;
+}
+
+/** The entry's maxAttempts, lowered by a worker's own cap (null: none). */
+export function attemptLimit(entry: AttemptCounts, cap: number | null): number {
+  return cap === null ? entry.maxAttempts : Math.min(cap, entry.maxAttempts);
+}
+
+/** True when `made` counted attempts leave none for another run: the worker parks the entry (closes it failed). */
+export function attemptsUsedUp(entry: AttemptCounts, cap: number | null, made = countedAttempts(entry)): boolean {
+  return made >= attemptLimit(entry, cap);
+}
+
+// ---- Helpers ------------------------------------------------------------------------------
+
+function append<E extends RunlogEvent>(event: E): Append<[E]> {
+  return { kind: 'append', events: [event] };
+}
+
+function refuse(code: RunlogError['code'], message: string): Refused {
+  return { kind: 'refused', error: new RunlogError(code, message) };
 }
 
 function ids(entry: EntryState): { tenant: string; thread: string; entryId: string } {

@@ -37,6 +37,7 @@ import { Backoff } from '../retry.ts';
 import type { EntryState } from '../../projections/entry-state.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
 import { ClosedWaiters } from './closed-waiters.ts';
+import { isClosing, wakesWorkers } from './decide.ts';
 import { GroupCommit } from './group-commit.ts';
 import { toPublicEntry } from './public-entry.ts';
 import { checkRecordsFit } from './record-bounds.ts';
@@ -211,7 +212,7 @@ export class Partition {
 
   #afterDurable(events: RunlogEvent[], closed: EntryState[]): void {
     for (const entry of closed) this.#closes.wake(entry.entryId, () => toPublicEntry(entry));
-    if (events.some((event) => event.type === 'Submitted' || event.type === 'Yielded' || isClosing(event))) this.host.work();
+    if (events.some(wakesWorkers)) this.host.work();
   }
 
   #newWriter(): GroupCommit {
@@ -315,8 +316,4 @@ export class Partition {
 /** Another writer owns the partition now (Kafka fencing, the file log's lock): this queue never serves it again. */
 function isFinal(error: unknown): error is RunlogError {
   return isRunlogError(error, 'Fenced') || isRunlogError(error, 'Locked');
-}
-
-function isClosing(event: RunlogEvent): boolean {
-  return event.type === 'Closed' || event.type === 'CancelRequested' || event.type === 'ThreadDeleted';
 }

@@ -1,7 +1,6 @@
 /** Turns caller requests into validated fields, or refuses with InvalidArgument. */
 import { invalidArgument } from '../errors.ts';
-import type { Outcome } from '../events/types.ts';
-import type { SubmissionFields, YieldFields } from './decide.ts';
+import type { CloseFields, SubmissionFields, YieldFields } from './commands.ts';
 import type { CloseRequest, Lease, SubmitRequest, TakeRequest, YieldRequest } from './types.ts';
 import {
   optionalInteger,
@@ -104,10 +103,7 @@ export function yieldFields(request: YieldRequest): YieldFields {
   return { kind, error, delayMs: optionalInteger('delayMs', body.delayMs, 0, MAX_TTL_MS) };
 }
 
-export function closeFields(
-  request: CloseRequest,
-  maxResultBytes: number,
-): { outcome: Outcome; result: Uint8Array | null; error: string | null } {
+export function closeFields(request: CloseRequest, maxResultBytes: number): CloseFields {
   const body = requireObject('close request', request, ['status', 'result', 'error']);
   return {
     outcome: requireOneOf('status', body.status, ['succeeded', 'failed', 'cancelled'] as const),

@@ -14,6 +14,7 @@
  * what was made durable for it, not what the view says later.
  */
 import { RunlogError, invalidArgument } from '../errors.ts';
+import type { Closed } from '../events/types.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { partitionOf } from '../log/partitioner.ts';
 import type { EntryState } from '../../projections/entry-state.ts';
@@ -21,7 +22,8 @@ import { takesBefore } from '../../projections/head-index.ts';
 import { addMetrics, emptyMetrics } from '../../projections/metrics.ts';
 import { leaseOf, toPublicEntry } from './public-entry.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
-import * as decide from './decide.ts';
+import type { Decision } from './commands.ts';
+import { decide, findEntry, isPrunable, openEntryOf } from './decide.ts';
 import { newTicketSecret, parseEntryId } from './entry-id.ts';
 import { Partition } from './partition.ts';
 import {
@@ -98,8 +100,9 @@ export class RunQueue implements RunQueueApi {
     if (!partition.serving) await partition.ready();
     const counts = { tenant: this.openOfTenant(fields.tenant), total: this.openTotal() };
     const freshSecret = partition.view.ticketKey === null ? newTicketSecret() : null;
-    const decision = decide.decideSubmit(partition.view, fields, now, this.capacity, counts, freshSecret);
-    const created = decision.events.length > 0;
+    const submit = { type: 'Submit', submission: fields, capacity: this.capacity, counts, freshSecret } as const;
+    const decision = orThrow(decide(partition.view, submit, now));
+    const created = decision.kind === 'created';
     await (created ? partition.commit(decision.events) : partition.barrier());
     return { tenant: fields.tenant, thread: fields.thread, entryId: decision.entryId, created };
   }
@@ -118,11 +121,14 @@ export class RunQueue implements RunQueueApi {
       const best = this.bestHead(agents, now);
       if (best === undefined) break;
       const [partition, entry] = best;
-      if (decide.isOverdue(entry, now)) {
-        expiries.push(this.expireOverdueHead(partition, entry, now));
+      const decision = decide(partition.view, { type: 'Lease', entryId: entry.entryId, holder, ttlMs }, now);
+      // The index offers only heads decide finds takeable: unchanged would be a bug, and take would loop.
+      if (decision.kind === 'unchanged') throw new Error(`the head index offered entry ${entry.entryId}, which is not takeable`);
+      if (decision.kind === 'expired') {
+        expiries.push(this.expireOverdueHead(partition, decision.events));
         continue;
       }
-      const leased = partition.commit([decide.decideLease(entry, holder, ttlMs, now)]);
+      const leased = partition.commit(decision.events);
       return answerWhenDurable(Promise.all([...expiries, leased]), taken(entry));
     }
     await Promise.all(expiries);
@@ -134,22 +140,18 @@ export class RunQueue implements RunQueueApi {
     const { holder, ttlMs } = takeEntryRequest(request);
     const partition = this.partitionOfEntry(tenant, entryId);
     if (!partition.serving) await partition.ready();
-    const entry = decide.findEntry(partition.view, tenant, entryId);
-    const now = this.now();
-    if (entry.closed || !partition.view.isHead(entry) || (entry.lease !== null && entry.lease.expiresAt > now)) return null;
-    if (decide.isOverdue(entry, now)) {
-      await partition.commit([decide.decideExpire(entry, now)]);
-      return null;
-    }
-    const leased = partition.commit([decide.decideLease(entry, holder, ttlMs, now)]);
-    return answerWhenDurable(leased, taken(entry));
+    const decision = orThrow(decide(partition.view, { type: 'LeaseEntry', tenant, entryId, holder, ttlMs }, this.now()));
+    if (decision.kind === 'unchanged') return null;
+    const committed = partition.commit(decision.events);
+    if (decision.kind === 'expired') return answerWhenDurable(committed, null);
+    return answerWhenDurable(committed, taken(partition.view.entries.get(entryId)!));
   }
 
   async extend(lease: Lease, ttlMs: number): Promise<Lease> {
     const { partition, checked } = this.leaseCommand(lease);
     const ttlMsChecked = ttl(ttlMs);
     if (!partition.serving) await partition.ready();
-    const event = decide.decideExtend(partition.view, checked, ttlMsChecked, this.now());
+    const [event] = orThrow(decide(partition.view, { type: 'Extend', lease: checked, ttlMs: ttlMsChecked }, this.now())).events;
     const extended = partition.commit([event]);
     // The stored lease, never the caller's copy (whose thread or agent it may have edited).
     return answerWhenDurable(extended, leaseOf(partition.view.entries.get(event.entryId)!)!);
@@ -159,7 +161,7 @@ export class RunQueue implements RunQueueApi {
     const { partition, checked } = this.leaseCommand(lease);
     const run = requireName('runId', runId);
     if (!partition.serving) await partition.ready();
-    const event = decide.decideStartAttempt(partition.view, checked, run, this.now());
+    const [event] = orThrow(decide(partition.view, { type: 'StartAttempt', lease: checked, runId: run }, this.now())).events;
     await partition.commit([event]);
     return { runId: event.runId, attempt: event.attempt, epoch: event.epoch, startedAt: event.at };
   }
@@ -168,9 +170,9 @@ export class RunQueue implements RunQueueApi {
     const { partition, checked } = this.leaseCommand(lease);
     const fields = yieldFields(request);
     if (!partition.serving) await partition.ready();
-    const event = decide.decideYield(partition.view, checked, fields, this.now());
-    if (event === null) return false;
-    await partition.commit([event]);
+    const decision = orThrow(decide(partition.view, { type: 'Yield', lease: checked, request: fields }, this.now()));
+    if (decision.kind === 'unchanged') return false;
+    await partition.commit(decision.events);
     return true;
   }
 
@@ -178,7 +180,7 @@ export class RunQueue implements RunQueueApi {
     const { partition, checked } = this.leaseCommand(lease);
     const fields = closeFields(request, this.maxInputBytes);
     if (!partition.serving) await partition.ready();
-    const event = decide.decideClose(partition.view, checked, fields, this.now());
+    const [event] = orThrow(decide(partition.view, { type: 'Close', lease: checked, request: fields }, this.now())).events;
     const closed = partition.commit([event]);
     return answerWhenDurable(closed, toPublicEntry(partition.view.entries.get(event.entryId)!));
   }
@@ -188,15 +190,15 @@ export class RunQueue implements RunQueueApi {
     const partition = this.partitionOfEntry(tenant, entryId);
     const why = optionalText('reason', reason, 64 * 1024);
     if (!partition.serving) await partition.ready();
-    const event = decide.decideCancel(partition.view, tenant, entryId, why, this.now());
-    const cancelled = partition.commit([event]);
+    const { events } = orThrow(decide(partition.view, { type: 'Cancel', tenant, entryId, reason: why }, this.now()));
+    const cancelled = partition.commit(events);
     return answerWhenDurable(cancelled, toPublicEntry(partition.view.entries.get(entryId)!));
   }
 
   async entry(tenant: string, entryId: string): Promise<Entry> {
     this.requireRunning();
     const partition = this.partitionOfEntry(tenant, entryId);
-    return partition.durableRead(() => toPublicEntry(decide.findEntry(partition.view, tenant, entryId)));
+    return partition.durableRead(() => toPublicEntry(findEntry(partition.view, tenant, entryId)));
   }
 
   async openEntries(tenant: string, thread: string): Promise<Entry[]> {
@@ -209,7 +211,7 @@ export class RunQueue implements RunQueueApi {
     this.requireRunning();
     const partition = this.partitionOf(requireName('tenant', tenant), requireName('thread', thread));
     if (!partition.serving) await partition.ready();
-    const events = decide.decideDeleteThread(partition.view, tenant, thread, this.now());
+    const { events } = decide(partition.view, { type: 'DeleteThread', tenant, thread }, this.now());
     if (events.length > 0) await partition.commit(events);
     return events.length;
   }
@@ -222,7 +224,7 @@ export class RunQueue implements RunQueueApi {
     const closedBy = this.now() - ticketLifetimeMs;
     const due = this.#partitions
       .flatMap((partition) =>
-        partition.view.oldestClosed(limit, (entry) => entry.closedAt! <= closedBy).map((entry) => ({ partition, entry })),
+        partition.view.oldestClosed(limit, (entry) => isPrunable(entry, closedBy)).map((entry) => ({ partition, entry })),
       )
       .sort((a, b) => a.entry.closedAt! - b.entry.closedAt!)
       .slice(0, limit);
@@ -238,8 +240,7 @@ export class RunQueue implements RunQueueApi {
     this.requireRunning();
     const commits = this.#partitions.map(async (partition) => {
       if (!partition.serving) await partition.ready();
-      const now = this.now();
-      const events = partition.view.overdue(now).map((entry) => decide.decideExpire(entry, now));
+      const { events } = decide(partition.view, EXPIRE, this.now());
       if (events.length > 0) await partition.commit(events);
       return events.length;
     });
@@ -273,9 +274,8 @@ export class RunQueue implements RunQueueApi {
     this.requireRunning();
     const { signal, timeoutMs } = awaitOptions(options);
     const partition = this.partitionOfEntry(tenant, entryId);
-    const entry = partition.view.entries.get(entryId);
     // Open now: wait in this same turn, so its close (folded later) wakes the waiter once durable.
-    if (entry !== undefined && entry.tenant === tenant && !entry.closed) return partition.awaitClose(entryId, signal, timeoutMs);
+    if (openEntryOf(partition.view, tenant, entryId) !== undefined) return partition.awaitClose(entryId, signal, timeoutMs);
     return this.entry(tenant, entryId);
   }
 
@@ -323,12 +323,13 @@ export class RunQueue implements RunQueueApi {
    * fails, its partition rebuilds and a later take or sweep expires the entry; the take,
    * whose answer is its lease or null, does not fail for it. The failure is a warning.
    */
-  private async expireOverdueHead(partition: Partition, entry: EntryState, now: number): Promise<void> {
+  private async expireOverdueHead(partition: Partition, events: [Closed]): Promise<void> {
+    const [{ entryId }] = events;
     try {
-      await partition.commit([decide.decideExpire(entry, now)]);
+      await partition.commit(events);
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
-      const message = `expiring the overdue entry ${entry.entryId} of partition ${partition.partition}, which a take came across, failed: ${why}`;
+      const message = `expiring the overdue entry ${entryId} of partition ${partition.partition}, which a take came across, failed: ${why}`;
       this.warnings.report({ code: 'RUNLOG_EXPIRE', message });
     }
   }
@@ -342,10 +343,10 @@ export class RunQueue implements RunQueueApi {
   /** Prunes up to `limit` entries of the partition; answers how many it pruned. */
   private async prunePartition(partition: Partition, closedBy: number, limit: number): Promise<number> {
     if (!partition.serving) await partition.ready();
-    const event = decide.decidePrune(partition.view, closedBy, limit, this.now());
-    if (event === null) return 0;
-    await partition.commit([event]);
-    return event.entryIds.length;
+    const decision = decide(partition.view, { type: 'Prune', closedBy, limit }, this.now());
+    if (decision.kind === 'unchanged') return 0;
+    await partition.commit(decision.events);
+    return decision.events[0].entryIds.length;
   }
 
   private bestHead(agents: readonly string[], now: number): [Partition, EntryState] | undefined {
@@ -401,3 +402,11 @@ async function answerWhenDurable<T>(durable: Promise<unknown>, answer: T): Promi
   await durable;
   return answer;
 }
+
+/** The decision, unless it is a refusal: then its error is thrown. */
+function orThrow<D extends Decision>(decision: D): Exclude<D, { kind: 'refused' }> {
+  if (decision.kind === 'refused') throw decision.error;
+  return decision as Exclude<D, { kind: 'refused' }>;
+}
+
+const EXPIRE = { type: 'Expire' } as const;

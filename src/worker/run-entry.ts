@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { catchRejection } from '../call-listener.ts';
 import { RunlogError, isRunlogError } from '../errors.ts';
+import { attemptLimit, attemptsUsedUp, countedAttempts } from '../queue/decide.ts';
 import type { Attempt, Entry, Lease, RunQueueApi, Taken } from '../queue/types.ts';
 import { describe } from '../validation/index.ts';
 import { badResult, describeFailure, recordableError } from './failure.ts';
@@ -58,19 +59,11 @@ export async function runEntry(ctx: RunContext, taken: Taken, stop: AbortSignal)
   }
 }
 
-/** Attempts that count toward the limit: those handed back unfinished (a worker stopping) do not. */
-export function countedAttempts(entry: Entry): number {
-  return entry.attempts.length - entry.deferredAttempts;
-}
-
-export function attemptLimit(options: ResolvedOptions, entry: Entry): number {
-  return options.maxAttempts === null ? entry.maxAttempts : Math.min(options.maxAttempts, entry.maxAttempts);
-}
-
 async function runLeased(ctx: RunContext, { lease, entry }: Taken, stop: AbortSignal): Promise<RunReport> {
-  const limit = attemptLimit(ctx.options, entry);
   const made = countedAttempts(entry);
-  if (made >= limit) return park(ctx, lease, entry, made, `parked: ${made} attempts made, at most ${limit} allowed`);
+  if (attemptsUsedUp(entry, ctx.options.maxAttempts, made)) {
+    return park(ctx, lease, entry, made, `parked: ${made} attempts made, at most ${attemptLimit(entry, ctx.options.maxAttempts)} allowed`);
+  }
   if (stop.aborted) return handBack(ctx, lease, entry, made);
   let attempt: Attempt;
   try {
@@ -106,7 +99,7 @@ async function record(ctx: RunContext, supervised: Supervised, entry: Entry, att
 /** A failed attempt: retried after its backoff, or parked when it was the last allowed. */
 async function fail(ctx: RunContext, lease: Lease, entry: Entry, attempt: number, error: unknown, text: string): Promise<RunReport> {
   text = recordableError(text);
-  if (attempt >= attemptLimit(ctx.options, entry)) return { ...(await park(ctx, lease, entry, attempt, text)), error };
+  if (attemptsUsedUp(entry, ctx.options.maxAttempts, attempt)) return { ...(await park(ctx, lease, entry, attempt, text)), error };
   const delayMs = backoffOf(ctx, attempt);
   try {
     const given = await ctx.queue.yield(lease, { kind: 'retry', error: text, delayMs });

@@ -1,0 +1,88 @@
+/**
+ * What the queue can be asked to do, as plain data, and what `decide` (decide.ts) answers.
+ *
+ * A command carries everything its decision needs that the partition's view cannot know by
+ * itself: open counts across partitions, the queue's capacity, a ticket secret freshly drawn
+ * by the shell. Time is `decide`'s third argument. So a decision is a pure function of
+ * (view, command, now), and a test can state one without a log (test/queue/decider/).
+ */
+import type { RunlogError } from '../errors.ts';
+import type {
+  AttemptStarted,
+  CancelRequested,
+  Closed,
+  EntriesPruned,
+  LeaseExtended,
+  Leased,
+  Outcome,
+  RunlogEvent,
+  Submitted,
+  ThreadDeleted,
+  Yielded,
+} from '../events/types.ts';
+import type { Capacity, Lease } from './types.ts';
+
+/** A submission after validation: every field present. */
+export type SubmissionFields = Omit<Submitted, 'type' | 'entryId' | 'seq' | 'at'>;
+
+export type YieldFields = Pick<Yielded, 'kind' | 'error'> & { delayMs: number | null };
+
+export type CloseFields = { outcome: Outcome; result: Uint8Array | null; error: string | null };
+
+/** Open entries across every partition, counted by the shell when a submission is decided. */
+export interface OpenCounts {
+  tenant: number;
+  total: number;
+}
+
+export type Command =
+  /** `freshSecret`: a new ticket key the shell drew because the partition has none yet (else null). */
+  | { type: 'Submit'; submission: SubmissionFields; capacity: Capacity; counts: OpenCounts; freshSecret: Uint8Array | null }
+  /** Lease the head the router chose for a take (it found it takeable in the head index). */
+  | { type: 'Lease'; entryId: string; holder: string; ttlMs: number }
+  /** Lease one named entry of `tenant` now (takeEntry): its notBefore is not waited for. */
+  | { type: 'LeaseEntry'; tenant: string; entryId: string; holder: string; ttlMs: number }
+  | { type: 'Extend'; lease: Lease; ttlMs: number }
+  | { type: 'StartAttempt'; lease: Lease; runId: string }
+  | { type: 'Yield'; lease: Lease; request: YieldFields }
+  | { type: 'Close'; lease: Lease; request: CloseFields }
+  | { type: 'Cancel'; tenant: string; entryId: string; reason: string | null }
+  | { type: 'DeleteThread'; tenant: string; thread: string }
+  /** Close `expired` every entry of the partition whose start deadline passed unstarted. */
+  | { type: 'Expire' }
+  /** Prune up to `limit` closed entries closed at or before `closedBy`, oldest close first. */
+  | { type: 'Prune'; closedBy: number; limit: number };
+
+export type CommandOf<T extends Command['type']> = Extract<Command, { type: T }>;
+
+/** Append `events` in one append (the shell folds them at once and answers once durable). */
+export type Append<Events extends RunlogEvent[]> = { kind: 'append'; events: Events };
+/** A new entry (after the partition's TicketKeyCreated when it had no ticket key). */
+export type Created = { kind: 'created'; events: RunlogEvent[]; entryId: string };
+/** The submission's key names `entryId` already, with the same submission: nothing to append. */
+export type Existing = { kind: 'existing'; events: never[]; entryId: string };
+export type Leasing = { kind: 'leased'; events: [Leased] };
+/** A lease asked for a head whose start deadline passed: it is closed expired instead, and not leased. */
+export type ExpiredInstead = { kind: 'expired'; events: [Closed] };
+/** Nothing changes, and that is no refusal: a stale yield, an entry that is not takeable, nothing due. */
+export type Unchanged = { kind: 'unchanged'; events: never[] };
+/** The command is refused; the shell throws `error`. */
+export type Refused = { kind: 'refused'; error: RunlogError };
+
+/** What each command may decide. */
+export interface Decisions {
+  Submit: Created | Existing | Refused;
+  Lease: Leasing | ExpiredInstead | Unchanged;
+  LeaseEntry: Leasing | ExpiredInstead | Unchanged | Refused;
+  Extend: Append<[LeaseExtended]> | Refused;
+  StartAttempt: Append<[AttemptStarted]> | Refused;
+  Yield: Append<[Yielded]> | Unchanged | Refused;
+  Close: Append<[Closed]> | Refused;
+  Cancel: Append<[CancelRequested]> | Refused;
+  DeleteThread: Append<ThreadDeleted[]> | Unchanged;
+  Expire: Append<Closed[]> | Unchanged;
+  Prune: Append<[EntriesPruned]> | Unchanged;
+}
+
+export type DecisionOf<T extends Command['type']> = Decisions[T];
+export type Decision = Decisions[Command['type']];
