@@ -158,11 +158,11 @@ export function isLeaseRefusal(error: unknown): boolean {
 
 function count(ctx: RunContext, report: RunReport): void {
   const agent = report.entry.agent;
-  const names: Record<RunOutcome, ('processed' | 'succeeded' | 'retried' | 'parked' | 'expired' | 'deferred' | 'abandoned')[]> = {
+  const names: Record<RunOutcome, ('processed' | 'succeeded' | 'retried' | 'parked' | 'leasesLost' | 'deferred' | 'abandoned')[]> = {
     succeeded: ['processed', 'succeeded'],
     retried: ['processed', 'retried'],
     parked: ['processed', 'parked'],
-    lost: ['expired'],
+    lost: ['leasesLost'],
     deferred: ['deferred'],
     abandoned: ['abandoned'],
   };

@@ -106,8 +106,12 @@ export interface WorkerMetricsSnapshot {
   /** Failed attempts (retried or parked after failing). */
   failed: number;
   retried: number;
-  /** Runs whose lease was lost (or entry cancelled); their late result was refused. */
-  expired: number;
+  /**
+   * Runs whose lease was lost (taken over after it expired, or the entry cancelled or
+   * closed meanwhile): their late result was refused. Not the queue's `expired`, which
+   * counts entries whose start deadline passed unrun.
+   */
+  leasesLost: number;
   parked: number;
   /** Runs cut short by stopping and handed back. */
   deferred: number;

@@ -1,12 +1,13 @@
 /**
  * The worker's metrics: OpenTelemetry instruments on the 'runlog' meter (a no-op unless
  * the application installs an SDK) and the same counts kept as plain numbers for
- * `metrics()`.
+ * `metrics()`. A counter `leasesLost` is the instrument `runlog.worker.leases_lost`.
  */
 import { metrics, type Counter, type Histogram, type UpDownCounter } from '@opentelemetry/api';
 import type { WorkerMetricsSnapshot } from './types.ts';
 
-export type CounterName = 'enqueued' | 'processed' | 'succeeded' | 'failed' | 'retried' | 'expired' | 'parked' | 'deferred' | 'abandoned';
+export type CounterName =
+  'enqueued' | 'processed' | 'succeeded' | 'failed' | 'retried' | 'leasesLost' | 'parked' | 'deferred' | 'abandoned';
 
 const COUNTERS: readonly CounterName[] = [
   'enqueued',
@@ -14,7 +15,7 @@ const COUNTERS: readonly CounterName[] = [
   'succeeded',
   'failed',
   'retried',
-  'expired',
+  'leasesLost',
   'parked',
   'deferred',
   'abandoned',
@@ -27,7 +28,7 @@ export class WorkerMetrics {
     succeeded: 0,
     failed: 0,
     retried: 0,
-    expired: 0,
+    leasesLost: 0,
     parked: 0,
     deferred: 0,
     abandoned: 0,
@@ -42,7 +43,7 @@ export class WorkerMetrics {
 
   constructor() {
     const meter = metrics.getMeter('runlog');
-    for (const name of COUNTERS) this.counters.set(name, meter.createCounter(`runlog.worker.${name}`));
+    for (const name of COUNTERS) this.counters.set(name, meter.createCounter(`runlog.worker.${snakeCase(name)}`));
     this.waitMs = meter.createHistogram('runlog.worker.wait', { unit: 'ms', description: 'submission to attempt start, store clock' });
     this.execMs = meter.createHistogram('runlog.worker.exec', { unit: 'ms', description: 'attempt start to outcome, store clock' });
     this.inFlight = meter.createUpDownCounter('runlog.worker.in_flight', { description: 'runs in progress' });
@@ -76,4 +77,9 @@ export class WorkerMetrics {
   snapshot(): WorkerMetricsSnapshot {
     return { ...this.counts };
   }
+}
+
+/** OpenTelemetry's naming: `leasesLost` is `leases_lost`. */
+function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 }

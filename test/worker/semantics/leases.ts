@@ -37,7 +37,7 @@ export function leaseTests(openLog: OpenWorkerLog): void {
     assert.ok(isRunlogError(contextA.signal.reason, 'LeaseNotCurrent'), String(contextA.signal.reason));
     late.resolve('late result of A');
     await a.events.next(ofType('lost', ticket.entryId));
-    assert.equal(a.worker.metrics().expired, 1);
+    assert.equal(a.worker.metrics().leasesLost, 1);
     release.resolve('result of B');
     assert.equal(await runB, 1);
     const entry = await fx.queue.entry('acme', ticket.entryId);
