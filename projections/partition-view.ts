@@ -12,7 +12,7 @@
  * record alone would say.
  */
 import type { AttemptStarted, EntriesPruned, RunlogEvent, Submitted, TicketKeyCreated } from '../src/events/types.ts';
-import { entryIdOfKey } from '../src/events/keys.ts';
+import { entryIdOfKey, threadKey } from '../src/events/keys.ts';
 import { Heap } from './heap.ts';
 import { HeadIndex, takesBefore } from './head-index.ts';
 import { EntryState, addAttempt } from './entry-state.ts';
@@ -22,12 +22,9 @@ import { emptyMetrics, recordExec, recordWait, type MetricCounters } from './met
 
 type Closing = Extract<RunlogEvent, { type: 'Closed' | 'CancelRequested' | 'ThreadDeleted' }>;
 
-export function threadId(tenant: string, thread: string): string {
-  return `${tenant}\u0000${thread}`;
-}
-
+/** A submission key's id in the view: its thread's key, NUL, the key. */
 export function submissionKeyId(tenant: string, thread: string, key: string): string {
-  return `${tenant}\u0000${thread}\u0000${key}`;
+  return `${threadKey(tenant, thread)}\u0000${key}`;
 }
 
 export class PartitionView {
@@ -77,7 +74,7 @@ export class PartitionView {
   }
 
   thread(tenant: string, thread: string): ThreadState<EntryState> | undefined {
-    return this.threads.get(threadId(tenant, thread));
+    return this.threads.get(threadKey(tenant, thread));
   }
 
   readonly isHead = (entry: EntryState): boolean => entry.threadState.head() === entry;
@@ -248,7 +245,7 @@ export class PartitionView {
       if (this.submissionKeys.get(keyId) === entryId) this.submissionKeys.delete(keyId);
     }
     thread.entryCount--;
-    if (thread.entryCount === 0) this.threads.delete(threadId(entry.tenant, entry.thread));
+    if (thread.entryCount === 0) this.threads.delete(threadKey(entry.tenant, entry.thread));
     this.trimClosed();
   }
 
@@ -258,7 +255,7 @@ export class PartitionView {
   }
 
   private threadOf(tenant: string, threadName: string): ThreadState<EntryState> {
-    const id = threadId(tenant, threadName);
+    const id = threadKey(tenant, threadName);
     let thread = this.threads.get(id);
     if (thread === undefined) {
       thread = new ThreadState(tenant, threadName, this.openByTenant.counterOf(tenant));

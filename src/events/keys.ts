@@ -11,6 +11,16 @@
  */
 import type { RunlogEvent } from './types.ts';
 
+/**
+ * A thread's key, the one name of a (tenant, thread) pair: `tenant + "\u0000" + thread` (a
+ * name holds no NUL, so two threads never share a key). The log's partitioner hashes its
+ * UTF-8 bytes to choose the thread's partition (src/log/partitioner.ts); the partition's
+ * view indexes the thread by it (projections/partition-view.ts).
+ */
+export function threadKey(tenant: string, thread: string): string {
+  return `${tenant}\u0000${thread}`;
+}
+
 export const PRUNED_KEY = 'p/pruned';
 export const TICKET_KEY_KEY = 'p/ticket-key';
 

@@ -1,8 +1,9 @@
 /**
  * The partition of a thread: Kafka's default partitioner applied to the thread key,
  * toPositive(murmur2(keyBytes)) % partitions, so producers in any language agree.
- * The thread key is the UTF-8 bytes of `tenant + "\u0000" + thread`.
+ * The bytes hashed are the UTF-8 of the thread key (src/events/keys.ts).
  */
+import { threadKey } from '../events/keys.ts';
 import { describe, isWellFormed } from '../validation/index.ts';
 import { invalidArgument } from '../errors.ts';
 import { checkPartitionCount } from './log-arguments.ts';
@@ -10,7 +11,7 @@ import { checkPartitionCount } from './log-arguments.ts';
 const encoder = new TextEncoder();
 
 export function threadKeyBytes(tenant: string, thread: string): Uint8Array {
-  return encoder.encode(`${tenant}\u0000${thread}`);
+  return encoder.encode(threadKey(tenant, thread));
 }
 
 export function partitionOf(tenant: string, thread: string, partitions: number): number {

@@ -10,7 +10,7 @@
 import { RunlogError } from '../errors.ts';
 import type { Closed, EntriesPruned, Leased, RunlogEvent, Submitted, TicketKeyCreated, Yielded } from '../events/types.ts';
 import type { EntryState } from '../../projections/entry-state.ts';
-import { submissionKeyId, threadId, type PartitionView } from '../../projections/partition-view.ts';
+import { submissionKeyId, type PartitionView } from '../../projections/partition-view.ts';
 import type {
   Append,
   Command,
@@ -256,7 +256,7 @@ function cancel(view: PartitionView, { tenant, entryId, reason }: CommandOf<'Can
 
 /** Closes every open entry of the thread (none open: unchanged). */
 function deleteThread(view: PartitionView, { tenant, thread }: CommandOf<'DeleteThread'>, now: number): Decisions['DeleteThread'] {
-  const open = view.threads.get(threadId(tenant, thread))?.openEntries() ?? [];
+  const open = view.thread(tenant, thread)?.openEntries() ?? [];
   if (open.length === 0) return UNCHANGED;
   return { kind: 'append', events: open.map((entry) => ({ type: 'ThreadDeleted', ...ids(entry), at: now })) };
 }
