@@ -8,7 +8,7 @@ import { checkEventLog } from '../log/log-arguments.ts';
 import { openLog } from '../log/open-log.ts';
 import { replayPartition } from '../projector/replay.ts';
 import { requireInteger, requireObject } from '../validation/index.ts';
-import { checkQueueOptions, inputLimit, QUEUE_OPTION_KEYS, type QueueSettings } from './queue-options.ts';
+import { checkQueueOptions, inputLimit, QUEUE_OPTION_KEYS, queueSettings, type QueueSettings } from './queue-options.ts';
 import { RunQueue } from './run-queue.ts';
 import { StoreClock } from './store-clock.ts';
 import type { RunQueueOptions } from './types.ts';
@@ -19,7 +19,7 @@ export async function openRunQueue(options: RunQueueOptions): Promise<RunQueue> 
   const { log: config, partitions, ...settings } = requireObject('options', options, QUEUE_OPTION_KEYS);
   // Omitted: the log's own default (a file log keeps the count it was created with).
   const count = partitions === undefined ? undefined : requireInteger('partitions', partitions, 1, 10_000);
-  const checked = checkQueueOptions(settings);
+  const checked = queueSettings(settings);
   const log = await openLog(config as LogConfig, count, checked.warnings.report);
   try {
     return await queueOnLog(log, checked);
@@ -46,6 +46,6 @@ async function queueOnLog(log: EventLog, settings: QueueSettings): Promise<RunQu
   const views = await Promise.all(partitions.map((p) => replayPartition(log, p)));
   const latestAt = views.reduce((latest, view) => Math.max(latest, view.lastAt), 0);
   const queue = new RunQueue(log, views, new StoreClock(clock, latestAt, warnings.report), capacity, maxInputBytes, warnings);
-  if (retention !== null) queue.startSweeping(retention);
+  if (retention !== null) queue.sweepEvery(retention);
   return queue;
 }

@@ -47,7 +47,11 @@ export interface QueueSettings {
 
 /** Reads the options once (a plain object of QUEUE_SETTING_KEYS) and checks every value. */
 export function checkQueueOptions(options: unknown): QueueSettings {
-  const body = requireObject('options', options, QUEUE_SETTING_KEYS);
+  return queueSettings(requireObject('options', options, QUEUE_SETTING_KEYS));
+}
+
+/** Checks every value of options read once already (openRunQueue reads them with the log's keys). */
+export function queueSettings(body: SettingsBody): QueueSettings {
   const maxInputBytes =
     body.maxInputBytes === undefined ? null : requireInteger('maxInputBytes', body.maxInputBytes, 1, MAX_MAX_INPUT_BYTES);
   const warnings = new WarningCounter(optionalFunction<WarningListener>('onWarning', body.onWarning));

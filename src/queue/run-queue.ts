@@ -261,7 +261,11 @@ export class RunQueue implements RunQueueApi {
   /** Runs `sweep` every `everyMs` until stop (the timer does not keep the process alive). */
   startSweeping(retention: Retention): void {
     this.requireRunning();
-    const { ticketLifetimeMs, everyMs, limit } = checkRetention(retention);
+    this.sweepEvery(checkRetention(retention));
+  }
+
+  /** startSweeping on a running queue, with a retention checked already (openRunQueue's option, checked with the others). */
+  sweepEvery({ ticketLifetimeMs, everyMs, limit }: Required<Retention>): void {
     clearInterval(this.sweepTimer);
     this.sweepTimer = setInterval(() => {
       this.sweep({ ticketLifetimeMs, limit }).catch((error: unknown) => this.reportSweepFailure(error));
