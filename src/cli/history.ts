@@ -8,6 +8,7 @@ import type { RunlogEvent } from '../events/types.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { parseEntryId } from '../queue/entry-id.ts';
 import { RunlogError } from '../errors.ts';
+import { describe } from '../validation/index.ts';
 
 export interface HistoryItem {
   offset: bigint;
@@ -17,7 +18,7 @@ export interface HistoryItem {
 /** The events of `tenant`'s entry `entryId`, in log order (an EntriesPruned naming it included). */
 export async function entryHistory(log: EventLog, tenant: string, entryId: string): Promise<HistoryItem[]> {
   const parsed = parseEntryId(entryId, log.partitions);
-  if (parsed === null) throw new RunlogError('TicketNotFound', `ticket ${JSON.stringify(entryId)} was never issued`);
+  if (parsed === null) throw new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);
   const items: HistoryItem[] = [];
   for await (const record of log.read(parsed.partition, 0n)) {
     if (record.value === null) continue;

@@ -194,7 +194,7 @@ class AvroEventCodec implements EventCodec {
 
   #writer(eventType: EventType): Writer {
     const writer = this.#writers.get(eventType);
-    if (!writer) throw invalidArgument(`no schema for event type ${JSON.stringify(eventType)}`);
+    if (!writer) throw invalidArgument(`no schema for event type ${describe(eventType)}`);
     return writer;
   }
 }

@@ -5,7 +5,7 @@
  * reader would set the prototype instead of a key). Checked per event on encode.
  */
 import { invalidArgument } from '../errors.ts';
-import { isWellFormed } from '../validation/well-formed.ts';
+import { isWellFormed } from '../validation/index.ts';
 import type { AvroField } from './schemas.ts';
 
 export interface TextField {

@@ -2,7 +2,7 @@
  * Argument checks every EventLog backend applies before it touches anything, so that a
  * bad call is `InvalidArgument` (naming the value) and writes nothing, whatever the backend.
  */
-import { describe, isAbortSignal, isUint8Array, isWellFormed, readArray, readObject } from '../validation/index.ts';
+import { describe, isUint8Array, isWellFormed, readArray, requireInteger, requireObject, requireSignal } from '../validation/index.ts';
 import { invalidArgument } from '../errors.ts';
 import {
   appendBytes,
@@ -55,10 +55,7 @@ export function checkPartitionCount(partitions: unknown, backend?: keyof typeof 
 }
 
 export function checkPartition(partition: unknown, partitions: number): number {
-  if (typeof partition !== 'number' || !Number.isInteger(partition) || partition < 0 || partition >= partitions) {
-    throw invalidArgument(`partition must be an integer in [0, ${partitions}), got ${describe(partition)}`);
-  }
-  return partition;
+  return requireInteger('partition', partition, 0, partitions - 1);
 }
 
 export function checkOffset(offset: unknown): bigint {
@@ -93,7 +90,7 @@ export function checkRecords(records: unknown, limits: RecordLimits, log: string
 
 /** A record read once into a copy: a plain object of a well-formed key and bytes or null. */
 function checkRecord(record: unknown, i: number): AppendRecord {
-  const { key, value } = readObject(`records[${i}]`, record, ['key', 'value']);
+  const { key, value } = requireObject(`records[${i}]`, record, ['key', 'value']);
   if (typeof key !== 'string' || key.length === 0 || !isWellFormed(key)) {
     throw invalidArgument(`records[${i}].key must be a non-empty string of well-formed text, got ${describe(key)}`);
   }
@@ -104,7 +101,7 @@ function checkRecord(record: unknown, i: number): AppendRecord {
 }
 
 export function checkReadOptions(options: ReadOptions | undefined): number {
-  const max = options === undefined ? undefined : readObject('read options', options, ['maxRecords']).maxRecords;
+  const max = options === undefined ? undefined : requireObject('read options', options, ['maxRecords']).maxRecords;
   if (max === undefined) return Number.POSITIVE_INFINITY;
   if (typeof max !== 'number' || !Number.isInteger(max) || max < 0) {
     throw invalidArgument(`maxRecords must be a non-negative integer, got ${describe(max)}`);
@@ -113,7 +110,5 @@ export function checkReadOptions(options: ReadOptions | undefined): number {
 }
 
 export function checkTailOptions(options: TailOptions | undefined): AbortSignal {
-  const { signal } = readObject('tail options', options, ['signal']);
-  if (!isAbortSignal(signal)) throw invalidArgument(`tail needs options.signal, an AbortSignal, got ${describe(signal)}`);
-  return signal;
+  return requireSignal('tail options.signal', requireObject('tail options', options, ['signal']).signal);
 }

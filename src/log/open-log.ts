@@ -1,5 +1,5 @@
 /** Opens the log backend a configuration names. Kafka (and kafkajs) load only when asked for. */
-import { describe, readObject, rejectUnknownKeys } from '../validation/index.ts';
+import { describe, optionalFunction, rejectUnknownKeys, requireObject } from '../validation/index.ts';
 import { invalidArgument } from '../errors.ts';
 import type { WarningListener } from '../warnings.ts';
 import { checkPartitionCount } from './log-arguments.ts';
@@ -17,8 +17,7 @@ export const DEFAULT_PARTITIONS = 8;
 export async function openLog(given: LogConfig, partitions?: number, onWarning?: WarningListener): Promise<EventLog> {
   const config = readConfig(given);
   if (partitions !== undefined) checkPartitionCount(partitions, config.kind);
-  if (onWarning !== undefined && typeof onWarning !== 'function')
-    throw invalidArgument(`onWarning must be a function, got ${describe(onWarning)}`);
+  optionalFunction('onWarning', onWarning);
   switch (config.kind) {
     case 'memory':
       return openMemoryLog({ partitions: partitions ?? DEFAULT_PARTITIONS });
@@ -46,8 +45,7 @@ export async function openLog(given: LogConfig, partitions?: number, onWarning?:
  */
 export async function openLogReadOnly(given: LogConfig, onWarning?: WarningListener): Promise<EventLog> {
   const config = readConfig(given);
-  if (onWarning !== undefined && typeof onWarning !== 'function')
-    throw invalidArgument(`onWarning must be a function, got ${describe(onWarning)}`);
+  optionalFunction('onWarning', onWarning);
   switch (config.kind) {
     case 'file': {
       const { openFileLog } = await import('./file/file-log.ts');
@@ -75,7 +73,7 @@ const EXPECTED = `{ kind: 'memory' }, { kind: 'file', dir } or { kind: 'kafka', 
 
 /** The configuration read once into a copy: a plain object naming a backend, with only that backend's options. */
 function readConfig(given: unknown): LogConfig {
-  const config = readObject('log', given);
+  const config = requireObject('log', given);
   const allowed = typeof config.kind === 'string' ? OPTIONS.get(config.kind) : undefined;
   if (allowed === undefined) throw invalidArgument(`log must be ${EXPECTED}, got ${describe(config)}`);
   rejectUnknownKeys(`the ${config.kind as string} log`, Object.keys(config), allowed);

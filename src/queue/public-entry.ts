@@ -51,7 +51,7 @@ export function toPublicEntry(entry: EntryState): Entry {
 
 /**
  * `new Uint8Array(n)` then `set`, not Uint8Array.from: only the former keeps a small copy's
- * bytes on V8's heap (no native backing store per answer; see src/validation/checks.ts).
+ * bytes on V8's heap (no native backing store per answer; see src/validation/bytes.ts).
  */
 function copyBytes(bytes: Uint8Array): Uint8Array {
   const copy = new Uint8Array(bytes.length);

@@ -4,7 +4,7 @@ import type { EventLog } from '../log/event-log.ts';
 import { WarningCounter, type WarningListener } from '../warnings.ts';
 import type { StoreClockSources } from './store-clock.ts';
 import type { Capacity, Clock, Retention } from './types.ts';
-import { describe, orDefault, requireInteger, requireObject, requireTimerMs } from '../validation/index.ts';
+import { optionalFunction, orDefault, requireInteger, requireObject, requireTimerMs } from '../validation/index.ts';
 
 export const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024;
 const MAX_MAX_INPUT_BYTES = 64 * 1024 * 1024;
@@ -78,12 +78,6 @@ function clockOptions(body: SettingsBody): StoreClockSources {
       86_400_000,
     ),
   };
-}
-
-/** Undefined (left out), or a function; null is no way to ask for the default. */
-function optionalFunction<T>(name: string, value: unknown): T | undefined {
-  if (value !== undefined && typeof value !== 'function') throw invalidArgument(`${name} must be a function, got ${describe(value)}`);
-  return value as T | undefined;
 }
 
 /**

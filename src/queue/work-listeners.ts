@@ -5,8 +5,7 @@
  * throws becomes a warning (RUNLOG_LISTENER).
  */
 import { callListener } from '../call-listener.ts';
-import { invalidArgument } from '../errors.ts';
-import { describe } from '../validation/index.ts';
+import { describe, requireFunction } from '../validation/index.ts';
 import type { RunlogWarning } from '../warnings.ts';
 
 export class WorkListeners {
@@ -16,8 +15,7 @@ export class WorkListeners {
 
   /** Adds `listener`; answers the function that removes it. */
   add(listener: () => void): () => void {
-    if (typeof listener !== 'function') throw invalidArgument(`onWork needs a listener function, got ${describe(listener)}`);
-    this.#listeners.add(listener);
+    this.#listeners.add(requireFunction('onWork listener', listener));
     return () => this.#listeners.delete(listener);
   }
 

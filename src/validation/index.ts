@@ -1,31 +1,30 @@
 /**
- * runlog's argument checks, one module for every layer (log, queue, worker, cli): bad input
- * is a RunlogError('InvalidArgument') naming the value as describe() shows it; nothing is
- * written. Hand-written small functions, no schema library: the submit path runs them on
- * every call, and each reads a value once and never runs the caller's code (see
+ * runlog's argument checks, one module for every layer (events, log, queue, worker, cli):
+ * bad input is a RunlogError('InvalidArgument') naming the argument and showing the value
+ * as describe() does (the one describer of values in runlog's messages); nothing is
+ * written. Each check reads a value once and runs none of the caller's code (see
  * options-object.ts and brand-checks.ts).
  *
- * errors.ts and describe.ts sit below this index (errors.ts imports describe.ts directly).
+ * Hand-written small functions, not a schema library: the submit path runs them on every
+ * call, and a library would be a dependency for about 200 lines (none can be added this
+ * session, either).
+ *
+ * errors.ts sits below this index and imports describe.ts directly.
  */
 export { isAbortSignal, isArray, isUint8Array } from './brand-checks.ts';
+export { requireBytes } from './bytes.ts';
+export { describe } from './describe.ts';
+export { MAX_TIMER_MS, optionalInteger, requireInteger, requireTimerMs } from './numbers.ts';
+export { isPlainObject, optionalOptions, readArray, rejectUnknownKeys, requireObject } from './options-object.ts';
+export { requireStringMap } from './string-map.ts';
 export {
-  MAX_TIMER_MS,
-  optionalInteger,
+  isWellFormed,
   optionalName,
-  optionalOptions,
-  optionalSignal,
   optionalText,
-  orDefault,
-  requireBytes,
-  requireInteger,
   requireName,
   requireNames,
-  requireObject,
   requireOneOf,
-  requireStringMap,
-  requireTimerMs,
+  requirePath,
   requireWellFormed,
-} from './checks.ts';
-export { describe } from './describe.ts';
-export { isPlainObject, readArray, readObject, rejectUnknownKeys } from './options-object.ts';
-export { isWellFormed } from './well-formed.ts';
+} from './text.ts';
+export { optionalFunction, optionalSignal, orDefault, requireBoolean, requireFunction, requireSignal } from './values.ts';

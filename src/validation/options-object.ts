@@ -14,8 +14,8 @@ import { isArray } from './brand-checks.ts';
 import { invalidArgument } from '../errors.ts';
 import { describe } from './describe.ts';
 
-/** The own properties of `value`, read once; `allowed` given: any other key is refused. */
-export function readObject<K extends string>(name: string, value: unknown, allowed?: readonly K[]): Partial<Record<K, unknown>> {
+/** The own properties of `value`, read once into a copy; `allowed` given: any other key is refused. */
+export function requireObject<K extends string>(name: string, value: unknown, allowed?: readonly K[]): Partial<Record<K, unknown>> {
   const keys = ownKeys(name, value);
   if (allowed !== undefined) rejectUnknownKeys(name, keys, allowed);
   const copy: Record<string, unknown> = {};
@@ -26,6 +26,11 @@ export function readObject<K extends string>(name: string, value: unknown, allow
     else copy[key] = item;
   }
   return copy as Partial<Record<K, unknown>>;
+}
+
+/** An optional options argument: undefined reads as {}, anything else must be a plain object of `allowed` keys. */
+export function optionalOptions<K extends string>(name: string, value: unknown, allowed: readonly K[]): Partial<Record<K, unknown>> {
+  return value === undefined ? {} : requireObject(name, value, allowed);
 }
 
 /**

@@ -3,7 +3,16 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { callListener } from '../call-listener.ts';
 import { invalidArgument } from '../errors.ts';
-import { describe, MAX_TIMER_MS, orDefault, requireInteger, requireName, requireObject, requireTimerMs } from '../validation/index.ts';
+import {
+  describe,
+  MAX_TIMER_MS,
+  orDefault,
+  requireFunction,
+  requireInteger,
+  requireName,
+  requireObject,
+  requireTimerMs,
+} from '../validation/index.ts';
 import { defaultBackoff } from './backoff.ts';
 import { stderrLogger } from './report.ts';
 import { realTimers } from './timers.ts';
@@ -71,11 +80,6 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
 /** host name, process id and a random suffix: unique per worker, readable in the log. */
 export function defaultHolder(): string {
   return `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
-}
-
-export function requireFunction<F = (...args: never[]) => unknown>(name: string, value: unknown): F {
-  if (typeof value !== 'function') throw invalidArgument(`${name} must be a function, got ${describe(value)}`);
-  return value as F;
 }
 
 /** An object with setTimeout and clearTimeout functions (a class instance of fake timers is fine); kept as given, so its methods keep their `this`. */

@@ -4,11 +4,19 @@
  * lease-keeper.ts for leases and stopping, run-loop.ts for the pool.
  */
 import { setMaxListeners } from 'node:events';
-import { describe, isAbortSignal, optionalOptions, optionalSignal, requireName, requireTimerMs } from '../validation/index.ts';
+import {
+  describe,
+  optionalOptions,
+  optionalSignal,
+  requireFunction,
+  requireName,
+  requireSignal,
+  requireTimerMs,
+} from '../validation/index.ts';
 import { RunlogError, invalidArgument } from '../errors.ts';
 import type { Entry, RunQueueApi } from '../queue/types.ts';
 import { ensureFresh } from './ensure-fresh.ts';
-import { requireFunction, resolveOptions, type ResolvedOptions } from './options.ts';
+import { resolveOptions, type ResolvedOptions } from './options.ts';
 import { Periodic } from './periodic.ts';
 import { runDue } from './run-due.ts';
 import type { RunContext } from './run-entry.ts';
@@ -82,7 +90,7 @@ export class Worker {
 
   /** Runs the pool and periodic timers until `signal` aborts; resolves once every run has settled. */
   async run(outer: AbortSignal): Promise<void> {
-    if (!isAbortSignal(outer)) throw invalidArgument(`run needs an AbortSignal, got ${describe(outer)}`);
+    requireSignal('run signal', outer);
     if (this.running) throw invalidArgument('this worker is running already');
     if (this.handlers.size === 0) throw invalidArgument('register a handler (handle or handleEvery) before run');
     // Every slot and run listens on the stop signal: an internal one, so the caller's keeps its listener limit.

@@ -12,7 +12,7 @@
  * (read-only-log.ts), also while a writer holds the log.
  */
 import { mkdir, stat } from 'node:fs/promises';
-import { describe, isWellFormed } from '../../validation/index.ts';
+import { describe, requireBoolean, requireFunction, requireInteger, requirePath } from '../../validation/index.ts';
 import { RunlogError, invalidArgument, isRunlogError } from '../../errors.ts';
 import { emitProcessWarning, type WarningListener, WarningCounter } from '../../warnings.ts';
 import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
@@ -78,19 +78,15 @@ interface Settings {
 
 function checkOptions(options: FileLogOptions): Settings {
   const { dir, fsync = true, segmentBytes = DEFAULT_SEGMENT_BYTES, readOnly = false, onWarning = emitProcessWarning } = options;
-  if (typeof dir !== 'string' || dir.length === 0) throw invalidArgument(`dir must be a non-empty path, got ${describe(dir)}`);
-  if (dir.includes('\u0000')) throw invalidArgument(`dir must not contain NUL characters, got ${describe(dir)}`);
-  // A lone surrogate would name another directory (its UTF-8 is U+FFFD).
-  if (!isWellFormed(dir)) throw invalidArgument(`dir holds a lone UTF-16 surrogate, got ${describe(dir)}`);
-  if (typeof fsync !== 'boolean') throw invalidArgument(`fsync must be a boolean, got ${describe(fsync)}`);
-  if (typeof readOnly !== 'boolean') throw invalidArgument(`readOnly must be a boolean, got ${describe(readOnly)}`);
-  if (typeof onWarning !== 'function') throw invalidArgument(`onWarning must be a function, got ${describe(onWarning)}`);
-  if (!Number.isInteger(segmentBytes) || segmentBytes < 1) {
-    throw invalidArgument(`segmentBytes must be a positive integer, got ${describe(segmentBytes)}`);
-  }
-  const partitions = options.partitions === undefined ? undefined : checkPartitionCount(options.partitions, 'file');
-  // Guarded: a listener that throws or rejects must not break the open that reports.
-  return { dir, fsync, segmentBytes, partitions, readOnly, onWarning: new WarningCounter(onWarning).report };
+  return {
+    dir: requirePath('dir', dir),
+    fsync: requireBoolean('fsync', fsync),
+    readOnly: requireBoolean('readOnly', readOnly),
+    // Guarded: a listener that throws or rejects must not break the open that reports.
+    onWarning: new WarningCounter(requireFunction<WarningListener>('onWarning', onWarning)).report,
+    segmentBytes: requireInteger('segmentBytes', segmentBytes, 1),
+    partitions: options.partitions === undefined ? undefined : checkPartitionCount(options.partitions, 'file'),
+  };
 }
 
 /**
@@ -172,7 +168,7 @@ async function openLocked(s: Settings, lock: DirLock, creation: Creation): Promi
 /** Makes `dir` if missing; answers the topmost directory it made (see removeCreatedDirs), if any. */
 async function ensureDirectory(dir: string): Promise<string | undefined> {
   try {
-    if (!(await stat(dir)).isDirectory()) throw invalidArgument(`dir ${JSON.stringify(dir)} is not a directory`);
+    if (!(await stat(dir)).isDirectory()) throw invalidArgument(`dir ${describe(dir)} is not a directory`);
     return undefined;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;

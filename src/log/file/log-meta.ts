@@ -19,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RunlogError, invalidArgument } from '../../errors.ts';
+import { describe } from '../../validation/index.ts';
 import { parseSegmentFileName, segmentFileName } from './segment.ts';
 import { createSegmentFile, publishSegment } from './segment-file.ts';
 import { SEGMENT_HEADER_BYTES, decodeSegmentHeader, type SegmentIdentity } from './segment-header.ts';
@@ -72,20 +73,20 @@ async function readMeta(path: string): Promise<LogDescription> {
 
 function parseMeta(value: unknown, path: string): LogDescription {
   const bad = (what: string): RunlogError => new RunlogError('Corrupt', `${path} is not a runlog file log description: ${what}`);
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw bad(`it holds ${JSON.stringify(value)}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw bad(`it holds ${describe(value)}`);
   const { format, logId, partitions, ...rest } = value as Record<string, unknown>;
   if (typeof format === 'string' && format !== FORMAT && format.startsWith(FORMAT_FAMILY)) {
     throw invalidArgument(
       `${path}: the file log format ${format} is not supported (this runlog reads ${FORMAT}, whose logs prove themselves whole)`,
     );
   }
-  if (format !== FORMAT) throw bad(`format ${JSON.stringify(format)}`);
-  if (typeof logId !== 'string' || !/^[0-9a-f]{32}$/.test(logId)) throw bad(`logId ${JSON.stringify(logId)} is not 32 hex digits`);
+  if (format !== FORMAT) throw bad(`format ${describe(format)}`);
+  if (typeof logId !== 'string' || !/^[0-9a-f]{32}$/.test(logId)) throw bad(`logId ${describe(logId)} is not 32 hex digits`);
   if (typeof partitions !== 'number' || !Number.isSafeInteger(partitions) || partitions < 1) {
-    throw bad(`partitions ${String(partitions)} is not a positive integer`);
+    throw bad(`partitions ${describe(partitions)} is not a positive integer`);
   }
   const extra = Object.keys(rest);
-  if (extra.length > 0) throw bad(`unknown field ${JSON.stringify(extra[0])}`);
+  if (extra.length > 0) throw bad(`unknown field ${describe(extra[0])}`);
   return { logId, partitions };
 }
 

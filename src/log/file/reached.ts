@@ -38,6 +38,7 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RunlogError } from '../../errors.ts';
 import { sleep } from '../../retry.ts';
+import { describe } from '../../validation/index.ts';
 import type { WarningListener } from '../../warnings.ts';
 import type { LogDescription } from './log-meta.ts';
 import type { PartitionScan } from './recovery.ts';
@@ -73,15 +74,15 @@ async function readOne(path: string, logId: string, partition: number): Promise<
   } catch (error) {
     throw bad(text.trim() === '' ? 'it is empty' : (error as Error).message);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw bad(`it holds ${JSON.stringify(value)}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw bad(`it holds ${describe(value)}`);
   const record = value as Record<string, unknown>;
   // A record of another log was left by a log no longer here (one created afresh over an
   // interrupted creation): it says nothing about this one, and this log's first record replaces it.
   if (typeof record['logId'] === 'string' && /^[0-9a-f]{32}$/.test(record['logId']) && record['logId'] !== logId) return null;
-  if (record['logId'] !== logId) throw bad(`logId ${JSON.stringify(record['logId'])} is not 32 hex digits`);
-  if (record['partition'] !== partition) throw bad(`it names partition ${JSON.stringify(record['partition'])}`);
+  if (record['logId'] !== logId) throw bad(`logId ${describe(record['logId'])} is not 32 hex digits`);
+  if (record['partition'] !== partition) throw bad(`it names partition ${describe(record['partition'])}`);
   const end = record['end'];
-  if (typeof end !== 'string' || !/^(0|[1-9][0-9]*)$/.test(end)) throw bad(`end ${JSON.stringify(end)} is not an offset`);
+  if (typeof end !== 'string' || !/^(0|[1-9][0-9]*)$/.test(end)) throw bad(`end ${describe(end)} is not an offset`);
   return BigInt(end);
 }
 

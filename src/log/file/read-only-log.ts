@@ -8,6 +8,7 @@
 import { stat } from 'node:fs/promises';
 import { RunlogError, invalidArgument } from '../../errors.ts';
 import { retry } from '../../retry.ts';
+import { describe } from '../../validation/index.ts';
 import type { WarningListener } from '../../warnings.ts';
 import type { EventLog, LogRecord, ReadOptions } from '../event-log.ts';
 import { checkOffset, checkPartition, checkReadOptions } from '../log-arguments.ts';
@@ -36,7 +37,7 @@ export interface ReadOnlyOpen {
 /** Opens the log in `s.dir` read-only (FileLogOptions.readOnly). */
 export async function openReadOnlyFileLog(s: ReadOnlyOpen): Promise<ReadOnlyFileLog> {
   try {
-    if (!(await stat(s.dir)).isDirectory()) throw invalidArgument(`dir ${JSON.stringify(s.dir)} is not a directory`);
+    if (!(await stat(s.dir)).isDirectory()) throw invalidArgument(`dir ${describe(s.dir)} is not a directory`);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw invalidArgument(`${s.dir} holds no runlog file log: it does not exist`);
     throw error;

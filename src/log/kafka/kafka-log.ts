@@ -19,8 +19,8 @@
  */
 import kafkajs from 'kafkajs';
 import type { Admin, Kafka } from 'kafkajs';
-import { describe, readObject } from '../../validation/index.ts';
-import { RunlogError } from '../../errors.ts';
+import { describe, requireBoolean, requireInteger, requireObject } from '../../validation/index.ts';
+import { RunlogError, invalidArgument } from '../../errors.ts';
 import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
 import { checkOffset, checkPartition, checkPartitionCount, checkReadOptions, checkRecords, checkTailOptions } from '../log-arguments.ts';
 import { batchBytesFor, kafkaRecordLimits } from './batch-size.ts';
@@ -216,38 +216,26 @@ function checkOptions(options: KafkaLogOptions): void {
     options.brokers.length === 0 ||
     !options.brokers.every((b) => typeof b === 'string' && b.length > 0)
   ) {
-    throw new RunlogError('InvalidArgument', `brokers must be a non-empty list of host:port strings, got ${describe(options.brokers)}`);
+    throw invalidArgument(`brokers must be a non-empty list of host:port strings, got ${describe(options.brokers)}`);
   }
   if (typeof options.topic !== 'string' || !/^[a-zA-Z0-9._-]{1,200}$/.test(options.topic)) {
-    throw new RunlogError(
-      'InvalidArgument',
-      `topic must be a legal Kafka topic name ([a-zA-Z0-9._-], 1-200 chars), got ${describe(options.topic)}`,
-    );
+    throw invalidArgument(`topic must be a legal Kafka topic name ([a-zA-Z0-9._-], 1-200 chars), got ${describe(options.topic)}`);
   }
   if (
     options.clientId !== undefined &&
     (typeof options.clientId !== 'string' || options.clientId.length === 0 || options.clientId.length > 255)
   ) {
-    throw new RunlogError('InvalidArgument', `clientId must be a string of 1 to 255 characters, got ${describe(options.clientId)}`);
+    throw invalidArgument(`clientId must be a string of 1 to 255 characters, got ${describe(options.clientId)}`);
   }
   if (options.partitions !== undefined) checkPartitionCount(options.partitions, 'kafka');
-  checkIntegerOption('replicationFactor', options.replicationFactor, 1, 32_767, '');
-  if (options.readOnly !== undefined && typeof options.readOnly !== 'boolean') {
-    throw new RunlogError('InvalidArgument', `readOnly must be a boolean, got ${describe(options.readOnly)}`);
-  }
-  checkIntegerOption('transactionTimeoutMs', options.transactionTimeoutMs, 1_000, 900_000);
-  checkIntegerOption('tailWaitMs', options.tailWaitMs, 1, 60_000);
+  if (options.replicationFactor !== undefined) requireInteger('replicationFactor', options.replicationFactor, 1, 32_767);
+  if (options.readOnly !== undefined) requireBoolean('readOnly', options.readOnly);
+  // The broker's transaction.max.timeout.ms defaults to 15 minutes.
+  if (options.transactionTimeoutMs !== undefined) requireInteger('transactionTimeoutMs', options.transactionTimeoutMs, 1_000, 900_000);
+  if (options.tailWaitMs !== undefined) requireInteger('tailWaitMs', options.tailWaitMs, 1, 60_000);
   const config = options.topicConfig;
-  if (config !== undefined && !Object.values(readObject('topicConfig', config)).every((v) => typeof v === 'string')) {
-    throw new RunlogError('InvalidArgument', `topicConfig must map Kafka topic config names to string values, got ${describe(config)}`);
-  }
-}
-
-/** An optional whole number (of milliseconds, by default) within [min, max] (the broker's transaction.max.timeout.ms defaults to 15 minutes). */
-function checkIntegerOption(name: string, value: unknown, min: number, max: number, unit = ' of milliseconds'): void {
-  if (value === undefined) return;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new RunlogError('InvalidArgument', `${name} must be a whole number${unit} from ${min} to ${max}, got ${describe(value)}`);
+  if (config !== undefined && !Object.values(requireObject('topicConfig', config)).every((v) => typeof v === 'string')) {
+    throw invalidArgument(`topicConfig must map Kafka topic config names to string values, got ${describe(config)}`);
   }
 }
 
