@@ -1,4 +1,9 @@
 /** Callers of awaitClosed, woken by closes (never by polling). */
+import type { RunlogEvent } from '../events/types.ts';
+import type { EntryState } from '../../projections/entry-state.ts';
+import type { PartitionView } from '../../projections/partition-view.ts';
+import { isClosing } from './decide.ts';
+import { toPublicEntry } from './public-entry.ts';
 import type { Entry } from './types.ts';
 
 type Waiter = (entry: Entry | null, error?: unknown) => void;
@@ -31,6 +36,22 @@ export class ClosedWaiters {
   /** Wakes every waiter of `entryId`, each with an entry of its own (`answer` builds one per call). */
   wake(entryId: string, answer: () => Entry): void {
     for (const waiter of this.byEntry.get(entryId) ?? []) waiter(answer());
+  }
+
+  /** The entries closed by `events` that someone awaits, taken from the view when the events are folded (closed entries never change again). */
+  awaitedIn(view: PartitionView, events: RunlogEvent[]): EntryState[] {
+    const closed: EntryState[] = [];
+    for (const event of events) {
+      if (!isClosing(event) || !this.has(event.entryId)) continue;
+      const entry = view.entries.get(event.entryId);
+      if (entry !== undefined) closed.push(entry);
+    }
+    return closed;
+  }
+
+  /** Wakes the waiters of `closed` (once their closes are durable), each with an entry of its own. */
+  wakeAll(closed: EntryState[]): void {
+    for (const entry of closed) this.wake(entry.entryId, () => toPublicEntry(entry));
   }
 
   failAll(error: unknown): void {

@@ -1,6 +1,11 @@
 /**
  * One partition of a RunQueue: its view (the fold of its log), its group commit, and one
- * mode saying whether it serves commands.
+ * mode saying whether it serves commands. It runs commands (decide, commit, answer once
+ * durable), answers durable reads, and rebuilds its view after a failed append.
+ *
+ * (Over the ~300-line guide on purpose: the mode, the rebuild that changes it and the commit
+ * path that reads it share the view and the group commit; split, each half would reach into
+ * the other's state.)
  *
  *   serving ──an append fails──▶ draining ──the appends in flight settled──▶ rebuilding
  *   rebuilding ──claim + replay succeed──▶ serving
@@ -27,20 +32,18 @@
  * everything any earlier writer had acknowledged.
  */
 import { RunlogError, isRunlogError } from '../errors.ts';
-import { encodeEvent } from '../events/codec.ts';
-import { attemptKey, recordKeyOf, stateKey, submissionKey } from '../events/keys.ts';
-import type { RunlogEvent } from '../events/types.ts';
-import type { AppendRecord, EventLog } from '../log/event-log.ts';
+import type { Closed, RunlogEvent } from '../events/types.ts';
+import type { EventLog } from '../log/event-log.ts';
 import { replayPartition } from '../projector/replay.ts';
 import type { RunlogWarning } from '../warnings.ts';
 import { Backoff } from '../retry.ts';
-import type { EntryState } from '../../projections/entry-state.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
 import { ClosedWaiters } from './closed-waiters.ts';
-import { isClosing, wakesWorkers } from './decide.ts';
+import type { Command, DecisionOf, Refused } from './commands.ts';
+import { decide, wakesWorkers } from './decide.ts';
 import { GroupCommit } from './group-commit.ts';
-import { toPublicEntry } from './public-entry.ts';
 import { checkRecordsFit } from './record-bounds.ts';
+import { recordsOf } from './records.ts';
 import type { Entry, PartitionHealth } from './types.ts';
 
 /** The pauses between attempts to rebuild a partition whose log could not be read (src/retry.ts adds jitter). */
@@ -53,8 +56,13 @@ type Mode =
   | { kind: 'down'; error: RunlogError }
   | { kind: 'stopped'; error: RunlogError };
 
+/** What a command decided, when it was not refused (a refusal is thrown). */
+export type Accepted<C extends Command> = Exclude<DecisionOf<C['type']>, Refused>;
+
 /** What a partition needs of its queue. */
 export interface PartitionHost {
+  /** The store clock. */
+  now(): number;
   /** Wakes the queue's onWork listeners: work may be takeable (after a commit, or serving again). */
   work(): void;
   warn(warning: RunlogWarning): void;
@@ -107,28 +115,62 @@ export class Partition {
   }
 
   /**
+   * Runs `command`: once the partition serves, decides it against the view at the store
+   * clock (decide.ts), commits its events, and answers what `answer` builds from the
+   * decision. The answer is built in the decision's turn, right after its events are folded,
+   * and handed over once they are durable: later commands may change the entry meanwhile,
+   * and the caller gets what was made durable for it. A refusal is thrown.
+   */
+  async run<C extends Command, A>(command: C, answer: (decision: Accepted<C>) => A): Promise<A> {
+    if (!this.serving) await this.ready();
+    const decision = this.decide(command, this.host.now());
+    const durable = decision.events.length > 0 ? this.commit(decision.events) : null;
+    const answered = answer(decision);
+    await durable;
+    return answered;
+  }
+
+  /** The decision on `command` at `now`, a refusal thrown (for a caller that commits itself: take, submit). */
+  decide<C extends Command>(command: C, now: number): Accepted<C> {
+    const decision = decide(this.#view, command, now);
+    if (decision.kind === 'refused') throw decision.error;
+    return decision as Accepted<C>;
+  }
+
+  /**
    * Encodes, checks the records fit the log, folds, appends durably, then wakes waiters.
    * Encoding and checking first: a bad or oversized event changes nothing. Everything up to
    * the append runs in the caller's turn (the function's first await is the append), so the
-   * events are folded when this returns. The entries an EntriesPruned event removes get
-   * tombstones in the same append (compaction then drops their records).
+   * events are folded when this returns.
    */
   async commit(events: RunlogEvent[]): Promise<void> {
     this.#requireServing();
     const view = this.#view;
-    const tombstones = events.flatMap((event) =>
-      event.type === 'EntriesPruned' ? event.entryIds.flatMap((id) => this.#tombstonesOf(id)) : [],
-    );
-    const records: AppendRecord[] = events.map((event) => ({ key: recordKeyOf(event), value: encodeEvent(event) }));
-    records.push(...tombstones);
+    const { records, tombstones } = recordsOf(view, events);
     checkRecordsFit(this.log, events, records);
     for (const [i, event] of events.entries()) view.apply(null, records[i]!.key, event);
     // The entries these events close, taken now: one pruned in the same group is gone from the view once durable.
-    const closed = this.#awaitedClosures(events);
+    const closed = this.#closes.awaitedIn(view, events);
     for (const record of tombstones) view.apply(null, record.key, null);
     const offsets = await this.#writer.write(records);
     view.appended(offsets[offsets.length - 1]!);
-    this.#afterDurable(events, closed);
+    this.#closes.wakeAll(closed);
+    if (events.some(wakesWorkers)) this.host.work();
+  }
+
+  /**
+   * Commits the expiry of an overdue head that a take came across, as a command of its own,
+   * which no caller awaits: if it fails, the failure is this partition's (it rebuilds, and a
+   * later take or sweep expires the entry), reported as a warning (RUNLOG_EXPIRE).
+   */
+  async expireAside(events: [Closed]): Promise<void> {
+    try {
+      await this.commit(events);
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      const message = `expiring the overdue entry ${events[0].entryId} of partition ${this.partition}, which a take came across, failed: ${why}`;
+      this.host.warn({ code: 'RUNLOG_EXPIRE', message });
+    }
   }
 
   /** Resolves once everything committed before the call is durable (or has failed). */
@@ -190,29 +232,6 @@ export class Partition {
 
   #finalError(): RunlogError | null {
     return this.#mode.kind === 'down' || this.#mode.kind === 'stopped' ? this.#mode.error : null;
-  }
-
-  #tombstonesOf(entryId: string): AppendRecord[] {
-    const entry = this.#view.entries.get(entryId)!;
-    const keys = [submissionKey(entryId), stateKey(entryId)];
-    for (const attempt of entry.attempts) keys.push(attemptKey(entryId, attempt.attempt));
-    return keys.map((key) => ({ key, value: null }));
-  }
-
-  /** The entries closed by `events` that someone awaits (closed entries never change again). */
-  #awaitedClosures(events: RunlogEvent[]): EntryState[] {
-    const closed: EntryState[] = [];
-    for (const event of events) {
-      if (!isClosing(event) || !this.#closes.has(event.entryId)) continue;
-      const entry = this.#view.entries.get(event.entryId);
-      if (entry !== undefined) closed.push(entry);
-    }
-    return closed;
-  }
-
-  #afterDurable(events: RunlogEvent[], closed: EntryState[]): void {
-    for (const entry of closed) this.#closes.wake(entry.entryId, () => toPublicEntry(entry));
-    if (events.some(wakesWorkers)) this.host.work();
   }
 
   #newWriter(): GroupCommit {

@@ -1,0 +1,96 @@
+/**
+ * A queue's partitions and what spans them: the partition a (tenant, thread) or a ticket
+ * routes to, the best head across partitions for a take, pruning oldest closes first, the
+ * expiry of overdue entries, the open counts, nextDueAt and the summed metrics. (Where partitions shared
+ * by several processes would be routed.)
+ */
+import { RunlogError, invalidArgument } from '../errors.ts';
+import { partitionOf } from '../log/partitioner.ts';
+import type { EntryState } from '../../projections/entry-state.ts';
+import { takesBefore } from '../../projections/head-index.ts';
+import { addMetrics, emptyMetrics, type MetricCounters } from '../../projections/metrics.ts';
+import { describe, requireName } from '../validation/index.ts';
+import { isPrunable } from './decide.ts';
+import { parseEntryId } from './entry-id.ts';
+import type { Partition } from './partition.ts';
+
+export class Partitions {
+  constructor(readonly all: readonly Partition[]) {}
+
+  /** The partition of (tenant, thread): murmur2 of both, as Kafka's default partitioner. */
+  of(tenant: string, thread: string): Partition {
+    return this.all[partitionOf(tenant, thread, this.all.length)]!;
+  }
+
+  /** The partition of `tenant`'s entry `entryId` (the tenant is checked here; isolation is the decider's). */
+  ofEntry(tenant: string, entryId: string): Partition {
+    requireName('tenant', tenant);
+    // Any string is looked up (one that is no ticket id was never issued); anything else is a bad argument.
+    if (typeof entryId !== 'string') throw invalidArgument(`entryId must be a string, got ${describe(entryId)}`);
+    const parsed = parseEntryId(entryId, this.all.length);
+    if (parsed === null) throw new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);
+    return this.all[parsed.partition]!;
+  }
+
+  /** The head a take of `agents` leases first, of the partitions that serve. */
+  bestHead(agents: readonly string[], now: number): [Partition, EntryState] | undefined {
+    let best: [Partition, EntryState] | undefined;
+    for (const partition of this.all) {
+      if (!partition.serving) continue;
+      const candidate = partition.view.bestHead(agents, now);
+      if (candidate !== undefined && (best === undefined || takesBefore(candidate, best[1]))) best = [partition, candidate];
+    }
+    return best;
+  }
+
+  /**
+   * Prunes the `limit` oldest closes at or before `closedBy` across partitions; answers how
+   * many were pruned. Each partition decides its share (one being rebuilt, once it serves again).
+   */
+  async prune(closedBy: number, limit: number): Promise<number> {
+    const due = this.all
+      .flatMap((partition) =>
+        partition.view.oldestClosed(limit, (entry) => isPrunable(entry, closedBy)).map((entry) => ({ partition, entry })),
+      )
+      .sort((a, b) => a.entry.closedAt! - b.entry.closedAt!)
+      .slice(0, limit);
+    const perPartition = new Map<Partition, number>();
+    for (const { partition } of due) perPartition.set(partition, (perPartition.get(partition) ?? 0) + 1);
+    const pruned = [...perPartition].map(([partition, count]) => {
+      return partition.run({ type: 'Prune', closedBy, limit: count }, ({ events }) => events[0]?.entryIds.length ?? 0);
+    });
+    return sum(await Promise.all(pruned));
+  }
+
+  /** Closes `expired` every open entry whose start deadline passed unstarted, in every partition; answers how many. */
+  async expireOverdue(): Promise<number> {
+    return sum(await Promise.all(this.all.map((partition) => partition.run({ type: 'Expire' }, ({ events }) => events.length))));
+  }
+
+  openOf(tenant: string): number {
+    return this.all.reduce((sum, partition) => sum + (partition.view.openByTenant.get(tenant) ?? 0), 0);
+  }
+
+  openTotal(): number {
+    return this.all.reduce((sum, partition) => sum + partition.view.openCount, 0);
+  }
+
+  nextDueAt(agents: readonly string[]): number | null {
+    let earliest: number | null = null;
+    for (const partition of this.all) {
+      const at = partition.view.nextDueAt(agents);
+      if (at !== null && (earliest === null || at < earliest)) earliest = at;
+    }
+    return earliest;
+  }
+
+  counters(): MetricCounters {
+    const counters = emptyMetrics();
+    for (const partition of this.all) addMetrics(counters, partition.view.metrics);
+    return counters;
+  }
+}
+
+function sum(counts: number[]): number {
+  return counts.reduce((a, b) => a + b, 0);
+}
