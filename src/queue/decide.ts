@@ -3,7 +3,7 @@
  * (commands.ts) with the events to append, nothing, or a refusal (a RunlogError as a value;
  * the shell throws it). One case per command below; the rules the shell, the worker or an
  * index also need are named predicates exported from here. Nothing here does I/O or reads a
- * clock; the shell (run-queue.ts) loads the view, asks, appends and folds.
+ * clock; the shell (partition.ts, Partition.run) loads the view, asks, folds and appends.
  *
  * Longer than ~300 lines on purpose: one file is where a newcomer finds the rule for X.
  */
