@@ -2,22 +2,16 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { appendFile, mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import { filesUnder, segmentPaths } from '../log/file-damage.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
 const CLI = join(import.meta.dirname, '../../src/cli/runlog.ts');
 const LIVE_WRITER = join(import.meta.dirname, 'live-writer.ts');
-
-async function scratchDir(t: TestContext): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'runlog-cli-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 function runlog(...args: string[]): { status: number | null; stdout: string; stderr: string } {
   return spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { encoding: 'utf8' });
@@ -25,8 +19,7 @@ function runlog(...args: string[]): { status: number | null; stdout: string; std
 
 describe('runlog command line', () => {
   it('history prints the audit trail in log order; replay summarises the view; mistakes exit 2 with usage', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'runlog-cli-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
+    const dir = await scratchDir(t, 'runlog-cli-');
     const queue = await openRunQueue({ log: { kind: 'file', dir } });
     const ticket = await queue.submit({ tenant: 'acme', thread: 'order-1', agent: 'mail', input: 'send receipt' });
     const first = (await queue.take({ agents: ['mail'], holder: 'w1', ttlMs: 60_000 }))!;
@@ -65,7 +58,7 @@ describe('runlog command line', () => {
   });
 
   it('on a log that does not exist: an error exit, and nothing is created', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-cli-');
     const typo = join(dir, 'dta');
     for (const args of [
       ['replay', '--dir', typo],
@@ -81,9 +74,9 @@ describe('runlog command line', () => {
   });
 
   it('reads a log that a live writer in another process holds; the writer goes on unaffected', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-cli-');
     const writer = spawn(process.execPath, ['--import', 'tsx', LIVE_WRITER, dir], { stdio: ['pipe', 'pipe', 'inherit'] });
-    t.after(() => writer.kill());
+    onCleanup(t, () => writer.kill());
     const lines = createInterface({ input: writer.stdout })[Symbol.asyncIterator]();
     const next = async (): Promise<string> => (await lines.next()).value as string;
     const [ready, count, lastTicket] = (await next()).split(' ');
@@ -105,7 +98,7 @@ describe('runlog command line', () => {
   });
 
   it('on a log with a torn tail: reports it, reads what precedes it, and leaves the bytes as they are', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-cli-');
     const queue = await openRunQueue({ log: { kind: 'file', dir } });
     const ticket = await queue.submit({ tenant: 'acme', thread: 'order-1', agent: 'mail', input: 'send receipt' });
     await queue.stop();

@@ -16,6 +16,7 @@ import { concurrentCallers } from './event-log/concurrency.ts';
 import { invalidArguments } from './event-log/invalid-arguments.ts';
 import type { LogUnderTest } from './event-log/log-under-test.ts';
 import { tail } from './event-log/tail.ts';
+import { onCleanup } from '../support/cleanup.ts';
 
 export interface ContractOptions {
   /** compact() has finished compacting when it resolves (memory, file); false for Kafka. */
@@ -29,7 +30,7 @@ export function eventLogContract(name: string, open: OpenLog, options: ContractO
 
   async function fresh(t: TestContext, partitions = 2): Promise<EventLog> {
     const log = await open(partitions, t);
-    t.after(() => log.close());
+    onCleanup(t, () => log.close());
     return log;
   }
 

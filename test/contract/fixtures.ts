@@ -10,6 +10,7 @@ import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { Capacity } from '../../src/queue/types.ts';
 import { replayPartition } from '../../src/projector/replay.ts';
 import { snapshotView } from '../support/snapshot-view.ts';
+import { onCleanup } from '../support/cleanup.ts';
 
 export type OpenLog = (partitions: number, t: TestContext) => Promise<EventLog>;
 
@@ -32,10 +33,10 @@ export async function queueOn(
   t: TestContext,
   options: { partitions?: number; capacity?: Capacity; maxInputBytes?: number } = {},
 ): Promise<QueueFixture> {
-  let queue: RunQueue | undefined;
-  // After-hooks run in the order registered: the queue (and its log) stops before openLog's own cleanup removes the files.
-  t.after(() => queue?.stop());
   const log = await openLog(options.partitions ?? 4, t);
+  let queue: RunQueue | undefined;
+  // Cleanups run last-registered first: the queue (and its log) stops before openLog's own cleanup removes the files.
+  onCleanup(t, () => queue?.stop());
   const clock = new FakeClock();
   queue = await openRunQueueOnLog(log, {
     clock: clock.read,

@@ -11,6 +11,7 @@ import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { RECORD_HEADROOM_BYTES } from '../../src/queue/queue-options.ts';
 import { METADATA_LIMITS } from '../../src/queue/requests.ts';
 import { assertReplayEqualsLive, FakeClock, logSize, queueOn, refused, submitOf, type OpenLog } from './fixtures.ts';
+import { onCleanup } from '../support/cleanup.ts';
 
 /** A real log that says its records may be at most `maxRecordBytes` (smaller than its own limit). */
 export function withRecordLimit(log: EventLog, maxRecordBytes: number): EventLog & { appends: number } {
@@ -99,7 +100,7 @@ export function recordBoundsSemantics(name: string, openLog: OpenLog): void {
     it("a record within every field limit but over the log's record limit is refused before anything is written", async (t) => {
       const log = withRecordLimit(await openLog(1, t), 64 * 1024);
       const queue = await openRunQueueOnLog(log, { clock: new FakeClock().read });
-      t.after(() => queue.stop());
+      onCleanup(t, () => queue.stop());
       const ticket = await queue.submit(submitOf('acme', 't1'));
       const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: 60_000 }))!;
       const appends = log.appends;
@@ -122,7 +123,7 @@ export function recordBoundsSemantics(name: string, openLog: OpenLog): void {
       const fits = 64 * 1024 - RECORD_HEADROOM_BYTES;
       await assert.rejects(openRunQueueOnLog(log, { maxInputBytes: fits + 1 }), says('maxInputBytes', String(fits)));
       const queue = await openRunQueueOnLog(log, { clock: new FakeClock().read });
-      t.after(() => queue.stop());
+      onCleanup(t, () => queue.stop());
       assert.equal(queue.maxInputBytes, fits);
       // The largest input beside every other field at its limit (names of 1024 three-byte characters) still fits.
       const long = (c: string): string => c.repeat(1024);

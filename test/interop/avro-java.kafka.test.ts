@@ -25,6 +25,7 @@ import { type RunQueue } from '../../src/queue/run-queue.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { FakeClock } from '../contract/fixtures.ts';
 import { deleteTopic, kafkaBrokers, uniqueTopic } from '../log/kafka-test-support.ts';
+import { onCleanup } from '../support/cleanup.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const INTEROP = join(ROOT, 'test', 'interop');
@@ -229,7 +230,7 @@ describe('Avro interop: Apache Avro (Java) reads what runlog wrote to Kafka', ()
       const log = await openKafkaLog({ brokers: kafkaBrokers(), topic, partitions: 2 });
       const queue = await openRunQueueOnLog(log, { clock: clock.read });
       const dir = mkdtempSync(join(tmpdir(), 'runlog-avro-java-'));
-      t.after(async () => {
+      onCleanup(t, async () => {
         rmSync(dir, { recursive: true, force: true });
         try {
           await queue.stop();

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { batchesOf, type LogRecord } from '../../src/log/event-log.ts';
@@ -8,14 +7,12 @@ import { openFileLog } from '../../src/log/file/file-log.ts';
 import { decodeFrame, encodeFrame, frameBytes, recordBytes } from '../../src/log/file/frame.ts';
 import { readFrames } from '../../src/log/file/frame-reader.ts';
 import { collect, rec, text } from '../contract/log-records.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
 it('file log batches hold the records read returns, in order, from any offset, across frames, chunks and segments', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'runlog-file-batches-'));
+  const dir = await scratchDir(t, 'runlog-file-batches-');
   const log = await openFileLog({ dir, partitions: 1, segmentBytes: 4096, fsync: false });
-  t.after(async () => {
-    await log.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  onCleanup(t, () => log.close());
   for (let frame = 0; frame < 40; frame++) {
     const records = Array.from({ length: 1 + (frame % 7) }, (_, i) =>
       rec(`k${frame}-${i}`, i === 3 ? null : `v${frame}-${i}-${'x'.repeat(frame * 13)}`),
@@ -32,8 +29,7 @@ it('file log batches hold the records read returns, in order, from any offset, a
 });
 
 it('readFrames through one reused buffer finds every frame, also frames larger than a chunk', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'runlog-frame-reuse-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await scratchDir(t, 'runlog-frame-reuse-');
   const records: LogRecord[] = [];
   const frames: Buffer[] = [];
   let offset = 0n;
@@ -49,7 +45,7 @@ it('readFrames through one reused buffer finds every frame, also frames larger t
   const path = join(dir, 'frames');
   await writeFile(path, Buffer.concat(frames));
   const handle = await open(path, 'r');
-  t.after(() => handle.close());
+  onCleanup(t, () => handle.close());
   const size = (await handle.stat()).size;
   for (const chunkBytes of [64, 100, 1000, 1 << 20]) {
     const seen: unknown[] = [];

@@ -6,14 +6,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { collect, text } from '../contract/log-records.ts';
+import { scratchDir } from '../support/cleanup.ts';
 
 const writer = fileURLToPath(new URL('./crash-writer.ts', import.meta.url));
 const ACKS_BEFORE_KILL = 2000;
@@ -54,8 +52,7 @@ describe('file log crash safety', () => {
     ['rolling a segment every few appends', 2048],
   ] as const) {
     it(`keeps every acknowledged append across repeated SIGKILLs, ${name}`, async (t) => {
-      const dir = await mkdtemp(join(tmpdir(), 'runlog-crash-'));
-      t.after(() => rm(dir, { recursive: true, force: true }));
+      const dir = await scratchDir(t, 'runlog-crash-');
       const acknowledged = new Map<bigint, string>();
       for (let round = 0; round < 4; round++) {
         const acks = await runAndKill(dir, segmentBytes);

@@ -6,8 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { appendFile, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it, type TestContext } from 'node:test';
@@ -19,6 +18,7 @@ import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
 import { collect, rec } from '../contract/log-records.ts';
 import { SMALL_SEGMENTS, filesUnder, keysOf, segmentPaths, writeLog } from './file-damage.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
 const CRASH_WRITER = join(import.meta.dirname, 'crash-writer.ts');
 
@@ -26,18 +26,12 @@ function baseOf(path: string): bigint {
   return BigInt(basename(path).slice(0, 20));
 }
 
-async function scratchDir(t: TestContext): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'runlog-integrity-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
 /** Opens the log in `dir`, closing it after the test; warnings are collected. */
 function opener(t: TestContext, dir: string) {
   const warnings: RunlogWarning[] = [];
   const open = async (options: Partial<FileLogOptions> = {}): Promise<FileLog> => {
     const log = await openFileLog({ dir, segmentBytes: SMALL_SEGMENTS, onWarning: (w) => warnings.push(w), ...options });
-    t.after(() => log.close());
+    onCleanup(t, () => log.close());
     return log;
   };
   return { open, warnings };
@@ -57,7 +51,7 @@ async function refusesToOpen(t: TestContext, dir: string, code: ErrorCode, path:
 
 describe('file log: missing or foreign pieces are Corrupt', () => {
   it('a segment deleted from the middle', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     await writeLog(dir);
     const segments = await segmentPaths(join(dir, 'partition-0'));
     assert.ok(segments.length >= 4, `${segments.length} segments`);
@@ -66,7 +60,7 @@ describe('file log: missing or foreign pieces are Corrupt', () => {
   });
 
   it('the last segment deleted', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     await writeLog(dir);
     const segments = await segmentPaths(join(dir, 'partition-0'));
     await rm(segments.at(-1)!);
@@ -74,7 +68,7 @@ describe('file log: missing or foreign pieces are Corrupt', () => {
   });
 
   it('the first segment deleted', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     await writeLog(dir);
     const segments = await segmentPaths(join(dir, 'partition-0'));
     await rm(segments[0]!);
@@ -82,14 +76,14 @@ describe('file log: missing or foreign pieces are Corrupt', () => {
   });
 
   it('every segment of a partition deleted', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     await writeLog(dir, 2);
     for (const path of await segmentPaths(join(dir, 'partition-1'))) await rm(path);
     await refusesToOpen(t, dir, 'Corrupt', join(dir, 'partition-1'), /no segment/);
   });
 
   it('a segment renamed', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     await writeLog(dir);
     const segments = await segmentPaths(join(dir, 'partition-0'));
     const renamed = join(dir, 'partition-0', `${String(baseOf(segments[1]!) + 1n).padStart(20, '0')}.log`);
@@ -99,20 +93,20 @@ describe('file log: missing or foreign pieces are Corrupt', () => {
   });
 
   it('a segment copied in from another partition or another log', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     await writeLog(dir, 2);
     const [zero, one] = [await segmentPaths(join(dir, 'partition-0')), await segmentPaths(join(dir, 'partition-1'))];
     await writeFile(one[0]!, await readFile(zero[0]!));
     await refusesToOpen(t, dir, 'Corrupt', one[0]!, /partition 0, not 1/);
 
-    const other = await scratchDir(t);
+    const other = await scratchDir(t, 'runlog-integrity-');
     await writeLog(other, 2);
     await writeFile(one[0]!, await readFile(join(other, 'partition-1', '00000000000000000000.log')));
     await refusesToOpen(t, dir, 'Corrupt', one[0]!, /another log/);
   });
 
   it('a partition directory deleted, or one too many', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     await writeLog(dir, 3);
     await rename(join(dir, 'partition-1'), join(dir, 'moved-away'));
     await refusesToOpen(t, dir, 'Corrupt', join(dir, 'partition-1'), /missing/);
@@ -122,7 +116,7 @@ describe('file log: missing or foreign pieces are Corrupt', () => {
   });
 
   it('log.json edited to another partition count, or to 1.5 partitions', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     await writeLog(dir, 2);
     const meta = JSON.parse(await readFile(join(dir, 'log.json'), 'utf8'));
     await writeFile(join(dir, 'log.json'), JSON.stringify({ ...meta, partitions: 3 }));
@@ -134,7 +128,7 @@ describe('file log: missing or foreign pieces are Corrupt', () => {
   });
 
   it('a queue on a log whose log.json was edited does not open (its threads would hash to other partitions)', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     const queue = await openRunQueue({ log: { kind: 'file', dir }, partitions: 2 });
     await queue.submit({ tenant: 'acme', thread: 'order-1', agent: 'billing', input: 'x' });
     await queue.stop();
@@ -151,7 +145,7 @@ describe('file log: missing or foreign pieces are Corrupt', () => {
     ['without a log id', JSON.stringify({ format: 'runlog-file-log/2', partitions: 1 })],
   ] as const) {
     it(`a log.json that is ${name} is Corrupt`, async (t) => {
-      const dir = await scratchDir(t);
+      const dir = await scratchDir(t, 'runlog-integrity-');
       await writeLog(dir);
       await writeFile(join(dir, 'log.json'), bytes);
       await refusesToOpen(t, dir, 'Corrupt', join(dir, 'log.json'));
@@ -159,7 +153,7 @@ describe('file log: missing or foreign pieces are Corrupt', () => {
   }
 
   it('a log of the previous format is refused as unsupported, not opened', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     await mkdir(join(dir, 'partition-0'));
     await writeFile(join(dir, 'log.json'), JSON.stringify({ format: 'runlog-file-log/1', partitions: 1 }));
     await writeFile(join(dir, 'partition-0', '00000000000000000000.log'), '');
@@ -169,7 +163,7 @@ describe('file log: missing or foreign pieces are Corrupt', () => {
 
 describe('file log: log.json is restored from the partitions when lost', () => {
   it('a deleted log.json is restored from the segment headers, with a warning; the log is whole', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     await writeLog(dir, 2);
     const meta = await readFile(join(dir, 'log.json'), 'utf8');
     await rm(join(dir, 'log.json'));
@@ -186,7 +180,7 @@ describe('file log: log.json is restored from the partitions when lost', () => {
   });
 
   it('log.json and a partition deleted: Corrupt, not a smaller log', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     await writeLog(dir, 3);
     await rm(join(dir, 'log.json'));
     await rm(join(dir, 'partition-2'), { recursive: true });
@@ -196,7 +190,7 @@ describe('file log: log.json is restored from the partitions when lost', () => {
 
 describe('file log: crashes in a roll, a compaction or the creation are finished or undone', () => {
   it('a roll interrupted after the seal: the new segment is put in place', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     await writeLog(dir);
     const segments = await segmentPaths(join(dir, 'partition-0'));
     const { logId } = JSON.parse(await readFile(join(dir, 'log.json'), 'utf8'));
@@ -215,7 +209,7 @@ describe('file log: crashes in a roll, a compaction or the creation are finished
   });
 
   it('a torn seal (the roll interrupted while sealing) is a torn tail: cut, and the new segment removed', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     await writeLog(dir);
     const segments = await segmentPaths(join(dir, 'partition-0'));
     const { logId } = JSON.parse(await readFile(join(dir, 'log.json'), 'utf8'));
@@ -230,7 +224,7 @@ describe('file log: crashes in a roll, a compaction or the creation are finished
   });
 
   it('a roll interrupted before the seal: the unfinished new segment is removed', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     await writeLog(dir);
     const segments = await segmentPaths(join(dir, 'partition-0'));
     const next = join(dir, 'partition-0', '00000000000000000024.log.new');
@@ -246,7 +240,7 @@ describe('file log: crashes in a roll, a compaction or the creation are finished
   });
 
   it('a compaction that drops every record keeps the range: the end offset survives, nothing looks missing', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     const { open } = opener(t, dir);
     const log = await open();
     for (let i = 0; i < 20; i++) await log.append(0, [rec('k', `v${i}`)]);
@@ -260,7 +254,7 @@ describe('file log: crashes in a roll, a compaction or the creation are finished
   });
 
   it('a creation interrupted by a crash is discarded and made again', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     await writeLog(dir, 3, 0);
     await rename(join(dir, 'log.json'), join(dir, 'log.json.creating'));
     await rm(join(dir, 'partition-2'), { recursive: true });
@@ -274,7 +268,7 @@ describe('file log: crashes in a roll, a compaction or the creation are finished
   });
 
   it('log.json.creating beside a partition that holds records is Corrupt, nothing removed', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     await writeLog(dir, 2);
     await rename(join(dir, 'log.json'), join(dir, 'log.json.creating'));
     await refusesToOpen(t, dir, 'Corrupt', join(dir, 'partition-0'), /creation was interrupted/);
@@ -283,7 +277,7 @@ describe('file log: crashes in a roll, a compaction or the creation are finished
 
 describe('file log: opening errors name the path', () => {
   it('a dir that is a regular file, or lies under one, is InvalidArgument', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     const file = join(dir, 'file');
     await writeFile(file, 'x');
     for (const path of [file, join(file, 'log')]) {
@@ -305,7 +299,7 @@ describe('file log: opening errors name the path', () => {
     'a directory the process may not write is LogUnavailable naming it',
     { skip: process.getuid?.() === 0 && 'root may write anywhere' },
     async (t) => {
-      const dir = await scratchDir(t);
+      const dir = await scratchDir(t, 'runlog-integrity-');
       const locked = join(dir, 'locked');
       await mkdir(locked, { mode: 0o500 });
       await assert.rejects(openFileLog({ dir: locked }), (e) => isRunlogError(e, 'LogUnavailable') && e.message.includes(locked));
@@ -315,7 +309,7 @@ describe('file log: opening errors name the path', () => {
 
 describe('file log: reporting', () => {
   it('a torn tail cut on open is a RUNLOG_TORN_TAIL warning and is counted in metrics()', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     const first = await openRunQueue({ log: { kind: 'file', dir }, onWarning: () => assert.fail('no warning on a whole log') });
     await first.submit({ tenant: 'acme', thread: 't', agent: 'a', input: 'x' });
     await first.stop();
@@ -323,7 +317,7 @@ describe('file log: reporting', () => {
 
     const warnings: RunlogWarning[] = [];
     const queue = await openRunQueue({ log: { kind: 'file', dir }, onWarning: (w) => warnings.push(w) });
-    t.after(() => queue.stop());
+    onCleanup(t, () => queue.stop());
     assert.deepEqual(
       warnings.map((w) => w.code),
       ['RUNLOG_TORN_TAIL'],
@@ -334,7 +328,7 @@ describe('file log: reporting', () => {
   });
 
   it('onWarning must be a function', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     const bad = { log: { kind: 'file', dir }, onWarning: 'stderr' } as unknown as Parameters<typeof openRunQueue>[0];
     await assert.rejects(openRunQueue(bad), (e) => isRunlogError(e, 'InvalidArgument') && /onWarning/.test(e.message));
   });
@@ -342,7 +336,7 @@ describe('file log: reporting', () => {
 
 describe('file log: read-only', () => {
   it('creates nothing: a missing log is InvalidArgument', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     const missing = join(dir, 'typo');
     await assert.rejects(
       openFileLog({ dir: missing, readOnly: true }),
@@ -357,7 +351,7 @@ describe('file log: read-only', () => {
   });
 
   it('reads a log a writer holds, takes no lock, and refuses appends, compaction and tail', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     const { open } = opener(t, dir);
     const writer = await open();
     for (let i = 0; i < 10; i++) await writer.append(0, [rec(`k${i}`, 'v')]);
@@ -380,10 +374,10 @@ describe('file log: read-only', () => {
   });
 
   it('reads a log while a writer in another process appends and rolls segments all the time', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     const writer = spawn(process.execPath, ['--import', 'tsx', CRASH_WRITER, dir, '2048'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const exited = once(writer, 'exit');
-    t.after(() => writer.kill('SIGKILL'));
+    onCleanup(t, () => writer.kill('SIGKILL'));
     const acked = new Map<bigint, string>();
     const lines = createInterface({ input: writer.stdout });
     lines.on('line', (line) => {
@@ -409,7 +403,7 @@ describe('file log: read-only', () => {
   });
 
   it('reports a torn tail and leaves it: the bytes stay, the records before it are read', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-integrity-');
     await writeLog(dir);
     await appendFile((await segmentPaths(join(dir, 'partition-0'))).at(-1)!, Buffer.from('torn'));
     const before = await filesUnder(dir);

@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
@@ -19,15 +18,15 @@ import { openFileLog, type FileLog } from '../../src/log/file/file-log.ts';
 import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import { collect, rec } from '../contract/log-records.ts';
 import { FakeClock, submitOf } from '../contract/fixtures.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
 const writerScript = fileURLToPath(new URL('./crash-writer.ts', import.meta.url));
 
 async function scratch(t: TestContext) {
-  const dir = await mkdtemp(join(tmpdir(), 'runlog-file-lock-'));
+  const dir = await scratchDir(t, 'runlog-file-lock-');
   const logs: FileLog[] = [];
-  t.after(async () => {
+  onCleanup(t, async () => {
     for (const log of logs) await log.close();
-    await rm(dir, { recursive: true, force: true });
   });
   const warnings: string[] = [];
   const open = async (): Promise<FileLog> => {
@@ -44,7 +43,7 @@ async function startWriter(t: TestContext, dir: string) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = once(child, 'exit');
-  t.after(async () => {
+  onCleanup(t, async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited;
   });
@@ -178,11 +177,10 @@ describe('file log lock', () => {
   });
 
   it('an open without flock(1) on the PATH fails clearly and leaves nothing behind', async (t) => {
-    const parent = await mkdtemp(join(tmpdir(), 'runlog-file-lock-'));
-    t.after(() => rm(parent, { recursive: true, force: true }));
+    const parent = await scratchDir(t, 'runlog-file-lock-');
     const path = process.env.PATH;
     process.env.PATH = parent; // holds no flock
-    t.after(() => void (process.env.PATH = path));
+    onCleanup(t, () => void (process.env.PATH = path));
     const dir = join(parent, 'log');
     await assert.rejects(openFileLog({ dir }), (e) => isRunlogError(e, 'LogUnavailable') && /flock\(1\).*util-linux/.test(e.message));
     assert.deepEqual(await readdir(parent), []);
@@ -191,7 +189,7 @@ describe('file log lock', () => {
   it('a RunQueue whose file log lost its lock answers every command Fenced', async (t) => {
     const s = await scratch(t);
     const queue = await openRunQueue({ log: { kind: 'file', dir: s.dir }, clock: new FakeClock().read, onWarning: () => {} });
-    t.after(() => queue.stop());
+    onCleanup(t, () => queue.stop());
     await queue.submit(submitOf('acme', 't1'));
     const holder = lockHolder();
     process.kill(holder, 'SIGKILL');

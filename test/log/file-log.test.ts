@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { appendFile, copyFile, mkdtemp, readFile, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, copyFile, readFile, readdir, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
@@ -10,14 +9,14 @@ import { encodeSeal } from '../../src/log/file/frame.ts';
 import { eventLogContract } from '../contract/event-log.contract.ts';
 import { collect, rec, text } from '../contract/log-records.ts';
 import { filesUnder } from './file-damage.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
 /** A fresh directory; every log opened through it is closed, then the directory removed. */
 async function scratch(t: TestContext) {
-  const dir = await mkdtemp(join(tmpdir(), 'runlog-file-log-'));
+  const dir = await scratchDir(t, 'runlog-file-log-');
   const logs: FileLog[] = [];
-  t.after(async () => {
+  onCleanup(t, async () => {
     for (const log of logs) await log.close();
-    await rm(dir, { recursive: true, force: true });
   });
   const warnings: string[] = [];
   const open = async (options: Partial<Omit<FileLogOptions, 'dir'>> = {}): Promise<FileLog> => {
@@ -208,8 +207,7 @@ describe('file log', () => {
       const log = await s.open({ segmentBytes: 64 });
       for (let i = 0; i < 12; i++) await log.append(0, [rec(`k${i % 3}`, `v${i}`), rec(`only${i}`, 'x')]);
       const beforeFiles = await segmentFiles(s.part0);
-      const backup = await mkdtemp(join(tmpdir(), 'runlog-backup-'));
-      t.after(() => rm(backup, { recursive: true, force: true }));
+      const backup = await scratchDir(t, 'runlog-backup-');
       for (const name of beforeFiles) await copyFile(join(s.part0, name), join(backup, name));
       const view = new Map((await collect(log.read(0, 0n))).map((r) => [r.key, text(r)]));
       await log.compact(0);

@@ -6,8 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -18,12 +17,12 @@ import { openKafkaLog } from '../../src/log/kafka/kafka-log.ts';
 import { MAX_PARTITIONS } from '../../src/log/log-arguments.ts';
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
 import { openRunQueue } from '../../src/queue/open-run-queue.ts';
+import { scratchDir } from '../support/cleanup.ts';
 
 const child = fileURLToPath(new URL('./open-child.ts', import.meta.url));
 
 async function parent(t: TestContext): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'runlog-open-failure-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await scratchDir(t, 'runlog-open-failure-');
   return dir;
 }
 

@@ -7,10 +7,9 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { cp, mkdir, mkdtemp, readFile, rm, stat, truncate, watch } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, mkdir, readFile, rm, stat, truncate, watch } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import { openFileLog, type FileLogOptions } from '../../src/log/file/file-log.ts';
 import { SEGMENT_HEADER_BYTES } from '../../src/log/file/segment-header.ts';
@@ -18,6 +17,7 @@ import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
 import { rec } from '../contract/log-records.ts';
 import { filesUnder, keysOf, segmentPaths, writeLog } from './file-damage.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
 const CRASH_WRITER = join(import.meta.dirname, 'crash-writer.ts');
 const CLI = join(import.meta.dirname, '../../src/cli/runlog.ts');
@@ -25,12 +25,6 @@ const CLI = join(import.meta.dirname, '../../src/cli/runlog.ts');
 /** Where partition `partition`'s record lives (reached.ts), spelled out so the test does not lean on the code under test. */
 function reachedPath(dir: string, partition: number): string {
   return join(dir, `reached-${partition}.json`);
-}
-
-async function scratchDir(t: TestContext): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'runlog-reached-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  return dir;
 }
 
 /**
@@ -60,7 +54,7 @@ async function refusedAsShorter(
 
 describe('file log: a partition shorter than it reached is Corrupt', () => {
   it('a clean close, then the active segment cut back at a frame boundary', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-reached-');
     const log = await openFileLog({ dir, onWarning: () => {} });
     await log.append(0, [rec('a', '1'), rec('b', '2')]);
     const segment = (await segmentPaths(join(dir, 'partition-0'))).at(-1)!;
@@ -72,7 +66,7 @@ describe('file log: a partition shorter than it reached is Corrupt', () => {
   });
 
   it('a clean close, then the active segment cut into its last frame: Corrupt, not a torn tail cut', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-reached-');
     const log = await openFileLog({ dir, onWarning: () => {} });
     await log.append(0, [rec('a', '1')]);
     await log.append(0, [rec('b', '2')]);
@@ -83,7 +77,7 @@ describe('file log: a partition shorter than it reached is Corrupt', () => {
   });
 
   it('the last of many segments truncated to its header', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-reached-');
     await writeLog(dir);
     const segments = await segmentPaths(join(dir, 'partition-0'));
     assert.ok(segments.length > 2);
@@ -93,8 +87,8 @@ describe('file log: a partition shorter than it reached is Corrupt', () => {
   });
 
   it('a partition directory rolled back to an older copy', async (t) => {
-    const dir = await scratchDir(t);
-    const backup = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-reached-');
+    const backup = await scratchDir(t, 'runlog-reached-');
     const log = await openFileLog({ dir, partitions: 2, onWarning: () => {} });
     await log.append(1, [rec('a', '1')]);
     await log.close();
@@ -108,7 +102,7 @@ describe('file log: a partition shorter than it reached is Corrupt', () => {
   });
 
   it('a queue whose log was cut back does not open: no closed entry reads open, no acknowledged ticket id is reissued', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-reached-');
     const queue = await openRunQueue({ log: { kind: 'file', dir }, onWarning: () => {} });
     await queue.submit({ tenant: 'acme', thread: 't1', agent: 'billing', input: 'first' });
     const segment = (await segmentPaths(join(dir, 'partition-0'))).at(-1)!;
@@ -123,7 +117,7 @@ describe('file log: a partition shorter than it reached is Corrupt', () => {
   });
 
   it('the command line (a read-only open) refuses a cut-back log and writes nothing', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-reached-');
     const log = await openFileLog({ dir, onWarning: () => {} });
     await log.append(0, [rec('a', '1')]);
     const segment = (await segmentPaths(join(dir, 'partition-0'))).at(-1)!;
@@ -142,12 +136,12 @@ describe('file log: a partition shorter than it reached is Corrupt', () => {
     'after a SIGKILLed writer that appended past a record refresh: its torn tail opens, a cut back below the record is Corrupt',
     { timeout: 60_000 },
     async (t) => {
-      const dir = await scratchDir(t);
+      const dir = await scratchDir(t, 'runlog-reached-');
       const child = spawn(process.execPath, ['--import', 'tsx', CRASH_WRITER, dir], { stdio: ['ignore', 'ignore', 'pipe'] });
       const exited = once(child, 'exit');
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      t.after(() => child.kill('SIGKILL'));
+      onCleanup(t, () => child.kill('SIGKILL'));
       const recorded = await firstRecord(dir);
       child.kill('SIGKILL');
       const [code, signal] = await exited;
@@ -173,7 +167,7 @@ describe('file log: a partition shorter than it reached is Corrupt', () => {
   );
 
   it('a record that cannot be written is a warning: appends and close succeed', async (t) => {
-    const dir = await scratchDir(t);
+    const dir = await scratchDir(t, 'runlog-reached-');
     const warnings: RunlogWarning[] = [];
     const log = await openFileLog({ dir, onWarning: (w) => warnings.push(w) });
     await mkdir(join(reachedPath(dir, 0), 'in-the-way'), { recursive: true }); // a directory where the record goes
@@ -184,7 +178,7 @@ describe('file log: a partition shorter than it reached is Corrupt', () => {
     assert.match(warnings.at(-1)!.message, /reached-0\.json: recording that partition 0 reached offset 1 failed/);
     await rm(reachedPath(dir, 0), { recursive: true });
     const again = await openFileLog({ dir, onWarning: () => {} });
-    t.after(() => again.close());
+    onCleanup(t, () => again.close());
     assert.deepEqual(await keysOf(again), ['a']);
   });
 });

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import kafkajs from 'kafkajs';
 import { openKafkaLog, type KafkaEventLog, type KafkaLogOptions } from '../../src/log/kafka/kafka-log.ts';
+import { onCleanup } from '../support/cleanup.ts';
 
 export function kafkaBrokers(): string[] {
   const brokers = process.env.KAFKA_BROKERS;
@@ -28,11 +29,11 @@ export async function deleteTopic(topic: string): Promise<void> {
   }
 }
 
-/** Opens a Kafka log on a fresh topic that is deleted (after the log closes) when the test ends. */
+/** Opens a Kafka log on a fresh topic that is deleted (after the log closes) when the test ends, after the cleanups registered later through onCleanup. */
 export async function openTestKafkaLog(t: TestContext, partitions: number, extra: Partial<KafkaLogOptions> = {}): Promise<KafkaEventLog> {
   const topic = extra.topic ?? uniqueTopic();
   const log = await openKafkaLog({ brokers: kafkaBrokers(), topic, partitions, ...extra });
-  t.after(async () => {
+  onCleanup(t, async () => {
     await log.close();
     await deleteTopic(topic);
   });

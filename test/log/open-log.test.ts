@@ -1,27 +1,22 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import type { LogConfig } from '../../src/log/event-log.ts';
 import { openLog } from '../../src/log/open-log.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
 describe('openLog', () => {
   it('opens a memory log', async (t) => {
     const log = await openLog({ kind: 'memory' }, 3);
-    t.after(() => log.close());
+    onCleanup(t, () => log.close());
     assert.equal(log.kind, 'memory');
     assert.equal(log.partitions, 3);
   });
 
   it('opens a file log in the given directory', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'runlog-open-log-'));
+    const dir = await scratchDir(t, 'runlog-open-log-');
     const log = await openLog({ kind: 'file', dir, fsync: false }, 2);
-    t.after(async () => {
-      await log.close();
-      await rm(dir, { recursive: true, force: true });
-    });
+    onCleanup(t, () => log.close());
     assert.equal(log.kind, 'file');
     assert.deepEqual(await log.append(1, [{ key: 'k', value: null }]), [0n]);
   });

@@ -6,9 +6,8 @@
  * escaped (an uncaught one would kill a caller's process).
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -46,6 +45,7 @@ import {
   TIMER_OVERFLOW,
   type Row,
 } from './bad-argument-rows.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
 /**
  * Waits until the file log has recorded how far each partition reached: it does so in the
@@ -71,14 +71,13 @@ describe('bad arguments', () => {
     { timeout: 600_000 },
     async (t) => {
       const escaped = escapes(t);
-      const tmp = mkdtempSync(join(tmpdir(), 'runlog-bad-arguments-'));
-      t.after(() => rmSync(tmp, { recursive: true, force: true }));
+      const tmp = await scratchDir(t, 'runlog-bad-arguments-');
       const neverDir = join(tmp, 'never');
       const clock = new FakeClock();
       const queue: RunQueue = await openRunQueue({ log: { kind: 'file', dir: join(tmp, 'queue') }, clock: clock.read });
-      t.after(() => queue.stop());
+      onCleanup(t, () => queue.stop());
       const memory = await openLog({ kind: 'memory' }, 2);
-      t.after(() => memory.close());
+      onCleanup(t, () => memory.close());
       const submit = { tenant: 'acme', thread: 't1', agent: 'build', input: 'x' };
       const open = await queue.submit(submit);
       await queue.submit({ ...submit, thread: 't2' });
@@ -807,7 +806,7 @@ describe('bad arguments', () => {
   it('an onWork listener that throws is a warning, not the answer of the command that woke it', async (t) => {
     const warnings: { code: string; message: string }[] = [];
     const queue = await openRunQueue({ log: { kind: 'memory' }, onWarning: (warning) => warnings.push(warning) });
-    t.after(() => queue.stop());
+    onCleanup(t, () => queue.stop());
     queue.onWork(() => {
       throw new Error('listener boom');
     });
@@ -825,7 +824,7 @@ describe('bad arguments', () => {
       retention: { ticketLifetimeMs: 1000, everyMs: 1 },
       onWarning: (warning) => warnings.push(warning),
     });
-    t.after(() => queue.stop());
+    onCleanup(t, () => queue.stop());
     await queue.submit({ tenant: 'acme', thread: 't', agent: 'build', input: 'x' });
     const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: 60_000 }))!;
     await queue.close(taken.lease, { status: 'succeeded' });

@@ -19,6 +19,7 @@ import { type RunQueue } from '../../src/queue/run-queue.ts';
 import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import { collect } from '../contract/log-records.ts';
 import { allEvents, assertReplayEqualsLive, FakeClock, submitOf } from '../contract/fixtures.ts';
+import { onCleanup } from '../support/cleanup.ts';
 
 /** A fresh tmpfs of `size` mounted on a new directory, unmounted after the test; null if mounting is not permitted. */
 async function smallTmpfs(t: TestContext, size: string): Promise<string | null> {
@@ -56,7 +57,7 @@ describe('disk full, then freed', () => {
     const dir = join(mountPoint, 'log');
     const open = () => openRunQueue({ log: { kind: 'file', dir }, clock: new FakeClock().read, onWarning: () => {} });
     let queue: RunQueue | null = await open();
-    t.after(async () => {
+    onCleanup(t, async () => {
       await queue?.stop();
       execFileSync('umount', [mountPoint]);
       await rm(mountPoint, { recursive: true, force: true });
@@ -94,7 +95,7 @@ describe('disk full, then freed', () => {
     const warnings: string[] = [];
     const open = () => openFileLog({ dir, segmentBytes: 4096, onWarning: (w) => warnings.push(w.message) });
     let log = await open();
-    t.after(async () => {
+    onCleanup(t, async () => {
       await log.close();
       execFileSync('umount', [mountPoint]);
       await rm(mountPoint, { recursive: true, force: true });

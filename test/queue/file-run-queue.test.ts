@@ -1,24 +1,20 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { FakeClock, submitOf } from '../contract/fixtures.ts';
 import { runQueueContract } from '../contract/run-queue.contract.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
 async function openLog(partitions: number, t: TestContext) {
-  const dir = await mkdtemp(join(tmpdir(), 'runlog-queue-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await scratchDir(t, 'runlog-queue-');
   return openFileLog({ dir, partitions });
 }
 
 runQueueContract('the file log', openLog, { modelRuns: 60 });
 
 test('the ticket key survives a restart and compaction: the owner id reads TicketExpired, a forged one TicketNotFound, ids are never reused', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'runlog-queue-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await scratchDir(t, 'runlog-queue-');
   const clock = new FakeClock();
   const open = async () => openRunQueueOnLog(await openFileLog({ dir, partitions: 1 }), { clock: clock.read });
   let queue = await open();
@@ -28,7 +24,7 @@ test('the ticket key survives a restart and compaction: the owner id reads Ticke
   await queue.log.compact(0);
   await queue.stop();
   queue = await open();
-  t.after(() => queue.stop());
+  onCleanup(t, () => queue.stop());
   const forged = ticket.entryId.slice(0, -2) + (ticket.entryId.at(-2) === 'x' ? 'y' : 'x') + ticket.entryId.at(-1);
   await assert.rejects(queue.entry('acme', ticket.entryId), { code: 'TicketExpired' });
   await assert.rejects(queue.entry('globex', ticket.entryId), { code: 'TicketExpired' });

@@ -5,8 +5,7 @@
  * rejection, which ends the caller's process.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
@@ -14,6 +13,7 @@ import { openFileLog } from '../../src/log/file/file-log.ts';
 import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
 import { escapes } from './bad-argument-rows.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
 /** Lets pending promise reactions and process warnings run (a bounded number of turns, no timing). */
 async function until(done: () => boolean): Promise<void> {
@@ -34,7 +34,7 @@ describe('async listeners', () => {
     const escaped = escapes(t);
     const warnings: RunlogWarning[] = [];
     const queue = await openRunQueue({ log: { kind: 'memory' }, onWarning: (warning) => warnings.push(warning) });
-    t.after(() => queue.stop());
+    onCleanup(t, () => queue.stop());
     queue.onWork(async () => {
       throw new Error('async boom');
     });
@@ -54,7 +54,7 @@ describe('async listeners', () => {
         throw new Error('warn boom');
       },
     });
-    t.after(() => queue.stop());
+    onCleanup(t, () => queue.stop());
     queue.onWork(() => {
       throw new Error('listener boom');
     });
@@ -71,8 +71,7 @@ describe('async listeners', () => {
   it("a file log's async onWarning that rejects does not fail the open nor escape", async (t) => {
     const escaped = escapes(t);
     const seen = processWarnings(t);
-    const dir = mkdtempSync(join(tmpdir(), 'runlog-listeners-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const dir = await scratchDir(t, 'runlog-listeners-');
     await (await openFileLog({ dir, partitions: 1 })).close();
     rmSync(join(dir, 'log.json'));
     const log = await openFileLog({

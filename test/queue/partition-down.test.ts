@@ -7,8 +7,7 @@
  * A real file log on real files; the append fault by wrapping it.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, open, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
@@ -21,6 +20,7 @@ import type { RunlogWarning } from '../../src/warnings.ts';
 import { FakeClock, submitOf } from '../contract/fixtures.ts';
 import { segmentPaths } from '../log/file-damage.ts';
 import { FaultyLog } from './faulty-log.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
 /** Thread names of `tenant` that land on `partition` of `count`. */
 function threadsOn(partition: number, count: number, tenant = 'acme'): string[] {
@@ -43,12 +43,11 @@ async function damageFirstFrame(partitionDir: string): Promise<void> {
 }
 
 async function queueOnFiles(t: TestContext) {
-  const dir = await mkdtemp(join(tmpdir(), 'runlog-down-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await scratchDir(t, 'runlog-down-');
   const faulty = new FaultyLog(await openFileLog({ dir, partitions: 2, onWarning: () => {} }));
   const warnings: RunlogWarning[] = [];
   const queue = await openRunQueueOnLog(faulty.wrap(), { clock: new FakeClock().read, onWarning: (w) => void warnings.push(w) });
-  t.after(() => queue.stop());
+  onCleanup(t, () => queue.stop());
   return { dir, faulty, queue, warnings };
 }
 

@@ -5,13 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import { assertReplayEqualsLive } from '../contract/fixtures.ts';
+import { scratchDir } from '../support/cleanup.ts';
 
 interface Acknowledged {
   submitted: Map<string, string>;
@@ -37,8 +36,7 @@ function runAndKill(dir: string, round: number, acks: number, ack: Acknowledged)
 
 describe('RunQueue crash safety on the file log', () => {
   it('every acknowledged command survives SIGKILL under load, round after round', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'runlog-crash-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
+    const dir = await scratchDir(t, 'runlog-crash-');
     const ack: Acknowledged = { submitted: new Map(), closed: new Set() };
     for (let round = 0; round < 3; round++) {
       await runAndKill(dir, round, 1500 + round * 500, ack);

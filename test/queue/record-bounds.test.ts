@@ -3,9 +3,6 @@
  * and on the file log, that a reopen replays every acknowledged entry, the largest included.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { FRAME_LIMITS, MAX_FRAME_BYTES } from '../../src/log/file/frame.ts';
 import { openFileLog } from '../../src/log/file/file-log.ts';
@@ -16,10 +13,10 @@ import { METADATA_LIMITS } from '../../src/queue/requests.ts';
 import { snapshotView } from '../support/snapshot-view.ts';
 import { recordBoundsSemantics } from '../contract/record-bounds.contract.ts';
 import { FakeClock } from '../contract/fixtures.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
 async function tempDir(t: TestContext): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'runlog-bounds-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await scratchDir(t, 'runlog-bounds-');
   return dir;
 }
 
@@ -66,7 +63,7 @@ describe('record bounds of the file log', () => {
     await queue.stop();
 
     const reopened = await open();
-    t.after(() => reopened.stop());
+    onCleanup(t, () => reopened.stop());
     assert.deepEqual(reopened.views().map(snapshotView), live);
     for (const [i, ticket] of submitted.entries()) {
       const entry = await reopened.entry('acme', ticket.entryId);

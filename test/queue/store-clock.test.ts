@@ -4,9 +4,6 @@
  * is the wall being stepped (only it moves).
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import { decodeEvent } from '../../src/events/codec.ts';
@@ -19,6 +16,7 @@ import { StoreClock } from '../../src/queue/store-clock.ts';
 import type { RunQueueOptions } from '../../src/queue/types.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
 import { assertReplayEqualsLive, refused } from '../contract/fixtures.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
 const HOUR = 3_600_000;
 const WORK = { tenant: 'acme', thread: 't1', agent: 'build', input: 'x' };
@@ -56,7 +54,7 @@ async function queueOn(t: TestContext, log?: EventLog, clocks = new Clocks(), op
     onWarning: (warning) => warnings.push(warning),
     ...options,
   });
-  t.after(() => queue.stop());
+  onCleanup(t, () => queue.stop());
   return { queue, log: theLog, clocks, warnings };
 }
 
@@ -247,7 +245,7 @@ describe('store clock: following the wall', () => {
       clock: clocks.wall,
       onWarning: (w) => warnings.push(w),
     });
-    t.after(() => queue.stop());
+    onCleanup(t, () => queue.stop());
     await queue.submit(WORK);
     assert.ok(await queue.take({ ...TAKE, holder: 'dead' }));
     clocks.wallMs -= 3 * HOUR;
@@ -260,8 +258,7 @@ describe('store clock: following the wall', () => {
 
 describe('store clock: restart after a backward step', () => {
   it('store time continues from the latest event and flows: a dead lease expires after its ttl', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'runlog-store-clock-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
+    const dir = await scratchDir(t, 'runlog-store-clock-');
     const first = new Clocks();
     const before = await openRunQueueOnLog(await openFileLog({ dir, partitions: 1 }), {
       clock: first.wall,
@@ -349,7 +346,7 @@ describe('store clock: bad clocks and options', () => {
   it('without onWarning, a step goes to process.emitWarning with code RUNLOG_CLOCK_STEP', async (t) => {
     const clocks = new Clocks();
     const queue = await openRunQueueOnLog(await openMemoryLog({ partitions: 1 }), { clock: clocks.wall, monotonicClock: clocks.monotonic });
-    t.after(() => queue.stop());
+    onCleanup(t, () => queue.stop());
     const warned = new Promise<Error & { code?: string }>((resolve) => process.once('warning', resolve));
     clocks.step(-HOUR);
     queue.now();

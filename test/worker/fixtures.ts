@@ -6,6 +6,7 @@ import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { Timers, WorkerEvent, WorkerOptions } from '../../src/worker/types.ts';
 import { Worker } from '../../src/worker/worker.ts';
 import { FakeClock } from '../contract/fixtures.ts';
+import { onCleanup } from '../support/cleanup.ts';
 
 /** A log that can be opened again on the same storage (to restart a queue on it). */
 export interface ReopenableLog {
@@ -113,12 +114,12 @@ export async function workerOn(
 ): Promise<WorkerFixture> {
   const runs: RunningWorker[] = [];
   const queues: RunQueue[] = [];
-  // After-hooks run in the order registered: workers and queues stop before openLog's own cleanup removes the files.
-  t.after(async () => {
+  const log = await openLog(options.partitions ?? 4, t);
+  // Cleanups run last-registered first: workers and queues stop before openLog's own cleanup removes the files.
+  onCleanup(t, async () => {
     await Promise.all(runs.map((run) => run.stop()));
     for (const queue of queues) await queue.stop();
   });
-  const log = await openLog(options.partitions ?? 4, t);
   const clock = new FakeClock();
   const open = async (): Promise<RunQueue> => {
     const queue = await openRunQueueOnLog(await log.open(), {

@@ -1,11 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { workerSemantics } from './worker.contract.ts';
+import { scratchDir } from '../support/cleanup.ts';
 
 workerSemantics('the file log', async (partitions, t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'runlog-worker-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await scratchDir(t, 'runlog-worker-');
   return { open: () => openFileLog({ dir, partitions }) };
 });

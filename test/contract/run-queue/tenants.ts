@@ -14,6 +14,7 @@ import { replayPartition } from '../../../src/projector/replay.ts';
 import * as decide from '../../../src/queue/decide.ts';
 import { openRunQueueOnLog } from '../../../src/queue/open-run-queue.ts';
 import { assertReplayEqualsLive, FakeClock, queueOn, refused, submitOf, type OpenLog } from '../fixtures.ts';
+import { onCleanup } from '../../support/cleanup.ts';
 
 const TTL = 30_000;
 const TOKEN_ID = /^\d+-[A-Za-z0-9_-]{22}$/;
@@ -125,7 +126,7 @@ export function runQueueTenants(name: string, openLog: OpenLog): void {
         [legacy(1), legacy(2)].map((event) => ({ key: recordKeyOf(event), value: encodeEvent(event) })),
       );
       const queue = await openRunQueueOnLog(log, { clock: clock.read });
-      t.after(() => queue.stop());
+      onCleanup(t, () => queue.stop());
       assert.equal((await queue.entry('acme', '0-1')).status, 'open');
       await assert.rejects(queue.entry('acme', '0-3'), { code: 'TicketNotFound' });
       const fresh = await queue.submit(submitOf('acme', 'new'));
