@@ -8,25 +8,12 @@ import { describe, it } from 'node:test';
 import type { RunlogEvent } from '../../src/events/types.ts';
 import { recordKeyOf } from '../../src/events/keys.ts';
 import { PartitionView } from '../../projections/partition-view.ts';
+import { submittedEvent } from '../support/submitted-event.ts';
 
 function lifecycle(seq: number, at: number): RunlogEvent[] {
   const ids = { tenant: 'acme', thread: `t${seq % 50}`, entryId: `0-${seq}` };
   return [
-    {
-      type: 'Submitted',
-      ...ids,
-      at,
-      seq,
-      agent: 'build',
-      input: new Uint8Array(0),
-      key: null,
-      strategy: 'enqueue',
-      priority: 0,
-      notBefore: null,
-      deadline: null,
-      maxAttempts: 10,
-      metadata: {},
-    },
+    submittedEvent({ ...ids, at, seq }),
     { type: 'Leased', ...ids, at, holder: 'w', epoch: 1, expiresAt: at + 60_000, deferredAttempts: 0 },
     { type: 'AttemptStarted', ...ids, at, runId: `run-${seq}`, attempt: 1, epoch: 1 },
     { type: 'Closed', ...ids, at, outcome: 'succeeded', result: null, error: null },

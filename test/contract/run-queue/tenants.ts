@@ -15,6 +15,7 @@ import * as decide from '../../../src/queue/decide.ts';
 import { openRunQueueOnLog } from '../../../src/queue/open-run-queue.ts';
 import { assertReplayEqualsLive, FakeClock, queueOn, refused, submitOf, type OpenLog } from '../fixtures.ts';
 import { onCleanup } from '../../support/cleanup.ts';
+import { submittedEvent } from '../../support/submitted-event.ts';
 
 const TTL = 30_000;
 const TOKEN_ID = /^\d+-[A-Za-z0-9_-]{22}$/;
@@ -104,23 +105,8 @@ export function runQueueTenants(name: string, openLog: OpenLog): void {
     it('a log of plain <partition>-<seq> ids: those entries keep their ids; only they read as issued once gone', async (t) => {
       const log = await openLog(1, t);
       const clock = new FakeClock();
-      const legacy = (seq: number): Submitted => ({
-        type: 'Submitted',
-        tenant: 'acme',
-        thread: 'old',
-        entryId: `0-${seq}`,
-        seq,
-        at: clock.nowMs,
-        agent: 'build',
-        input: new Uint8Array(0),
-        key: null,
-        strategy: 'enqueue',
-        priority: 0,
-        notBefore: null,
-        deadline: null,
-        maxAttempts: 10,
-        metadata: {},
-      });
+      const legacy = (seq: number): Submitted =>
+        submittedEvent({ tenant: 'acme', thread: 'old', entryId: `0-${seq}`, seq, at: clock.nowMs });
       await log.append(
         0,
         [legacy(1), legacy(2)].map((event) => ({ key: recordKeyOf(event), value: encodeEvent(event) })),

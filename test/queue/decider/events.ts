@@ -14,6 +14,7 @@ import type {
 } from '../../../src/events/types.ts';
 import { formatEntryId } from '../../../src/queue/entry-id.ts';
 import type { Lease } from '../../../src/queue/types.ts';
+import { submittedEvent } from '../../support/submitted-event.ts';
 
 export const T0 = 1_700_000_000_000;
 export const TTL = 1_000;
@@ -40,22 +41,7 @@ function ids(seq: number, place: Place = {}): { tenant: string; thread: string; 
 }
 
 export function submitted(seq: number, extra: Partial<Submitted> = {}): Submitted {
-  return {
-    type: 'Submitted',
-    ...ids(seq, extra),
-    at: T0,
-    seq,
-    agent: 'build',
-    input: new TextEncoder().encode('work'),
-    key: null,
-    strategy: 'enqueue',
-    priority: 0,
-    notBefore: null,
-    deadline: null,
-    maxAttempts: 10,
-    metadata: {},
-    ...extra,
-  };
+  return submittedEvent({ ...ids(seq, extra), at: T0, seq }, { input: new TextEncoder().encode('work'), ...extra });
 }
 
 export function leased(seq: number, extra: Partial<Leased> = {}): Leased {
