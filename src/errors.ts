@@ -2,7 +2,7 @@
  * The one error class of runlog. Callers test `code`, never the message;
  * messages name the offending value.
  */
-import { describe } from './validation/describe.ts';
+import { describe } from './describe.ts';
 
 export const ERROR_CODES = [
   'ThreadBusy',

@@ -1,7 +1,7 @@
 /** Bytes arguments (an input, a result): a Uint8Array or a UTF-8 string, bounded, copied. */
 import { invalidArgument } from '../errors.ts';
 import { isUint8Array } from './brand-checks.ts';
-import { describe } from './describe.ts';
+import { describe } from '../describe.ts';
 import { requireWellFormed } from './text.ts';
 
 const encoder = new TextEncoder();

@@ -9,11 +9,12 @@
  * call, and a library would be a dependency for about 200 lines (none can be added this
  * session, either).
  *
- * errors.ts sits below this index and imports describe.ts directly.
+ * describe() itself lives beside errors.ts (src/describe.ts), below this module: the error
+ * class describes a bad code with it, and this module re-exports it.
  */
 export { isAbortSignal, isArray, isUint8Array } from './brand-checks.ts';
 export { requireBytes } from './bytes.ts';
-export { describe } from './describe.ts';
+export { describe } from '../describe.ts';
 export { MAX_TIMER_MS, optionalInteger, requireInteger, requireTimerMs } from './numbers.ts';
 export { isPlainObject, optionalOptions, readArray, rejectUnknownKeys, requireObject } from './options-object.ts';
 export { requireStringMap } from './string-map.ts';

@@ -1,6 +1,6 @@
 /** Number arguments: integers within a range, timer durations. */
 import { invalidArgument } from '../errors.ts';
-import { describe } from './describe.ts';
+import { describe } from '../describe.ts';
 
 /** The longest a Node timer waits: a longer setTimeout/setInterval fires after 1 ms instead. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;

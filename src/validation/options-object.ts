@@ -12,7 +12,7 @@
  */
 import { isArray } from './brand-checks.ts';
 import { invalidArgument } from '../errors.ts';
-import { describe } from './describe.ts';
+import { describe } from '../describe.ts';
 
 /** The own properties of `value`, read once into a copy; `allowed` given: any other key is refused. */
 export function requireObject<K extends string>(name: string, value: unknown, allowed?: readonly K[]): Partial<Record<K, unknown>> {

@@ -1,6 +1,6 @@
 /** A map of strings argument (metadata). */
 import { invalidArgument } from '../errors.ts';
-import { describe } from './describe.ts';
+import { describe } from '../describe.ts';
 import { requireObject } from './options-object.ts';
 import { requireWellFormed } from './text.ts';
 

@@ -1,6 +1,6 @@
 /** Text arguments: names, free text, a choice among words, a path. Each must be well-formed, so UTF-8 stores it as given. */
 import { invalidArgument } from '../errors.ts';
-import { describe } from './describe.ts';
+import { describe } from '../describe.ts';
 import { readArray } from './options-object.ts';
 
 const MAX_NAME_LENGTH = 1024;

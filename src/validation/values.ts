@@ -1,7 +1,7 @@
 /** Arguments of other kinds: a signal, a function, a boolean; and how an option left out takes its default. */
 import { invalidArgument } from '../errors.ts';
 import { isAbortSignal } from './brand-checks.ts';
-import { describe } from './describe.ts';
+import { describe } from '../describe.ts';
 
 /**
  * An option's value, or `fallback` when it is left out (undefined). Not `??`: null is no

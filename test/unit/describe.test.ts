@@ -1,7 +1,7 @@
 /** The one describer of bad values: every kind of value reads as what it is, and nothing it is given can make it throw or run caller code. */
 import assert from 'node:assert/strict';
 import { describe as suite, it } from 'node:test';
-import { describe } from '../../src/validation/describe.ts';
+import { describe } from '../../src/describe.ts';
 
 class Order {
   amount = 42;

@@ -7,7 +7,7 @@
  * text of at most MAX_CHARS UTF-16 units.
  */
 import { inspect, types } from 'node:util';
-import { clipText, toWellFormed } from '../clip-text.ts';
+import { clipText, toWellFormed } from './clip-text.ts';
 
 const MAX_CHARS = 120;
 const MAX_STRING_CHARS = 80;
