@@ -168,8 +168,8 @@ export function isTakeable(view: PartitionView, entry: EntryState, now: number):
   return isFreeHead(view, entry, now) && (entry.notBefore === null || entry.notBefore <= now);
 }
 
-/** A lease holds the entry until it expires: at `expiresAt` it no longer does. */
-export function isLeased(entry: EntryState, now: number): boolean {
+/** A lease holds the entry until it expires: at `expiresAt` it no longer does. (The view's entry or a public Entry.) */
+export function isLeased(entry: { lease: { expiresAt: number } | null }, now: number): boolean {
   return entry.lease !== null && entry.lease.expiresAt > now;
 }
 

@@ -10,6 +10,7 @@
  */
 import { RunlogError } from '../errors.ts';
 import type { Entry } from '../queue/types.ts';
+import { isLeased } from '../queue/decide.ts';
 import { asError } from './failure.ts';
 import { runEntry, type RunContext, type RunReport } from './run-entry.ts';
 
@@ -29,7 +30,7 @@ export async function ensureFresh(
     const target = open.find((entry) => entry.agent === agent);
     if (target === undefined) return undefined;
     const head = open[0]!;
-    if (head.entryId === target.entryId && !heldNow(head, ctx.queue.now())) {
+    if (head.entryId === target.entryId && !isLeased(head, ctx.queue.now())) {
       const taken = await ctx.queue.takeEntry(tenant, target.entryId, { holder, ttlMs: ctx.options.leaseMs });
       if (taken !== null) settle(await runEntry(ctx, taken, signal), signal);
       continue;
@@ -37,10 +38,6 @@ export async function ensureFresh(
     const closed = await waitForChange(ctx, head, signal);
     if (closed?.entryId === target.entryId && closed.outcome === 'failed') throw parked(closed.entryId, closed.error);
   }
-}
-
-function heldNow(entry: Entry, now: number): boolean {
-  return entry.lease !== null && entry.lease.expiresAt > now;
 }
 
 /** Returns when the run succeeded or lost its lease (the loop looks again); throws otherwise. */
