@@ -3,6 +3,7 @@
  * is written (field limits by name, then the encoded record against the log's own limit),
  * and what is accepted reads back (replay equals live).
  */
+import { wrapLog } from '../support/wrap-log.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
@@ -15,11 +16,8 @@ import { onCleanup } from '../support/cleanup.ts';
 
 /** A real log that says its records may be at most `maxRecordBytes` (smaller than its own limit). */
 export function withRecordLimit(log: EventLog, maxRecordBytes: number): EventLog & { appends: number } {
-  const limited = {
-    kind: log.kind,
-    partitions: log.partitions,
+  const limited = wrapLog(log, {
     maxRecordBytes,
-    maxAppendBytes: log.maxAppendBytes,
     appends: 0,
     ...(log.appendsInFlight === undefined ? {} : { appendsInFlight: log.appendsInFlight }),
     ...(log.claim === undefined ? {} : { claim: (partition: number) => log.claim!(partition) }),
@@ -27,12 +25,7 @@ export function withRecordLimit(log: EventLog, maxRecordBytes: number): EventLog
       limited.appends++;
       return log.append(partition, records);
     },
-    read: (...args: Parameters<EventLog['read']>) => log.read(...args),
-    tail: (...args: Parameters<EventLog['tail']>) => log.tail(...args),
-    endOffset: (partition: number) => log.endOffset(partition),
-    compact: (partition: number) => log.compact(partition),
-    close: () => log.close(),
-  };
+  });
   return limited;
 }
 

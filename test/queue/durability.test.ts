@@ -10,6 +10,7 @@ import type { AppendRecord, EventLog } from '../../src/log/event-log.ts';
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { assertReplayEqualsLive, FakeClock, submitOf } from '../contract/fixtures.ts';
+import { wrapLog } from '../support/wrap-log.ts';
 
 /**
  * A real log whose appends wait for `open()` and can be made to fail. As EventLog's contract
@@ -48,20 +49,7 @@ class GatedLog {
       }
       return this.log.append(partition, records);
     };
-    const log = this.log;
-    return {
-      kind: log.kind,
-      partitions: log.partitions,
-      maxRecordBytes: log.maxRecordBytes,
-      maxAppendBytes: log.maxAppendBytes,
-      appendsInFlight: this.appendsInFlight,
-      append,
-      read: (partition, from, options) => log.read(partition, from, options),
-      tail: (partition, from, options) => log.tail(partition, from, options),
-      endOffset: (partition) => log.endOffset(partition),
-      compact: (partition) => log.compact(partition),
-      close: () => log.close(),
-    };
+    return wrapLog(this.log, { appendsInFlight: this.appendsInFlight, append });
   }
 }
 

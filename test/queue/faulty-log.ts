@@ -1,6 +1,7 @@
 /** A real log wrapped so that a test can make its appends or reads fail (faults by wrapping, never a fake). */
 import { RunlogError } from '../../src/errors.ts';
 import type { AppendRecord, EventLog, LogRecord } from '../../src/log/event-log.ts';
+import { wrapLog } from '../support/wrap-log.ts';
 
 export class FaultyLog {
   /** The next append fails: true for any partition, a number for that partition only. */
@@ -14,11 +15,7 @@ export class FaultyLog {
 
   wrap(): EventLog {
     const log = this.log;
-    return {
-      kind: log.kind,
-      partitions: log.partitions,
-      maxRecordBytes: log.maxRecordBytes,
-      maxAppendBytes: log.maxAppendBytes,
+    return wrapLog(log, {
       append: async (partition: number, records: readonly AppendRecord[]) => {
         if (this.failNextAppend === true || this.failNextAppend === partition) {
           this.failNextAppend = false;
@@ -26,16 +23,12 @@ export class FaultyLog {
         }
         return log.append(partition, records);
       },
-      read: (partition, from, options) => {
+      read: (partition: number, from: bigint, options?: Parameters<EventLog['read']>[2]) => {
         this.reads++;
         if (this.unreadable) return failing(new RunlogError('LogUnavailable', 'injected read failure: the log cannot be read'));
         return log.read(partition, from, options);
       },
-      tail: (partition, from, options) => log.tail(partition, from, options),
-      endOffset: (partition) => log.endOffset(partition),
-      compact: (partition) => log.compact(partition),
-      close: () => log.close(),
-    };
+    });
   }
 }
 
