@@ -29,7 +29,8 @@ export function withRecordLimit(log: EventLog, maxRecordBytes: number): EventLog
   return limited;
 }
 
-const says =
+/** An assertion for assert.rejects: InvalidArgument, its message naming every one of `parts`. */
+export const says =
   (...parts: string[]) =>
   (error: unknown): boolean => {
     assert.ok(isRunlogError(error, 'InvalidArgument'), `expected InvalidArgument, got ${String(error)}`);
