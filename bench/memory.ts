@@ -50,7 +50,7 @@ export async function memoryPerEntry(site: LogSite, count: number): Promise<Memo
     };
     await Promise.all(Array.from({ length: CALLERS }, caller));
     const after = await settledMemory();
-    const open = queue.metrics().open - 1;
+    const open = (await queue.metrics()).open - 1;
     if (open !== count) throw new Error(`expected ${count} open entries, found ${open}`);
     return {
       entries: count,

@@ -56,7 +56,7 @@ async function child(dir: string): Promise<void> {
   const stop = new AbortController();
   const runs = Array.from({ length: WORKERS }, () => startWorker(queue, stop.signal));
   await submitAll(queue, dir);
-  while (queue.metrics().open > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+  while ((await queue.metrics()).open > 0) await new Promise((resolve) => setTimeout(resolve, 200));
   stop.abort();
   await Promise.all(runs);
   await queue.stop();

@@ -24,6 +24,12 @@ export const ERROR_CODES = [
   'LogUnavailable',
   /** Another process holds the writer lock of an embedded log directory. */
   'Locked',
+  /** The service: no valid bearer token was presented (HTTP 401). */
+  'Unauthorized',
+  /** The service: the token does not allow this role or tenant (HTTP 403). */
+  'Forbidden',
+  /** The service failed in a way it did not expect; its log names the request (HTTP 500). */
+  'Internal',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

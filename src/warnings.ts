@@ -18,7 +18,7 @@ export type WarningListener = (warning: RunlogWarning) => void;
 export const emitProcessWarning: WarningListener = ({ code, message }) => process.emitWarning(message, { code });
 
 /**
- * Hands each warning to a listener and counts them by code (`queue.metrics().warnings`).
+ * Hands each warning to a listener and counts them by code (`(await queue.metrics()).warnings`).
  * A listener that throws (or, async, rejects) does not break what reported the warning:
  * the warning and the listener's failure go to process.emitWarning instead.
  */

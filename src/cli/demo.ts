@@ -63,7 +63,7 @@ async function main(): Promise<void> {
       console.log(`${entry.entryId}  ${entry.tenant}/${entry.thread}  ${entry.agent}: ${entry.outcome ?? entry.status}`);
       for (const item of await entryHistory(queue.log, ticket.tenant, ticket.entryId)) console.log(`   ${formatHistoryItem(item)}`);
     }
-    printMetrics(queue.metrics());
+    printMetrics(await queue.metrics());
     console.log(`\nState lives in ${DIR}; run \`npm start\` again to see it rebuilt from the log (rm -rf ${DIR} to start over).`);
   } finally {
     await queue.stop();
@@ -120,9 +120,9 @@ async function finish(queue: RunQueue, lease: Lease, entry: Entry, attempt: numb
 }
 
 /** Resolves when something becomes takeable (onWork), when a delay is due, or on abort. */
-function waitForWork(queue: RunQueue, signal: AbortSignal): Promise<void> {
+async function waitForWork(queue: RunQueue, signal: AbortSignal): Promise<void> {
+  const due = await queue.nextDueAt(AGENTS);
   return new Promise((resolve) => {
-    const due = queue.nextDueAt(AGENTS);
     const timer = setTimeout(done, due === null ? 1_000 : Math.max(1, due - queue.now()));
     const unsubscribe = queue.onWork(done);
     signal.addEventListener('abort', done, { once: true });

@@ -231,7 +231,7 @@ export class RunQueue implements RunQueueApi {
     return this.entry(tenant, entryId);
   }
 
-  nextDueAt(agents: readonly string[]): number | null {
+  async nextDueAt(agents: readonly string[]): Promise<number | null> {
     return this.#partitions.nextDueAt(requireNames('agents', agents));
   }
 
@@ -239,11 +239,11 @@ export class RunQueue implements RunQueueApi {
     return this.workListeners.add(listener);
   }
 
-  metrics(): QueueMetrics {
+  async metrics(): Promise<QueueMetrics> {
     return { ...this.#partitions.counters(), open: this.#partitions.openTotal(), warnings: this.warnings.counts() };
   }
 
-  health(): PartitionHealth[] {
+  async health(): Promise<PartitionHealth[]> {
     return this.#partitions.all.map((partition) => partition.health());
   }
 

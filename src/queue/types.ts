@@ -206,12 +206,12 @@ export interface RunQueueApi {
   /** Resolves with the closed entry; null when timeoutMs passes first; rejects when signal aborts. */
   awaitClosed(tenant: string, entryId: string, options?: AwaitOptions): Promise<Entry | null>;
   /** The earliest store-clock time something becomes takeable for these agents (delay, backoff, lease expiry), or null. */
-  nextDueAt(agents: readonly string[]): number | null;
+  nextDueAt(agents: readonly string[]): Promise<number | null>;
   /** Registers a listener called (synchronously, after durability) whenever an entry becomes takeable now. */
   onWork(listener: () => void): () => void;
-  metrics(): QueueMetrics;
+  metrics(): Promise<QueueMetrics>;
   /** Each partition's mode, and why one does not serve. */
-  health(): PartitionHealth[];
+  health(): Promise<PartitionHealth[]>;
   now(): number;
   stop(): Promise<void>;
 }

@@ -44,7 +44,7 @@ export class Pool {
       if (found === 'ran') continue;
       if (found === 'empty') this.emptyAt = Math.max(this.emptyAt, seen);
       this.onIdle();
-      await this.waker.wait(seen, found === 'empty' ? this.idleDelay() : this.ctx.options.pollMs, signal);
+      await this.waker.wait(seen, found === 'empty' ? await this.idleDelay() : this.ctx.options.pollMs, signal);
     }
   }
 
@@ -64,9 +64,13 @@ export class Pool {
     }
   }
 
-  /** Until the next entry of the pool's agents is due by the store clock, at most pollMs. */
-  private idleDelay(): number {
-    const dueAt = this.ctx.queue.nextDueAt(this.agents);
+  /**
+   * Until the next entry of the pool's agents is due by the store clock, at most pollMs.
+   * A queue that cannot answer (a remote one, unreachable) leaves it at pollMs: waiting is
+   * never the place to fail, the next take reports the trouble.
+   */
+  private async idleDelay(): Promise<number> {
+    const dueAt = await this.ctx.queue.nextDueAt(this.agents).catch(() => null);
     if (dueAt === null) return this.ctx.options.pollMs;
     return Math.min(this.ctx.options.pollMs, Math.max(1, dueAt - this.ctx.queue.now()));
   }

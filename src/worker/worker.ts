@@ -144,9 +144,11 @@ export class Worker {
   waitIdle(given?: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
       const signal = optionalSignal('waitIdle signal', given);
+      // Idleness asks the queue (nextDueAt), which may be remote: a check that resolves after
+      // the waiter finished is harmless (finishing twice settles the promise once).
       const check = (): void => {
-        if (signal?.aborted) finish(signal.reason);
-        else if (this.isIdle()) finish();
+        if (signal?.aborted) return finish(signal.reason);
+        this.isIdle().then((idle) => idle && finish(), finish);
       };
       const finish = (error?: unknown): void => {
         this.idleWaiters.delete(check);
@@ -194,11 +196,11 @@ export class Worker {
     }
   }
 
-  private isIdle(): boolean {
+  private async isIdle(): Promise<boolean> {
     if (this.outsideRuns > 0) return false;
     const agents = this.poolAgents();
     if (agents.length === 0) return true;
-    return this.pool !== null && this.pool.quiet() && this.queue.nextDueAt(agents) === null;
+    return this.pool !== null && this.pool.quiet() && (await this.queue.nextDueAt(agents)) === null;
   }
 
   private checkIdle(): void {

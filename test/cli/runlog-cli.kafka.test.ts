@@ -54,6 +54,6 @@ describe('runlog command line on Kafka', () => {
     const history = await runlog('history', 'acme', ticket.entryId, '--brokers', kafkaBrokers().join(','), '--topic', topic);
     assert.match(history.stdout, /Submitted .*input="charge"/);
     await queue.submit({ tenant: 'acme', thread: 'order-2', agent: 'billing', input: 'still the writer' });
-    assert.equal(queue.metrics().enqueued, 2);
+    assert.equal((await queue.metrics()).enqueued, 2);
   });
 });

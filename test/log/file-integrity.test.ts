@@ -323,8 +323,8 @@ describe('file log: reporting', () => {
       ['RUNLOG_TORN_TAIL'],
     );
     assert.match(warnings[0]!.message, /partition-0.*torn tail of 12 bytes/);
-    assert.deepEqual(queue.metrics().warnings, { RUNLOG_TORN_TAIL: 1 });
-    assert.equal(queue.metrics().enqueued, 1);
+    assert.deepEqual((await queue.metrics()).warnings, { RUNLOG_TORN_TAIL: 1 });
+    assert.equal((await queue.metrics()).enqueued, 1);
   });
 
   it('onWarning must be a function', async (t) => {

@@ -830,8 +830,8 @@ describe('bad arguments', () => {
     await queue.close(taken.lease, { status: 'succeeded' });
     clock.advance(1000);
     // Waits for the sweep's timer (1 ms) to fire and prune, or to fail: no timing is asserted.
-    while (queue.metrics().dropped === 0 && warnings.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    while ((await queue.metrics()).dropped === 0 && warnings.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
     assert.deepEqual(warnings, []);
-    assert.equal(queue.metrics().dropped, 1);
+    assert.equal((await queue.metrics()).dropped, 1);
   });
 });

@@ -65,7 +65,7 @@ describe('async listeners', () => {
       seen.map((warning) => [(warning as { code?: string }).code, warning.message]),
       [['RUNLOG_LISTENER', 'an onWork listener threw: Error: listener boom (onWarning threw: Error: warn boom)']],
     );
-    assert.deepEqual(queue.metrics().warnings, { RUNLOG_LISTENER: 1 });
+    assert.deepEqual((await queue.metrics()).warnings, { RUNLOG_LISTENER: 1 });
   });
 
   it("a file log's async onWarning that rejects does not fail the open nor escape", async (t) => {

@@ -43,6 +43,6 @@ describe('overdue sweep', () => {
     const second = await queue.expireOverdue();
     assert.equal(first + second, 1, 'the entry was never swept');
     assert.equal((await queue.entry('acme', ticket.entryId)).outcome, 'expired');
-    assert.equal(queue.metrics().open, 0);
+    assert.equal((await queue.metrics()).open, 0);
   });
 });

@@ -80,14 +80,14 @@ describe('a partition whose rebuild cannot succeed', () => {
     await assert.rejects(queue.submit(submitOf('acme', c!)), isWhyDown);
     assert.equal(faulty.reads, readsWhenDown, 'a partition down is not rebuilt again');
 
-    const [down, serving] = queue.health();
+    const [down, serving] = await queue.health();
     assert.equal(down!.mode, 'down');
     assert.ok(down!.error !== undefined && isWhyDown(down!.error));
     assert.deepEqual(serving, { partition: 1, mode: 'serving' });
     const reported = warnings.filter((w) => w.code === 'RUNLOG_PARTITION_DOWN');
     assert.equal(reported.length, 1, 'one warning: the partition went down');
     assert.match(reported[0]!.message, /partition 0[\s\S]*bad frame/);
-    assert.equal(queue.metrics().warnings.RUNLOG_PARTITION_DOWN, 1);
+    assert.equal((await queue.metrics()).warnings.RUNLOG_PARTITION_DOWN, 1);
 
     assert.equal((await queue.entry('acme', elsewhere.entryId)).status, 'open');
     assert.equal((await queue.submit(submitOf('acme', otherNext!))).created, true);

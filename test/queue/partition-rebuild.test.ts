@@ -72,14 +72,14 @@ describe('a failed command poisons nothing after it', () => {
     const reported = warnings.filter((w) => w.code === 'RUNLOG_PARTITION_DOWN');
     assert.ok(reported.length >= 2, `a warning per failed attempt, got ${reported.length}`);
     assert.ok(reported.every((w) => /partition 0[\s\S]*injected read failure/.test(w.message)));
-    const [rebuilding] = queue.health();
+    const [rebuilding] = await queue.health();
     assert.equal(rebuilding!.mode, 'rebuilding');
     assert.ok(isRunlogError(rebuilding!.error, 'LogUnavailable') && /injected read failure/.test(rebuilding!.error.message));
     faulty.unreadable = false;
     const next = await queue.submit(submitOf('acme', 't3'));
     assert.equal((await queue.entry('acme', next.entryId)).status, 'open');
     assert.equal((await queue.entry('acme', kept.entryId)).status, 'open');
-    assert.deepEqual(queue.health(), [{ partition: 0, mode: 'serving' }]);
+    assert.deepEqual(await queue.health(), [{ partition: 0, mode: 'serving' }]);
     await assertReplayEqualsLive(queue);
   });
 });

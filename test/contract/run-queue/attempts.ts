@@ -32,7 +32,7 @@ export function attemptsTests(openLog: OpenLog): void {
     await queue.submit(submitOf('acme', 't1'));
     const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
     await queue.yield(taken.lease, { kind: 'retry', error: 'boom', delayMs: 1000 });
-    assert.equal(queue.nextDueAt(['build']), clock.nowMs + 1000);
+    assert.equal(await queue.nextDueAt(['build']), clock.nowMs + 1000);
     clock.advance(999);
     assert.equal(await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }), null);
     clock.advance(1);

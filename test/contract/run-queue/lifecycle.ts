@@ -29,7 +29,7 @@ export function lifecycleTests(openLog: OpenLog): void {
     await queue.startAttempt(b.lease, 'r2');
     clock.advance(30);
     await queue.close(b.lease, { status: 'succeeded' });
-    const m = queue.metrics();
+    const m = await queue.metrics();
     assert.equal(m.enqueued, 2);
     assert.equal(m.retried, 1);
     assert.equal(m.succeeded, 1);

@@ -52,6 +52,6 @@ export function takeTests(openLog: OpenLog): void {
     clock.advance(10);
     assert.equal(await queue.expireOverdue(), 1);
     assert.equal((await queue.entry('acme', swept.entryId)).outcome, 'expired');
-    assert.equal(queue.metrics().expired, 2);
+    assert.equal((await queue.metrics()).expired, 2);
   });
 }

@@ -20,7 +20,7 @@ export function failureTests(openLog: OpenWorkerLog): void {
     for (const attempt of [1, 2]) {
       const retried = await events.next(ofType('retried', ticket.entryId));
       assert.equal('attempt' in retried && retried.attempt, attempt);
-      assert.equal(fx.queue.nextDueAt(['build']), fx.clock.nowMs + defaultBackoff(attempt));
+      assert.equal(await fx.queue.nextDueAt(['build']), fx.clock.nowMs + defaultBackoff(attempt));
       time.advance(defaultBackoff(attempt));
       worker.wake();
     }
@@ -76,7 +76,7 @@ export function failureTests(openLog: OpenWorkerLog): void {
     worker.handle('build', () => Promise.reject(new TypeError('nope')));
     const ticket = await fx.queue.submit(submitOf('acme', 't1'));
     assert.equal(await worker.runDue('build'), 1);
-    assert.equal(fx.queue.nextDueAt(['build']), fx.clock.nowMs + 7);
+    assert.equal(await fx.queue.nextDueAt(['build']), fx.clock.nowMs + 7);
     assert.equal(await worker.runDue('build'), 0, 'a retry waits for its backoff');
     time.advance(7);
     assert.equal(await worker.runDue('build'), 1);

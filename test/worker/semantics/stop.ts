@@ -41,7 +41,7 @@ export function stopTests(openLog: OpenWorkerLog): void {
     second.start();
     await second.worker.waitIdle();
     for (const ticket of tickets) assert.equal((await fx.queue.entry('acme', ticket.entryId)).outcome, 'succeeded');
-    assert.deepEqual([fx.queue.metrics().failed, fx.queue.metrics().retried], [0, 0]);
+    assert.deepEqual([(await fx.queue.metrics()).failed, (await fx.queue.metrics()).retried], [0, 0]);
   });
 
   it('attempts cut short by stops never park an entry, even with maxAttempts 1', async (t) => {
