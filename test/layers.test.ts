@@ -1,6 +1,7 @@
 /**
- * Dependencies point one way: events <- log <- projections <- projector <- queue <- worker <- cli
- * (and src/index.ts on top). Every relative import of src/ and projections/ (type-only and
+ * Dependencies point one way: events <- log <- projections <- projector <- queue <- worker <- wire
+ * <- client, server <- cli (and src/index.ts on top). The client and the server are one layer
+ * that must not import each other: both speak only the wire. Every relative import of src/ and projections/ (type-only and
  * dynamic ones too, as TypeScript's own pre-processor lists them) must name a file of its own
  * layer or of one below it. The files directly in src/ (errors, warnings, describe, ...) and any
  * folder of src/ not listed here are shared helpers beneath every layer: they import no layer.
@@ -22,6 +23,9 @@ const LAYERS: readonly [layer: string, prefix: string][] = [
   ['projector', 'src/projector/'],
   ['queue', 'src/queue/'],
   ['worker', 'src/worker/'],
+  ['wire', 'src/wire/'],
+  ['client', 'src/client/'],
+  ['server', 'src/server/'],
   ['cli', 'src/cli/'],
   ['index', 'src/index.ts'],
 ];
@@ -29,8 +33,18 @@ const LAYERS: readonly [layer: string, prefix: string][] = [
 const SHARED = { layer: 'shared', rank: -1 };
 
 function layerOf(path: string): { layer: string; rank: number } {
-  const rank = LAYERS.findIndex(([, prefix]) => path === prefix || path.startsWith(prefix));
-  return rank === -1 ? SHARED : { layer: LAYERS[rank]![0], rank };
+  const index = LAYERS.findIndex(([, prefix]) => path === prefix || path.startsWith(prefix));
+  if (index === -1) return SHARED;
+  const layer = LAYERS[index]![0];
+  return { layer, rank: SIDE_BY_SIDE.has(layer) ? LAYERS.findIndex(([name]) => name === 'client') : index };
+}
+
+/** Layers of one rank that must not import each other. */
+const SIDE_BY_SIDE: ReadonlySet<string> = new Set(['client', 'server']);
+
+function crossesSideways(from: string, to: string): boolean {
+  const [source, target] = [layerOf(from).layer, layerOf(to).layer];
+  return source !== target && SIDE_BY_SIDE.has(source) && SIDE_BY_SIDE.has(target);
 }
 
 /** `from -> to` for each import of `imports` (repository paths) that runs up the layers. */
@@ -40,7 +54,7 @@ function importsUp(imports: ReadonlyMap<string, readonly string[]>): string[] {
     const source = layerOf(from);
     for (const to of targets) {
       const target = layerOf(to);
-      if (target.rank > source.rank) found.push(`${from} (${source.layer}) -> ${to} (${target.layer})`);
+      if (target.rank > source.rank || crossesSideways(from, to)) found.push(`${from} (${source.layer}) -> ${to} (${target.layer})`);
     }
   }
   return found;
@@ -82,13 +96,19 @@ describe('layers', () => {
       ['projections/b.ts', ['src/queue/types.ts']],
       ['src/log/c.ts', ['src/worker/d.ts', 'src/errors.ts']],
       ['src/errors.ts', ['src/cli/e.ts']],
-      ['src/cli/e.ts', ['src/index.ts', 'src/queue/f.ts', 'src/describe.ts']],
+      ['src/cli/e.ts', ['src/index.ts', 'src/queue/f.ts', 'src/describe.ts', 'src/server/g.ts', 'src/client/h.ts']],
+      ['src/wire/i.ts', ['src/queue/types.ts', 'src/server/types.ts']],
+      ['src/server/g.ts', ['src/wire/i.ts', 'src/client/h.ts', 'src/server/j.ts']],
+      ['src/client/h.ts', ['src/wire/i.ts', 'src/server/g.ts', 'src/worker/k.ts']],
     ]);
     assert.deepEqual(importsUp(imports), [
       'projections/b.ts (projections) -> src/queue/types.ts (queue)',
       'src/log/c.ts (log) -> src/worker/d.ts (worker)',
       'src/errors.ts (shared) -> src/cli/e.ts (cli)',
       'src/cli/e.ts (cli) -> src/index.ts (index)',
+      'src/wire/i.ts (wire) -> src/server/types.ts (server)',
+      'src/server/g.ts (server) -> src/client/h.ts (client)',
+      'src/client/h.ts (client) -> src/server/g.ts (server)',
     ]);
     const source = [
       "import type { A } from './a.ts';",
@@ -107,8 +127,8 @@ describe('layers', () => {
     assert.deepEqual(importsUp(imports), []);
   });
 
-  it('projections/ imports nothing from src/queue/, src/worker/ or src/cli/', () => {
-    const above = /^src\/(queue|worker|cli)\//;
+  it('projections/ imports nothing from src/queue/ or above', () => {
+    const above = /^src\/(queue|worker|wire|client|server|cli)\//;
     const found = [...repositoryImports()]
       .filter(([from]) => from.startsWith('projections/'))
       .flatMap(([from, targets]) => targets.filter((to) => above.test(to)).map((to) => `${from} -> ${to}`));
