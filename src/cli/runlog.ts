@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * runlog's command line, for the people who must answer "what happened to this ticket":
  *

@@ -11,7 +11,7 @@ import { rabinFingerprintOf } from './rabin.ts';
 
 export const SCHEMA_NAMESPACE = 'runlog.events';
 
-/** Where the released schemas live (the repository's `schemas/`). */
+/** Where the released schemas live: the repository's `schemas/`, and the build's copy in `dist/schemas/` (scripts/build.mjs). */
 export const SCHEMA_DIR: URL = new URL('../../schemas/', import.meta.url);
 
 export interface AvroField {

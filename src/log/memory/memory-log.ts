@@ -5,7 +5,7 @@
  * so no caller can change the log by mutating a buffer.
  */
 import { RunlogError } from '../../errors.ts';
-import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
+import type { AppendRecord, EventLog, LogRecord, ReadOptions, RecordLimits, TailOptions } from '../event-log.ts';
 import { checkOffset, checkPartition, checkPartitionCount, checkReadOptions, checkRecords, checkTailOptions } from '../log-arguments.ts';
 import { FRAME_LIMITS } from '../file/frame.ts';
 import { AppendWaiters, tailRecords, type TailSource } from '../tail.ts';
@@ -15,7 +15,7 @@ export interface MemoryLogOptions {
 }
 
 /** The file log's limits: tests on the reference log meet what users meet on the default backend. */
-export const MEMORY_LOG_LIMITS = FRAME_LIMITS;
+export const MEMORY_LOG_LIMITS: RecordLimits = FRAME_LIMITS;
 
 interface Partition {
   records: LogRecord[];

@@ -1,0 +1,129 @@
+/**
+ * The package as a user gets it: `npm pack`, the tarball installed into a scratch project
+ * ("type": "module") from npm's cache, then, with plain `node` (no tsx) and a default `tsc --init`
+ * setup: the README's example and its Worker compiled and run, the `runlog` bin, an import from
+ * CommonJS. The tarball ships the build, the schemas, README and LICENSE only. One test: packing
+ * builds (tsc) and installing takes most of a minute.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { scratchDir } from '../support/cleanup.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const require = createRequire(import.meta.url);
+const TSC = require.resolve('typescript/bin/tsc');
+const TYPES_NODE_VERSION: string = require('@types/node/package.json').version;
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Variables `npm test` sets for its own package: a child npm must work out the scratch project's by itself. */
+function userEnv(): NodeJS.ProcessEnv {
+  const own = /^(npm_package_|npm_lifecycle_|npm_command$|npm_config_local_prefix$|INIT_CWD$)/i;
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !own.test(name)));
+}
+
+function run(command: string, args: string[], cwd: string): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env: userEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function succeeds(command: string, args: string[], cwd: string): Promise<string> {
+  const ran = await run(command, args, cwd);
+  assert.equal(ran.code, 0, `${command} ${args.join(' ')} exited ${ran.code}\n${ran.stdout}\n${ran.stderr}`);
+  return ran.stdout;
+}
+
+/** The README's code blocks: the library example (under "## Example") and the Worker's. */
+async function readmeExamples(): Promise<{ library: string; worker: string }> {
+  const blocks = [...(await readFile(join(root, 'README.md'), 'utf8')).matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  const library = blocks.find((block) => block.includes('openRunQueue({ log:'));
+  const worker = blocks.find((block) => block.includes('new Worker(queue'));
+  assert.ok(library !== undefined && worker !== undefined, 'README has the library example and the Worker example');
+  return { library, worker };
+}
+
+/** The README's Worker block, given a queue to work on and an entry to run to completion. */
+function workerProgram(readmeWorker: string): string {
+  return `import { openRunQueue } from 'runlog';
+const queue = await openRunQueue({ log: { kind: 'file', dir: './worker-data' } });
+${readmeWorker}
+const ticket = await queue.submit({ tenant: 'acme', thread: 'order-18', agent: 'billing', input: '{"amount":7}' });
+const closed = await queue.awaitClosed('acme', ticket.entryId, { timeoutMs: 30_000 });
+stop.abort();
+await running;
+console.log(closed?.outcome, Buffer.from(closed!.result!).toString('utf8'), worker.metrics().succeeded);
+// @ts-expect-error a tenant is a string: the package's types are checked, not any
+await queue.submit({ tenant: 17, thread: 't', agent: 'billing', input: '' }).catch((e: Error) => console.log(e.name));
+await queue.stop();
+`;
+}
+
+const FROM_COMMONJS = `const assert = require('node:assert/strict');
+assert.throws(() => require('runlog'), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' });
+import('runlog').then(({ openRunQueue, Worker }) => console.log(typeof openRunQueue, typeof Worker));
+`;
+
+function assertShipsOnly(files: readonly string[]): void {
+  for (const wanted of ['LICENSE', 'README.md', 'package.json', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/cli/runlog.js']) {
+    assert.ok(files.includes(wanted), `the tarball has ${wanted}`);
+  }
+  assert.ok(files.includes('dist/schemas/Submitted.v1.avsc'), 'the schemas, where src/events/schemas.js looks');
+  const stray = files.filter((f) => !['LICENSE', 'README.md', 'package.json'].includes(f) && !f.startsWith('dist/'));
+  assert.deepEqual(stray, [], 'nothing outside dist/ but README, LICENSE and package.json');
+  const sources = files.filter((f) => /(^|\/)(test|bench)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts')));
+  assert.deepEqual(sources, [], 'no tests, benchmarks or TypeScript sources');
+}
+
+it('the packed tarball installs into a scratch project and runs the README with plain node, its bin, tsc and CommonJS', async (t) => {
+  const dir = await scratchDir(t, 'runlog-package-');
+  const [packed] = JSON.parse(await succeeds('npm', ['pack', '--json', '--pack-destination', dir], root)) as [
+    { filename: string; files: { path: string }[] },
+  ];
+  assertShipsOnly(packed.files.map((f) => f.path));
+  const declarations = packed.files.filter((f) => f.path.endsWith('.d.ts'));
+  for (const { path } of declarations) {
+    const text = await readFile(join(root, path), 'utf8');
+    assert.doesNotMatch(text, /from ["']\.{1,2}\/[^"']*\.ts["']|import\(["'][^"']*\.ts["']\)/, `${path} names no .ts file`);
+  }
+
+  const app = join(dir, 'app');
+  await mkdir(app);
+  await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'scratch', private: true, type: 'module' }));
+  const tarball = join(dir, packed.filename);
+  await succeeds('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, `@types/node@${TYPES_NODE_VERSION}`], app);
+
+  // tsc --init's setup, with the Node.js settings its own comments advise (lib esnext, types node).
+  const { library, worker } = await readmeExamples();
+  await writeFile(join(app, 'example.ts'), library);
+  await writeFile(join(app, 'worker.ts'), workerProgram(worker));
+  await succeeds(process.execPath, [TSC, '--init'], app);
+  await succeeds(process.execPath, [TSC, '-p', '.', '--lib', 'esnext', '--types', 'node'], app);
+
+  const example = await succeeds(process.execPath, ['example.js'], app);
+  assert.match(example, /^succeeded charged 42\nclosed 1 null\n$/);
+  const ranWorker = await succeeds(process.execPath, ['worker.js'], app);
+  assert.match(ranWorker, /^succeeded charged 7 1\nRunlogError\n$/);
+
+  const bin = join(app, 'node_modules', '.bin', 'runlog');
+  const replay = await succeeds(bin, ['replay', '--dir', 'runlog-data'], app);
+  assert.match(replay, /1 entries \(0 open\)/);
+
+  await writeFile(join(app, 'commonjs.cjs'), FROM_COMMONJS);
+  assert.equal(await succeeds(process.execPath, ['commonjs.cjs'], app), 'function function\n');
+});
