@@ -56,21 +56,21 @@ function metadataOf(count: number, bytes: number): Record<string, string> {
 export function recordBoundsSemantics(name: string, openLog: OpenLog): void {
   describe(`record bounds on ${name}`, () => {
     it('metadata over its byte limit is refused, naming it and the limit, and nothing is written', async (t) => {
-      const { queue, log } = await queueOn(openLog, t, { partitions: 1 });
+      const { queue, log } = await queueOn({ openLog }, t, { partitions: 1 });
       const metadata = metadataOf(4, METADATA_LIMITS.maxBytes + 1);
       await refused(log, 'InvalidArgument', () => queue.submit(submitOf('acme', 't1', { metadata })));
       await assert.rejects(queue.submit(submitOf('acme', 't1', { metadata })), says('metadata', String(METADATA_LIMITS.maxBytes)));
     });
 
     it('metadata with more keys than the limit is refused, naming it and the limit, and nothing is written', async (t) => {
-      const { queue, log } = await queueOn(openLog, t, { partitions: 1 });
+      const { queue, log } = await queueOn({ openLog }, t, { partitions: 1 });
       const metadata = metadataOf(METADATA_LIMITS.maxKeys + 1, 2 * (METADATA_LIMITS.maxKeys + 1) * 6);
       await refused(log, 'InvalidArgument', () => queue.submit(submitOf('acme', 't1', { metadata })));
       await assert.rejects(queue.submit(submitOf('acme', 't1', { metadata })), says('metadata', String(METADATA_LIMITS.maxKeys)));
     });
 
     it('a submit with every field at its limit is accepted and reads back the same from the log', async (t) => {
-      const { queue } = await queueOn(openLog, t, { partitions: 1 });
+      const { local: queue } = await queueOn({ openLog }, t, { partitions: 1 });
       const long = (c: string): string => c.repeat(1024); // 3 bytes of UTF-8 each
       const request = {
         tenant: long('€'),

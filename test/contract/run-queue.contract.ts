@@ -1,13 +1,15 @@
 /**
  * The RunQueue contract, run on every log backend (memory, file, Kafka) from this one
  * source: a backend's spec calls `runQueueContract(name, openLog, { modelRuns })`, and
- * every area below (one file each under run-queue/) runs on it.
+ * every area below (one file each under run-queue/) runs on it. A backend may put a transport
+ * in front of the queue (`{ transport }`: the HTTP client and a server): the areas then call
+ * that, and read what only the queue's process sees (views, replay, sweep) from the queue.
  *
  * The semantics areas are decider style: given earlier commands, when a command, then the
  * events it appended or the refusal it answered (and then nothing written).
  */
 import { describe } from 'node:test';
-import type { OpenLog } from './fixtures.ts';
+import type { Backend, OpenLog, Transport } from './fixtures.ts';
 import { argumentsTests } from './run-queue/arguments.ts';
 import { attemptsTests } from './run-queue/attempts.ts';
 import { closeTests } from './run-queue/close.ts';
@@ -24,21 +26,26 @@ import { runQueueTenants } from './run-queue/tenants.ts';
 export interface RunQueueContractOptions {
   /** How many random schedules the model-based property runs (fewer on slower backends). */
   modelRuns: number;
+  /** What the suite calls: the RunQueue itself unless given (see Backend). */
+  transport?: Transport;
+  /** False over a transport whose concurrent calls may reach the queue in any order (see Backend.sameTick). */
+  sameTick?: boolean;
 }
 
 export function runQueueContract(name: string, openLog: OpenLog, options: RunQueueContractOptions): void {
+  const backend: Backend = { openLog, ...(options.transport ? { transport: options.transport } : {}), sameTick: options.sameTick ?? true };
   describe(`RunQueue semantics on ${name}`, () => {
-    submitTests(openLog);
-    takeTests(openLog);
-    leaseTests(openLog);
-    attemptsTests(openLog);
-    closeTests(openLog);
-    retentionTests(openLog);
-    argumentsTests(openLog);
-    lifecycleTests(openLog);
+    submitTests(backend);
+    takeTests(backend);
+    leaseTests(backend);
+    attemptsTests(backend);
+    closeTests(backend);
+    retentionTests(backend);
+    argumentsTests(backend);
+    lifecycleTests(backend);
   });
-  runQueueOwnedValues(name, openLog);
-  runQueueRaces(name, openLog);
-  runQueueTenants(name, openLog);
-  runQueueModelProperty(name, openLog, options.modelRuns);
+  runQueueOwnedValues(name, backend);
+  runQueueRaces(name, backend);
+  runQueueTenants(name, backend);
+  runQueueModelProperty(name, backend, options.modelRuns);
 }

@@ -1,11 +1,16 @@
-/** Helpers for worker suites: manual timers with the fake store clock, reopenable logs, event waits. */
+/**
+ * Helpers for worker suites: manual timers with the fake store clock, reopenable logs, event waits.
+ * Like the RunQueue suite's fixture, a backend may put a transport in front of the queue: the
+ * workers and the tests then call that (`queue`), and read the log through `local`.
+ */
 import type { TestContext } from 'node:test';
 import type { EventLog } from '../../src/log/event-log.ts';
 import { type RunQueue } from '../../src/queue/run-queue.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { Timers, WorkerEvent, WorkerOptions } from '../../src/worker/types.ts';
 import { Worker } from '../../src/worker/worker.ts';
-import { FakeClock } from '../contract/fixtures.ts';
+import { FakeClock, inProcess, type Transport, type Transported } from '../contract/fixtures.ts';
+import type { RunQueueApi } from '../../src/queue/types.ts';
 import { onCleanup } from '../support/cleanup.ts';
 
 /** A log that can be opened again on the same storage (to restart a queue on it). */
@@ -14,6 +19,12 @@ export interface ReopenableLog {
 }
 
 export type OpenWorkerLog = (partitions: number, t: TestContext) => Promise<ReopenableLog>;
+
+/** A backend of the worker suite: its log, and what the workers call (the RunQueue itself unless given). */
+export interface WorkerBackend {
+  openLog: OpenWorkerLog;
+  transport?: Transport;
+}
 
 /** Timers that fire only when advanced: fake real time. */
 export class ManualTimers implements Timers {
@@ -93,13 +104,16 @@ export const ofType = (type: WorkerEvent['type'], entryId?: string) => (event: W
   event.type === type && (entryId === undefined || ('entryId' in event && event.entryId === entryId));
 
 export interface WorkerFixture {
-  queue: RunQueue;
+  /** The API the workers and the test call: the RunQueue itself in process, or the transport in front of it. */
+  queue: RunQueueApi;
+  /** The RunQueue in this process (its log, views). */
+  local: RunQueue;
   log: ReopenableLog;
   clock: FakeClock;
   /** Opens a worker with its own manual timers and event recorder, stopped after the test. */
   worker(options?: WorkerOptions): { worker: Worker; time: FakeTime; events: EventRecorder; start(): RunningWorker };
-  /** Stops the queue and opens a new one on the same log, at the same store time. */
-  reopen(): Promise<RunQueue>;
+  /** Stops the queue (and its transport) and opens a new one on the same log, at the same store time. */
+  reopen(): Promise<RunQueueApi>;
 }
 
 export interface RunningWorker {
@@ -108,29 +122,33 @@ export interface RunningWorker {
 }
 
 export async function workerOn(
-  openLog: OpenWorkerLog,
+  backend: WorkerBackend,
   t: TestContext,
   options: { partitions?: number; maxInputBytes?: number } = {},
 ): Promise<WorkerFixture> {
   const runs: RunningWorker[] = [];
-  const queues: RunQueue[] = [];
-  const log = await openLog(options.partitions ?? 4, t);
-  // Cleanups run last-registered first: workers and queues stop before openLog's own cleanup removes the files.
+  const opened: { local: RunQueue; transported?: Transported }[] = [];
+  const log = await backend.openLog(options.partitions ?? 4, t);
+  // Cleanups run last-registered first: workers, transports and queues stop before openLog's own cleanup removes the files.
   onCleanup(t, async () => {
     await Promise.all(runs.map((run) => run.stop()));
-    for (const queue of queues) await queue.stop();
+    for (const { local, transported } of opened) await stopBoth(local, transported);
   });
   const clock = new FakeClock();
-  const open = async (): Promise<RunQueue> => {
-    const queue = await openRunQueueOnLog(await log.open(), {
+  const open = async (): Promise<{ local: RunQueue; queue: RunQueueApi }> => {
+    const local = await openRunQueueOnLog(await log.open(), {
       clock: clock.read,
       ...(options.maxInputBytes ? { maxInputBytes: options.maxInputBytes } : {}),
     });
-    queues.push(queue);
-    return queue;
+    const item: { local: RunQueue; transported?: Transported } = { local };
+    opened.push(item);
+    item.transported = await (backend.transport ?? inProcess)(local, clock);
+    return { local, queue: item.transported.queue };
   };
+  const first = await open();
   const fixture: WorkerFixture = {
-    queue: await open(),
+    queue: first.queue,
+    local: first.local,
     log,
     clock,
     worker(workerOptions = {}) {
@@ -150,12 +168,24 @@ export async function workerOn(
       };
     },
     async reopen() {
-      await fixture.queue.stop();
-      fixture.queue = await open();
+      const current = opened.at(-1)!;
+      await stopBoth(current.local, current.transported);
+      const next = await open();
+      fixture.queue = next.queue;
+      fixture.local = next.local;
       return fixture.queue;
     },
   };
   return fixture;
+}
+
+/** Takes the transport down, then stops the queue (each once: stopping again is a no-op). */
+async function stopBoth(local: RunQueue, transported: Transported | undefined): Promise<void> {
+  try {
+    await transported?.close();
+  } finally {
+    await local.stop();
+  }
 }
 
 function start(worker: Worker): RunningWorker {

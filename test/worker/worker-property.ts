@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import type { HandlerContext } from '../../src/worker/types.ts';
 import type { Worker } from '../../src/worker/worker.ts';
 import { allEvents, submitOf } from '../contract/fixtures.ts';
-import { deferred, turns, workerOn, type OpenWorkerLog, type RunningWorker, type WorkerFixture } from './fixtures.ts';
+import { deferred, turns, workerOn, type WorkerBackend, type RunningWorker, type WorkerFixture } from './fixtures.ts';
 
 type Action =
   | { kind: 'submit'; thread: number }
@@ -82,7 +82,7 @@ async function drain(workers: { worker: Worker }[], observed: Observed): Promise
 
 async function check(fx: WorkerFixture, observed: Observed, submitted: Map<string, number>): Promise<void> {
   assert.deepEqual(observed.violations, []);
-  const events = await allEvents(fx.queue.log);
+  const events = await allEvents(fx.local.log);
   const closes = new Map<string, number>();
   for (const event of events) if (event.type === 'Closed') closes.set(event.entryId, (closes.get(event.entryId) ?? 0) + 1);
   const submissions = events.filter((event) => event.type === 'Submitted');
@@ -101,13 +101,13 @@ async function check(fx: WorkerFixture, observed: Observed, submitted: Map<strin
   }
 }
 
-export async function perThreadProperty(openLog: OpenWorkerLog, numRuns = 15): Promise<void> {
+export async function perThreadProperty(backend: WorkerBackend, numRuns = 15): Promise<void> {
   await fc.assert(
     fc.asyncProperty(fc.array(actionArb, { minLength: 1, maxLength: 30 }), async (actions) => {
       const hooks: (() => Promise<void> | void)[] = [];
       const scope = { after: (hook: () => Promise<void> | void) => void hooks.push(hook) } as unknown as TestContext;
       try {
-        const fx = await workerOn(openLog, scope);
+        const fx = await workerOn(backend, scope);
         const observed = new Observed();
         const workers = [startWorker(fx, observed), startWorker(fx, observed)];
         const submitted = new Map<string, number>();

@@ -1,11 +1,11 @@
 /** RunQueue contract, bad arguments: InvalidArgument naming the value, and nothing written. */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { queueOn, refused, submitOf, type OpenLog } from '../fixtures.ts';
+import { queueOn, refused, submitOf, type Backend } from '../fixtures.ts';
 
-export function argumentsTests(openLog: OpenLog): void {
+export function argumentsTests(backend: Backend): void {
   it('bad input is InvalidArgument naming the value, and writes nothing', async (t) => {
-    const { queue, log } = await queueOn(openLog, t, { maxInputBytes: 1024 });
+    const { queue, log } = await queueOn(backend, t, { maxInputBytes: 1024 });
     const bad: [string, () => Promise<unknown>][] = [
       ['tenant', () => queue.submit({ thread: 't', agent: 'a', input: 'x' } as never)],
       ['oversized', () => queue.submit(submitOf('acme', 't', { input: new Uint8Array(2048) }))],

@@ -1,13 +1,13 @@
 /** RunQueue contract, attempts: startAttempt and run ids, retry and defer yields, deferred attempts. */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { assertReplayEqualsLive, eventsOf, queueOn, refused, submitOf, type OpenLog } from '../fixtures.ts';
+import { assertReplayEqualsLive, eventsOf, queueOn, refused, submitOf, type Backend } from '../fixtures.ts';
 
 const TTL = 30_000;
 
-export function attemptsTests(openLog: OpenLog): void {
+export function attemptsTests(backend: Backend): void {
   it('startAttempt records the attempt; a run id names at most one run on its thread (RunIdReused)', async (t) => {
-    const { queue, log } = await queueOn(openLog, t);
+    const { queue, log } = await queueOn(backend, t);
     await queue.submit(submitOf('acme', 't1'));
     await queue.submit(submitOf('acme', 't1'));
     const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
@@ -28,7 +28,7 @@ export function attemptsTests(openLog: OpenLog): void {
   });
 
   it('a retry yield delays the entry by delayMs on the store clock; a defer yield makes it takeable at once', async (t) => {
-    const { queue, clock } = await queueOn(openLog, t);
+    const { queue, clock } = await queueOn(backend, t);
     await queue.submit(submitOf('acme', 't1'));
     const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
     await queue.yield(taken.lease, { kind: 'retry', error: 'boom', delayMs: 1000 });
@@ -42,7 +42,7 @@ export function attemptsTests(openLog: OpenLog): void {
   });
 
   it('an attempt handed back unfinished (defer after startAttempt) is counted as deferred, a retry is not', async (t) => {
-    const { queue } = await queueOn(openLog, t);
+    const { queue, local } = await queueOn(backend, t);
     const ticket = await queue.submit(submitOf('acme', 't1'));
     const take = async () => (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!.lease;
     let lease = await take();
@@ -57,6 +57,6 @@ export function attemptsTests(openLog: OpenLog): void {
     const entry = await queue.entry('acme', ticket.entryId);
     assert.equal(entry.attempts.length, 2);
     assert.equal(entry.deferredAttempts, 1);
-    await assertReplayEqualsLive(queue);
+    await assertReplayEqualsLive(local);
   });
 }

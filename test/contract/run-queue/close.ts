@@ -1,13 +1,13 @@
 /** RunQueue contract, closing: a closed entry refuses everything, cancel, deleteThread, awaitClosed. */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { queueOn, refused, submitOf, type OpenLog } from '../fixtures.ts';
+import { queueOn, refused, submitOf, type Backend } from '../fixtures.ts';
 
 const TTL = 30_000;
 
-export function closeTests(openLog: OpenLog): void {
+export function closeTests(backend: Backend): void {
   it('anything on a closed entry is EntryClosed', async (t) => {
-    const { queue, log } = await queueOn(openLog, t);
+    const { queue, log } = await queueOn(backend, t);
     const ticket = await queue.submit(submitOf('acme', 't1'));
     const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
     const closed = await queue.close(taken.lease, { status: 'succeeded', result: 'done' });
@@ -21,7 +21,7 @@ export function closeTests(openLog: OpenLog): void {
   });
 
   it('cancel closes an open entry cancelled; the running lease stops being current', async (t) => {
-    const { queue, log } = await queueOn(openLog, t);
+    const { queue, log } = await queueOn(backend, t);
     const ticket = await queue.submit(submitOf('acme', 't1'));
     const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
     const cancelled = await queue.cancel('acme', ticket.entryId, 'not needed');
@@ -32,7 +32,7 @@ export function closeTests(openLog: OpenLog): void {
   });
 
   it('deleteThread closes every open entry of the thread', async (t) => {
-    const { queue } = await queueOn(openLog, t);
+    const { queue } = await queueOn(backend, t);
     const a = await queue.submit(submitOf('acme', 't1'));
     await queue.submit(submitOf('acme', 't1'));
     await queue.submit(submitOf('acme', 't2'));
@@ -44,7 +44,7 @@ export function closeTests(openLog: OpenLog): void {
   });
 
   it('awaitClosed is woken by the close, and answers null on timeout', async (t) => {
-    const { queue } = await queueOn(openLog, t);
+    const { queue } = await queueOn(backend, t);
     const ticket = await queue.submit(submitOf('acme', 't1'));
     assert.equal(await queue.awaitClosed('acme', ticket.entryId, { timeoutMs: 5 }), null);
     const waiting = queue.awaitClosed('acme', ticket.entryId);

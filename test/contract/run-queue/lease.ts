@@ -1,13 +1,13 @@
 /** RunQueue contract, leases: expiry by the store clock, and what a stale lease is answered. */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { eventsOf, queueOn, refused, submitOf, type OpenLog } from '../fixtures.ts';
+import { eventsOf, queueOn, refused, submitOf, type Backend } from '../fixtures.ts';
 
 const TTL = 30_000;
 
-export function leaseTests(openLog: OpenLog): void {
+export function leaseTests(backend: Backend): void {
   it('an expired lease is takeable again by the store clock; the stale lease is then refused, and ignored on yield', async (t) => {
-    const { queue, log, clock } = await queueOn(openLog, t);
+    const { queue, log, clock } = await queueOn(backend, t);
     await queue.submit(submitOf('acme', 't1'));
     const first = (await queue.take({ agents: ['build'], holder: 'w1', ttlMs: TTL }))!;
     assert.equal(first.lease.epoch, 1);

@@ -1,13 +1,13 @@
 /** RunQueue contract, the queue as a whole: Stopped after stop, metrics, replay equals live. */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { assertReplayEqualsLive, queueOn, submitOf, type OpenLog } from '../fixtures.ts';
+import { assertReplayEqualsLive, queueOn, submitOf, type Backend } from '../fixtures.ts';
 
 const TTL = 30_000;
 
-export function lifecycleTests(openLog: OpenLog): void {
+export function lifecycleTests(backend: Backend): void {
   it('Stopped after stop', async (t) => {
-    const { queue } = await queueOn(openLog, t);
+    const { queue } = await queueOn(backend, t);
     const ticket = await queue.submit(submitOf('acme', 't1'));
     await queue.stop();
     await assert.rejects(queue.submit(submitOf('acme', 't1')), { code: 'Stopped' });
@@ -16,7 +16,7 @@ export function lifecycleTests(openLog: OpenLog): void {
   });
 
   it('metrics count the lifecycle; replay of the log equals the live view', async (t) => {
-    const { queue, clock } = await queueOn(openLog, t);
+    const { queue, local, clock } = await queueOn(backend, t);
     await queue.submit(submitOf('acme', 't1'));
     await queue.submit(submitOf('acme', 't2'));
     clock.advance(50);
@@ -36,6 +36,6 @@ export function lifecycleTests(openLog: OpenLog): void {
     assert.equal(m.processed, 2);
     assert.equal(m.open, 1);
     assert.equal(m.maxExecMs, 30);
-    await assertReplayEqualsLive(queue);
+    await assertReplayEqualsLive(local);
   });
 }

@@ -17,10 +17,10 @@ import { isRunlogError } from '../../../src/errors.ts';
 import { decodeEvent } from '../../../src/events/codec.ts';
 import { parseEntryId } from '../../../src/queue/entry-id.ts';
 import type { RunQueue } from '../../../src/queue/run-queue.ts';
-import type { Lease, Taken } from '../../../src/queue/types.ts';
+import type { Lease, RunQueueApi, Taken } from '../../../src/queue/types.ts';
 import { PartitionView } from '../../../projections/partition-view.ts';
 import { snapshotView } from '../../support/snapshot-view.ts';
-import { assertReplayEqualsLive, queueOn, type FakeClock, type OpenLog } from '../fixtures.ts';
+import { assertReplayEqualsLive, queueOn, type FakeClock, type Backend } from '../fixtures.ts';
 import { QueueModel, type ModelAnswer, type ModelEntry } from './queue-model.ts';
 
 const PARTITIONS = 3;
@@ -88,14 +88,17 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('prune' as const), ...retention }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('sweep' as const), ...retention }) },
 );
+const oneCommandTick = fc.array(commandArb, { minLength: 1, maxLength: 1 });
 /** Mostly ticks of one command (one after another), often several at once. */
 const tickArb = fc.oneof(
-  { weight: 2, arbitrary: fc.array(commandArb, { minLength: 1, maxLength: 1 }) },
+  { weight: 2, arbitrary: oneCommandTick },
   { weight: 3, arbitrary: fc.array(commandArb, { minLength: 2, maxLength: 5 }) },
 );
 
 interface World {
-  queue: RunQueue;
+  queue: RunQueueApi;
+  /** The RunQueue itself (the same object in process): sweep, and its views for replay. */
+  local: RunQueue;
   clock: FakeClock;
   model: QueueModel;
   leases: Lease[];
@@ -122,7 +125,7 @@ async function answer(action: () => Promise<unknown>): Promise<ModelAnswer> {
 
 /** Calls the command on the queue (not awaited) and decides it in the model; null when it has nothing to act on. */
 function issue(world: World, command: Command): Issued | null {
-  const { queue, clock, model, leases, entryIds } = world;
+  const { queue, local, clock, model, leases, entryIds } = world;
   const now = clock.nowMs;
   const lease = 'lease' in command ? leases[command.lease % Math.max(leases.length, 1)] : undefined;
   const entryId = 'entry' in command ? entryIds[command.entry % Math.max(entryIds.length, 1)] : undefined;
@@ -214,7 +217,7 @@ function issue(world: World, command: Command): Issued | null {
       );
     case 'sweep':
       return issued(
-        () => queue.sweep({ ticketLifetimeMs: command.lifetimeMs, limit: command.limit }),
+        () => local.sweep({ ticketLifetimeMs: command.lifetimeMs, limit: command.limit }),
         () => {
           const pruned = model.prune(command.lifetimeMs, command.limit, now);
           return 'ok' in pruned ? { ok: { expired: 0, pruned: pruned.ok } } : pruned;
@@ -271,7 +274,7 @@ async function runTick(world: World, tick: readonly Command[]): Promise<void> {
   // Await every answer before comparing any (a failed comparison must not leave calls running).
   await Promise.allSettled(issued.map((item) => item.real));
   for (const item of issued) await settle(world, item);
-  if (issued.length > 1) await assertReplayEqualsLive(world.queue);
+  if (issued.length > 1) await assertReplayEqualsLive(world.local);
 }
 
 /** Folding every record twice must give the same view as folding it once. */
@@ -287,22 +290,26 @@ async function assertIdempotentFold(queue: RunQueue): Promise<void> {
   }
 }
 
-export function runQueueModelProperty(name: string, openLog: OpenLog, numRuns: number): void {
+export function runQueueModelProperty(name: string, backend: Backend, numRuns: number): void {
+  // Several commands in a tick are decided in call order only in process (Backend.sameTick).
+  const sameTick = backend.sameTick ?? true;
+  const title = sameTick ? 'several commands in a tick' : 'one command at a time';
   describe(`RunQueue model-based property on ${name}`, () => {
-    it('random schedules, several commands in a tick: the queue agrees with the model, and replay equals the live view', async (t: TestContext) => {
+    it(`random schedules, ${title}: the queue agrees with the model, and replay equals the live view`, async (t: TestContext) => {
       await fc.assert(
-        fc.asyncProperty(fc.array(tickArb, { minLength: 1, maxLength: 30 }), async (ticks) => {
-          const { queue, clock } = await queueOn(openLog, t, { partitions: PARTITIONS });
-          const world: World = { queue, clock, model: new QueueModel(PARTITIONS), leases: [], entryIds: [] };
+        fc.asyncProperty(fc.array(sameTick ? tickArb : oneCommandTick, { minLength: 1, maxLength: 30 }), async (ticks) => {
+          const fixture = await queueOn(backend, t, { partitions: PARTITIONS });
+          const { queue, local, clock } = fixture;
+          const world: World = { queue, local, clock, model: new QueueModel(PARTITIONS), leases: [], entryIds: [] };
           try {
             for (const tick of ticks) await runTick(world, tick);
-            await assertReplayEqualsLive(queue);
-            await assertIdempotentFold(queue);
+            await assertReplayEqualsLive(local);
+            await assertIdempotentFold(local);
           } catch (error) {
             if (process.env.DEBUG_PROPERTY) console.error(error);
             throw error;
           } finally {
-            await queue.stop();
+            await fixture.stop();
           }
         }),
         { numRuns },

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Entry } from '../../../src/queue/types.ts';
-import { assertReplayEqualsLive, queueOn, submitOf, type OpenLog } from '../fixtures.ts';
+import { assertReplayEqualsLive, queueOn, submitOf, type Backend } from '../fixtures.ts';
 
 const TTL = 30_000;
 const text = (bytes: Uint8Array | null): string | null => (bytes === null ? null : new TextDecoder().decode(bytes));
@@ -23,10 +23,10 @@ function scribble(entry: Entry): void {
   if (entry.lease !== null) entry.lease.thread = 'changed';
 }
 
-export function runQueueOwnedValues(name: string, openLog: OpenLog): void {
+export function runQueueOwnedValues(name: string, backend: Backend): void {
   describe(`RunQueue values are owned on ${name}`, () => {
     it('changing what entry() and take() answered changes nothing: reads, an idempotent resubmit, replay', async (t) => {
-      const { queue } = await queueOn(openLog, t);
+      const { queue, local } = await queueOn(backend, t);
       const request = submitOf('acme', 't1', { key: 'k1', input: 'original input', metadata: { a: 'b' } });
       const ticket = await queue.submit(request);
       scribble(await queue.entry('acme', ticket.entryId));
@@ -40,11 +40,11 @@ export function runQueueOwnedValues(name: string, openLog: OpenLog): void {
       assert.equal(entry.lease!.holder, 'w');
       const again = await queue.submit(request);
       assert.deepEqual([again.entryId, again.created], [ticket.entryId, false]);
-      await assertReplayEqualsLive(queue);
+      await assertReplayEqualsLive(local);
     });
 
     it('changing what the caller passed in after the call changes nothing (input, metadata, result)', async (t) => {
-      const { queue } = await queueOn(openLog, t);
+      const { queue, local } = await queueOn(backend, t);
       const input = new TextEncoder().encode('the input bytes');
       const metadata = { trace: 'abc' };
       const ticket = await queue.submit(submitOf('acme', 't1', { input, metadata }));
@@ -59,11 +59,11 @@ export function runQueueOwnedValues(name: string, openLog: OpenLog): void {
       assert.equal(text(entry.input), 'the input bytes');
       assert.deepEqual(entry.metadata, { trace: 'abc' });
       assert.equal(text(entry.result), 'the result');
-      await assertReplayEqualsLive(queue);
+      await assertReplayEqualsLive(local);
     });
 
     it('changing what close(), cancel(), startAttempt(), extend() and openEntries() answered changes nothing', async (t) => {
-      const { queue } = await queueOn(openLog, t);
+      const { queue, local } = await queueOn(backend, t);
       const ticket = await queue.submit(submitOf('acme', 't1', { input: 'one', metadata: { m: '1' } }));
       const other = await queue.submit(submitOf('acme', 't1', { input: 'two' }));
       const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
@@ -85,11 +85,11 @@ export function runQueueOwnedValues(name: string, openLog: OpenLog): void {
         ['run-1'],
       );
       assert.equal(text((await queue.entry('acme', other.entryId)).input), 'two');
-      await assertReplayEqualsLive(queue);
+      await assertReplayEqualsLive(local);
     });
 
     it('every awaitClosed waiter gets an entry of its own', async (t) => {
-      const { queue } = await queueOn(openLog, t);
+      const { queue, local } = await queueOn(backend, t);
       const ticket = await queue.submit(submitOf('acme', 't1', { input: 'shared?', metadata: { m: '1' } }));
       const waiters = Array.from({ length: 1000 }, () => queue.awaitClosed('acme', ticket.entryId));
       const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
@@ -108,7 +108,7 @@ export function runQueueOwnedValues(name: string, openLog: OpenLog): void {
         );
       }
       assert.equal(text((await queue.entry('acme', ticket.entryId)).result), 'out');
-      await assertReplayEqualsLive(queue);
+      await assertReplayEqualsLive(local);
     });
   });
 }

@@ -1,13 +1,13 @@
 /** RunQueue contract, retention: tickets of pruned entries, prune, ids never reused, the retention sweep. */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { assertReplayEqualsLive, queueOn, submitOf, type OpenLog } from '../fixtures.ts';
+import { assertReplayEqualsLive, queueOn, submitOf, type Backend } from '../fixtures.ts';
 
 const TTL = 30_000;
 
-export function retentionTests(openLog: OpenLog): void {
+export function retentionTests(backend: Backend): void {
   it("TicketExpired for a pruned entry and for another tenant's; TicketNotFound for never issued or forged ids", async (t) => {
-    const { queue, clock } = await queueOn(openLog, t);
+    const { queue, clock } = await queueOn(backend, t);
     const ticket = await queue.submit(submitOf('acme', 't1'));
     await assert.rejects(queue.entry('globex', ticket.entryId), { code: 'TicketExpired' });
     for (const forged of ['0-999999', 'nonsense', '99-1', '', '1-0', '01-1']) {
@@ -22,7 +22,7 @@ export function retentionTests(openLog: OpenLog): void {
   });
 
   it('prune removes only closed entries, oldest close first, up to limit, after their lifetime', async (t) => {
-    const { queue, clock } = await queueOn(openLog, t);
+    const { queue, local, clock } = await queueOn(backend, t);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await queue.submit(submitOf('acme', `t${i}`))).entryId);
     const closedOrder: string[] = [];
@@ -40,34 +40,34 @@ export function retentionTests(openLog: OpenLog): void {
     assert.equal(await queue.prune(0, 100), 2);
     const open = ids.filter((id) => !closedOrder.includes(id));
     assert.equal((await queue.entry('acme', open[0]!)).status, 'open');
-    await assertReplayEqualsLive(queue);
+    await assertReplayEqualsLive(local);
   });
 
   it('ticket ids are never reused after every entry is pruned and compacted away', async (t) => {
-    const { queue, log } = await queueOn(openLog, t, { partitions: 1 });
+    const { queue, local, log } = await queueOn(backend, t, { partitions: 1 });
     const old = await queue.submit(submitOf('acme', 't1'));
     const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
     await queue.close(taken.lease, { status: 'succeeded' });
     await queue.prune(0, 10);
     await log.compact(0);
-    await assertReplayEqualsLive(queue);
+    await assertReplayEqualsLive(local);
     const fresh = await queue.submit(submitOf('acme', 't1'));
     assert.notEqual(fresh.entryId, old.entryId);
     await assert.rejects(queue.entry('acme', old.entryId), { code: 'TicketExpired' });
   });
 
   it('a retention sweep expires overdue entries and prunes closed ones past their lifetime', async (t) => {
-    const { queue, clock } = await queueOn(openLog, t);
+    const { queue, local, clock } = await queueOn(backend, t);
     const doomed = await queue.submit(submitOf('acme', 'a', { agent: 'report', deadline: clock.nowMs + 5 }));
     const done = await queue.submit(submitOf('acme', 'b'));
     const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
     assert.equal(taken.lease.entryId, done.entryId);
     await queue.close(taken.lease, { status: 'succeeded' });
     clock.advance(10);
-    assert.deepEqual(await queue.sweep({ ticketLifetimeMs: 1000 }), { expired: 1, pruned: 0 });
+    assert.deepEqual(await local.sweep({ ticketLifetimeMs: 1000 }), { expired: 1, pruned: 0 });
     assert.equal((await queue.entry('acme', doomed.entryId)).outcome, 'expired');
     clock.advance(1000);
-    assert.deepEqual(await queue.sweep({ ticketLifetimeMs: 1000, limit: 5 }), { expired: 0, pruned: 2 });
+    assert.deepEqual(await local.sweep({ ticketLifetimeMs: 1000, limit: 5 }), { expired: 0, pruned: 2 });
     await assert.rejects(queue.entry('acme', done.entryId), { code: 'TicketExpired' });
   });
 }

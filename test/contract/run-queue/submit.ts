@@ -1,13 +1,13 @@
 /** RunQueue contract, submit: the events and ticket it answers, strategies, submission keys, capacity. */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { assertReplayEqualsLive, eventsOf, queueOn, refused, submitOf, type OpenLog } from '../fixtures.ts';
+import { assertReplayEqualsLive, eventsOf, queueOn, refused, submitOf, type Backend } from '../fixtures.ts';
 
 const TTL = 30_000;
 
-export function submitTests(openLog: OpenLog): void {
+export function submitTests(backend: Backend): void {
   it('submit appends Submitted and answers a ticket; the entry reads open', async (t) => {
-    const { queue, log, clock } = await queueOn(openLog, t);
+    const { queue, log, clock } = await queueOn(backend, t);
     let ticket;
     const events = await eventsOf(
       log,
@@ -34,16 +34,16 @@ export function submitTests(openLog: OpenLog): void {
   });
 
   it('the input is copied: a caller reusing its buffer does not change the entry', async (t) => {
-    const { queue } = await queueOn(openLog, t);
+    const { queue, local } = await queueOn(backend, t);
     const buffer = new TextEncoder().encode('original');
     const ticket = await queue.submit(submitOf('acme', 't1', { input: buffer }));
     buffer.fill(0);
     assert.equal(new TextDecoder().decode((await queue.entry('acme', ticket.entryId)).input), 'original');
-    await assertReplayEqualsLive(queue);
+    await assertReplayEqualsLive(local);
   });
 
   it('reject strategy on a busy thread is ThreadBusy; enqueue queues behind', async (t) => {
-    const { queue, log } = await queueOn(openLog, t);
+    const { queue, log } = await queueOn(backend, t);
     await queue.submit(submitOf('acme', 't1'));
     await refused(log, 'ThreadBusy', () => queue.submit(submitOf('acme', 't1', { strategy: 'reject' })));
     const second = await queue.submit(submitOf('acme', 't1', { strategy: 'enqueue' }));
@@ -53,7 +53,7 @@ export function submitTests(openLog: OpenLog): void {
   });
 
   it('the same key answers the same ticket; with a different submission it is SubmissionKeyReused', async (t) => {
-    const { queue, log } = await queueOn(openLog, t);
+    const { queue, log } = await queueOn(backend, t);
     const first = await queue.submit(submitOf('acme', 't1', { key: 'k1' }));
     const events = await eventsOf(log, async () => {
       const again = await queue.submit(submitOf('acme', 't1', { key: 'k1' }));
@@ -65,7 +65,7 @@ export function submitTests(openLog: OpenLog): void {
   });
 
   it('capacity refuses submissions with QueueFull, per tenant and in total', async (t) => {
-    const { queue, log } = await queueOn(openLog, t, { capacity: { perTenant: 2, total: 3 } });
+    const { queue, log } = await queueOn(backend, t, { capacity: { perTenant: 2, total: 3 } });
     await queue.submit(submitOf('acme', 'a'));
     await queue.submit(submitOf('acme', 'b'));
     await refused(log, 'QueueFull', () => queue.submit(submitOf('acme', 'c')));

@@ -12,9 +12,8 @@ import { recordKeyOf } from '../../../src/events/keys.ts';
 import type { Submitted } from '../../../src/events/types.ts';
 import { replayPartition } from '../../../src/projector/replay.ts';
 import * as decide from '../../../src/queue/decide.ts';
-import { openRunQueueOnLog } from '../../../src/queue/open-run-queue.ts';
-import { assertReplayEqualsLive, FakeClock, queueOn, refused, submitOf, type OpenLog } from '../fixtures.ts';
-import { onCleanup } from '../../support/cleanup.ts';
+import type { EventLog } from '../../../src/log/event-log.ts';
+import { assertReplayEqualsLive, queueOn, refused, submitOf, type Backend, type FakeClock } from '../fixtures.ts';
 import { submittedEvent } from '../../support/submitted-event.ts';
 
 const TTL = 30_000;
@@ -37,10 +36,10 @@ function forge(entryId: string): string {
   return entryId.slice(0, at) + (entryId[at] === 'a' ? 'b' : 'a') + entryId.slice(at + 1);
 }
 
-export function runQueueTenants(name: string, openLog: OpenLog): void {
+export function runQueueTenants(name: string, backend: Backend): void {
   describe(`RunQueue tenant isolation on ${name}`, () => {
     it('probing ids tells another tenant nothing: the ids of the issued sequence read TicketNotFound', async (t) => {
-      const { queue } = await queueOn(openLog, t, { partitions: 2 });
+      const { queue } = await queueOn(backend, t, { partitions: 2 });
       const tickets = [];
       for (let i = 0; i < 6; i++) tickets.push(await queue.submit(submitOf('acme', `t${i}`)));
       for (const ticket of tickets) assert.match(ticket.entryId, TOKEN_ID);
@@ -56,7 +55,7 @@ export function runQueueTenants(name: string, openLog: OpenLog): void {
     });
 
     it("another tenant's entry reads like a pruned one; a forged id is TicketNotFound, also after prune, compaction and replay", async (t) => {
-      const { queue, log, clock } = await queueOn(openLog, t, { partitions: 1 });
+      const { queue, local, log, clock } = await queueOn(backend, t, { partitions: 1 });
       const ticket = await queue.submit(submitOf('acme', 't1'));
       const forged = forge(ticket.entryId);
       const live = await refusal(() => queue.entry('globex', ticket.entryId));
@@ -72,9 +71,9 @@ export function runQueueTenants(name: string, openLog: OpenLog): void {
         'read by another tenant, a live entry and a pruned one look alike',
       );
       await log.compact(0);
-      await assertReplayEqualsLive(queue);
+      await assertReplayEqualsLive(local);
       const replayed = await replayPartition(log, 0);
-      for (const view of [queue.views()[0]!, replayed]) {
+      for (const view of [local.views()[0]!, replayed]) {
         assert.throws(() => decide.findEntry(view, 'acme', ticket.entryId), { code: 'TicketExpired' });
         assert.throws(() => decide.findEntry(view, 'acme', forged), { code: 'TicketNotFound' });
       }
@@ -85,7 +84,7 @@ export function runQueueTenants(name: string, openLog: OpenLog): void {
     });
 
     it('QueueFull says nothing about the other tenants', async (t) => {
-      const { queue, log } = await queueOn(openLog, t, { capacity: { perTenant: 5, total: 3 } });
+      const { queue, log } = await queueOn(backend, t, { capacity: { perTenant: 5, total: 3 } });
       for (const tenant of ['acme', 'acme', 'globex']) await queue.submit(submitOf(tenant, 't'));
       await refused(log, 'QueueFull', () => queue.submit(submitOf('initech', 't')));
       const error = await refusal(() => queue.submit(submitOf('initech', 't')));
@@ -93,7 +92,7 @@ export function runQueueTenants(name: string, openLog: OpenLog): void {
     });
 
     it("extend answers the stored lease, never the caller's edited copy", async (t) => {
-      const { queue, log, clock } = await queueOn(openLog, t);
+      const { queue, log, clock } = await queueOn(backend, t);
       await queue.submit(submitOf('acme', 't1'));
       const { lease } = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
       clock.advance(5);
@@ -103,27 +102,27 @@ export function runQueueTenants(name: string, openLog: OpenLog): void {
     });
 
     it('a log of plain <partition>-<seq> ids: those entries keep their ids; only they read as issued once gone', async (t) => {
-      const log = await openLog(1, t);
-      const clock = new FakeClock();
-      const legacy = (seq: number): Submitted =>
-        submittedEvent({ tenant: 'acme', thread: 'old', entryId: `0-${seq}`, seq, at: clock.nowMs });
-      await log.append(
-        0,
-        [legacy(1), legacy(2)].map((event) => ({ key: recordKeyOf(event), value: encodeEvent(event) })),
-      );
-      const queue = await openRunQueueOnLog(log, { clock: clock.read });
-      onCleanup(t, () => queue.stop());
+      const legacy = (seq: number, at: number): Submitted =>
+        submittedEvent({ tenant: 'acme', thread: 'old', entryId: `0-${seq}`, seq, at });
+      const prepare = async (log: EventLog, clock: FakeClock): Promise<void> => {
+        const events = [legacy(1, clock.nowMs), legacy(2, clock.nowMs)];
+        await log.append(
+          0,
+          events.map((event) => ({ key: recordKeyOf(event), value: encodeEvent(event) })),
+        );
+      };
+      const { queue, local } = await queueOn(backend, t, { partitions: 1, prepare });
       assert.equal((await queue.entry('acme', '0-1')).status, 'open');
       await assert.rejects(queue.entry('acme', '0-3'), { code: 'TicketNotFound' });
       const fresh = await queue.submit(submitOf('acme', 'new'));
       assert.match(fresh.entryId, TOKEN_ID);
-      assert.equal(queue.views()[0]!.ticketKey!.legacyThrough, 2);
+      assert.equal(local.views()[0]!.ticketKey!.legacyThrough, 2);
       await queue.deleteThread('acme', 'old');
       await queue.cancel('acme', fresh.entryId);
       assert.equal(await queue.prune(0, 10), 3);
       for (const id of ['0-1', '0-2', fresh.entryId]) await assert.rejects(queue.entry('acme', id), { code: 'TicketExpired' }, id);
       for (const id of ['0-3', '0-4', forge(fresh.entryId)]) await assert.rejects(queue.entry('acme', id), { code: 'TicketNotFound' }, id);
-      await assertReplayEqualsLive(queue);
+      await assertReplayEqualsLive(local);
     });
   });
 }

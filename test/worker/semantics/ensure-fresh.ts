@@ -2,13 +2,13 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { submitOf } from '../../contract/fixtures.ts';
-import { deferred, turns, workerOn, type OpenWorkerLog } from '../fixtures.ts';
+import { deferred, turns, workerOn, type WorkerBackend } from '../fixtures.ts';
 
 const text = (bytes: Uint8Array | null): string | null => (bytes === null ? null : new TextDecoder().decode(bytes));
 
-export function ensureFreshTests(openLog: OpenWorkerLog): void {
+export function ensureFreshTests(backend: WorkerBackend): void {
   it('ensureFresh: nothing owed answers undefined; a pending entry runs now in the caller; a failure rejects with its error, then Parked', async (t) => {
-    const fx = await workerOn(openLog, t);
+    const fx = await workerOn(backend, t);
     const { worker } = fx.worker();
     const seen: string[] = [];
     worker.handle('build', ({ input }) => {
@@ -34,7 +34,7 @@ export function ensureFreshTests(openLog: OpenWorkerLog): void {
   });
 
   it('ensureFresh waits for a run in progress elsewhere; Parked if that run parks the entry', async (t) => {
-    const fx = await workerOn(openLog, t);
+    const fx = await workerOn(backend, t);
     const a = fx.worker();
     a.worker.handle('build', () => assert.fail('A must not run an entry held elsewhere'));
     const b = fx.worker();

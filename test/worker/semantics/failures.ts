@@ -4,13 +4,13 @@ import { it } from 'node:test';
 import type { RunlogEvent } from '../../../src/events/types.ts';
 import { defaultBackoff } from '../../../src/worker/backoff.ts';
 import { allEvents, submitOf } from '../../contract/fixtures.ts';
-import { ofType, workerOn, type OpenWorkerLog } from '../fixtures.ts';
+import { ofType, workerOn, type WorkerBackend } from '../fixtures.ts';
 
 const text = (bytes: Uint8Array | null): string | null => (bytes === null ? null : new TextDecoder().decode(bytes));
 
-export function failureTests(openLog: OpenWorkerLog): void {
+export function failureTests(backend: WorkerBackend): void {
   it('a failing handler is retried with the backoff, then parked, with every attempt in the audit trail', async (t) => {
-    const fx = await workerOn(openLog, t);
+    const fx = await workerOn(backend, t);
     const { worker, time, events, start } = fx.worker();
     worker.handle('build', ({ attempt }) => {
       throw new Error(`boom ${attempt}`);
@@ -30,7 +30,7 @@ export function failureTests(openLog: OpenWorkerLog): void {
     assert.equal(entry.outcome, 'failed');
     assert.equal(entry.error, 'Error: boom 3');
     assert.equal(entry.attempts.length, 3);
-    const trail = (await allEvents(fx.queue.log)).filter((e) => e.entryId === ticket.entryId);
+    const trail = (await allEvents(fx.local.log)).filter((e) => e.entryId === ticket.entryId);
     assert.deepEqual(
       trail.filter((e) => e.type !== 'Leased').map((e) => e.type),
       ['Submitted', 'AttemptStarted', 'Yielded', 'AttemptStarted', 'Yielded', 'AttemptStarted', 'Closed'],
@@ -51,7 +51,7 @@ export function failureTests(openLog: OpenWorkerLog): void {
   });
 
   it('a handler that changes its input and fails gets the original bytes on the retry', async (t) => {
-    const fx = await workerOn(openLog, t);
+    const fx = await workerOn(backend, t);
     const { worker, time } = fx.worker({ backoff: () => 5 });
     const seen: (string | null)[] = [];
     worker.handle('build', ({ input, entry }) => {
@@ -71,7 +71,7 @@ export function failureTests(openLog: OpenWorkerLog): void {
   });
 
   it('a custom backoff and a worker maxAttempts cap apply', async (t) => {
-    const fx = await workerOn(openLog, t);
+    const fx = await workerOn(backend, t);
     const { worker, time, events } = fx.worker({ backoff: (attempt) => attempt * 7, maxAttempts: 2 });
     worker.handle('build', () => Promise.reject(new TypeError('nope')));
     const ticket = await fx.queue.submit(submitOf('acme', 't1'));
@@ -85,7 +85,7 @@ export function failureTests(openLog: OpenWorkerLog): void {
   });
 
   it('an entry whose attempts are used up (a crash after its last attempt started) is parked unrun', async (t) => {
-    const fx = await workerOn(openLog, t);
+    const fx = await workerOn(backend, t);
     const ticket = await fx.queue.submit(submitOf('acme', 't1', { maxAttempts: 1 }));
     const crashed = (await fx.queue.take({ agents: ['build'], holder: 'dead', ttlMs: 1000 }))!;
     await fx.queue.startAttempt(crashed.lease, 'run-of-the-dead');
@@ -101,7 +101,7 @@ export function failureTests(openLog: OpenWorkerLog): void {
   });
 
   it('a handler throwing a non-Error value, returning a huge result or a bad value each ends with a clear error', async (t) => {
-    const fx = await workerOn(openLog, t, { maxInputBytes: 1024 });
+    const fx = await workerOn(backend, t, { maxInputBytes: 1024 });
     const { worker } = fx.worker({ maxAttempts: 1 });
     worker.handle('build', ({ input }) => {
       const what = text(input);

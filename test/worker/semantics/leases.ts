@@ -4,13 +4,13 @@ import { it } from 'node:test';
 import { isRunlogError } from '../../../src/errors.ts';
 import type { HandlerContext } from '../../../src/worker/types.ts';
 import { allEvents, submitOf } from '../../contract/fixtures.ts';
-import { deferred, ofType, workerOn, type OpenWorkerLog } from '../fixtures.ts';
+import { deferred, ofType, workerOn, type WorkerBackend } from '../fixtures.ts';
 
 const text = (bytes: Uint8Array | null): string | null => (bytes === null ? null : new TextDecoder().decode(bytes));
 
-export function leaseTests(openLog: OpenWorkerLog): void {
+export function leaseTests(backend: WorkerBackend): void {
   it('a handler that outlives its lease without renewal loses it: its signal aborts, another worker runs the entry, its late close leaves no trace', async (t) => {
-    const fx = await workerOn(openLog, t);
+    const fx = await workerOn(backend, t);
     const a = fx.worker({ leaseMs: 10_000, holder: 'worker-a' });
     const late = deferred<string>();
     const startedA = deferred<HandlerContext>();
@@ -44,12 +44,12 @@ export function leaseTests(openLog: OpenWorkerLog): void {
     assert.equal(entry.outcome, 'succeeded');
     assert.equal(text(entry.result), 'result of B');
     assert.equal(entry.attempts.length, 2);
-    const trail = (await allEvents(fx.queue.log)).filter((e) => e.entryId === ticket.entryId);
+    const trail = (await allEvents(fx.local.log)).filter((e) => e.entryId === ticket.entryId);
     assert.equal(trail.filter((e) => e.type === 'Closed').length, 1);
   });
 
   it('renewal every half lease keeps a long handler its lease', async (t) => {
-    const fx = await workerOn(openLog, t);
+    const fx = await workerOn(backend, t);
     const a = fx.worker({ leaseMs: 10_000 });
     const release = deferred<string>();
     const started = deferred();
@@ -76,7 +76,7 @@ export function leaseTests(openLog: OpenWorkerLog): void {
   });
 
   it('cancelling a running entry aborts its handler; the late result is refused and counted', async (t) => {
-    const fx = await workerOn(openLog, t);
+    const fx = await workerOn(backend, t);
     const a = fx.worker();
     const started = deferred<HandlerContext>();
     a.worker.handle('build', async (context) => {

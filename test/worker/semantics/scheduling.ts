@@ -2,14 +2,14 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { submitOf } from '../../contract/fixtures.ts';
-import { ofType, turns, workerOn, type OpenWorkerLog } from '../fixtures.ts';
+import { ofType, turns, workerOn, type WorkerBackend } from '../fixtures.ts';
 import { perThreadProperty } from '../worker-property.ts';
 
 const text = (bytes: Uint8Array | null): string | null => (bytes === null ? null : new TextDecoder().decode(bytes));
 
-export function schedulingTests(openLog: OpenWorkerLog): void {
+export function schedulingTests(backend: WorkerBackend): void {
   it('handleEvery runs on its timer, not as soon as due, and its pending entry survives a restart', async (t) => {
-    const fx = await workerOn(openLog, t);
+    const fx = await workerOn(backend, t);
     const first = fx.worker();
     let firstRuns = 0;
     first.worker.handleEvery('sweep', 60_000, () => void firstRuns++);
@@ -41,7 +41,7 @@ export function schedulingTests(openLog: OpenWorkerLog): void {
   });
 
   it('runDue runs every due entry of an agent once per pass and answers how many', async (t) => {
-    const fx = await workerOn(openLog, t);
+    const fx = await workerOn(backend, t);
     const { worker } = fx.worker({ backoff: () => 0 });
     worker.handle('build', ({ input }) => {
       if (text(input) === 'flaky') throw new Error('flaky');
@@ -55,7 +55,7 @@ export function schedulingTests(openLog: OpenWorkerLog): void {
   });
 
   it('waitIdle resolves once nothing of the pool agents is pending or leased; parked and periodic entries do not count', async (t) => {
-    const fx = await workerOn(openLog, t);
+    const fx = await workerOn(backend, t);
     const { worker, start } = fx.worker({ concurrency: 3 });
     const done: string[] = [];
     worker.handle('build', async ({ input }) => {
@@ -78,6 +78,6 @@ export function schedulingTests(openLog: OpenWorkerLog): void {
   });
 
   it('two workers never run two entries of one thread at once (fast-check schedules of submissions, failures and stops)', async () => {
-    await perThreadProperty(openLog);
+    await perThreadProperty(backend);
   });
 }

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { HandlerContext } from '../../../src/worker/types.ts';
 import { allEvents, submitOf } from '../../contract/fixtures.ts';
-import { deferred, workerOn, type OpenWorkerLog } from '../fixtures.ts';
+import { deferred, workerOn, type WorkerBackend } from '../fixtures.ts';
 
-export function stopTests(openLog: OpenWorkerLog): void {
+export function stopTests(backend: WorkerBackend): void {
   it('stop mid-run hands the leases back (defer); the entries run again at once, no attempt counted as failed', async (t) => {
-    const fx = await workerOn(openLog, t);
+    const fx = await workerOn(backend, t);
     const first = fx.worker({ concurrency: 2 });
     let started = 0;
     const bothStarted = deferred();
@@ -27,7 +27,7 @@ export function stopTests(openLog: OpenWorkerLog): void {
       assert.equal(entry.notBefore, null);
       assert.equal(entry.attempts.length - entry.deferredAttempts, 0, 'the cut-short attempt does not count toward maxAttempts');
     }
-    const yields = (await allEvents(fx.queue.log)).filter((e) => e.type === 'Yielded');
+    const yields = (await allEvents(fx.local.log)).filter((e) => e.type === 'Yielded');
     assert.deepEqual(
       yields.map((e) => e.type === 'Yielded' && [e.kind, e.error]),
       [
@@ -45,7 +45,7 @@ export function stopTests(openLog: OpenWorkerLog): void {
   });
 
   it('attempts cut short by stops never park an entry, even with maxAttempts 1', async (t) => {
-    const fx = await workerOn(openLog, t);
+    const fx = await workerOn(backend, t);
     const ticket = await fx.queue.submit(submitOf('acme', 't1', { maxAttempts: 1 }));
     for (let stop = 0; stop < 3; stop++) {
       const cut = fx.worker();
@@ -69,7 +69,7 @@ export function stopTests(openLog: OpenWorkerLog): void {
   });
 
   it('a handler that never settles: stopping gives up on it after the grace period; a lost lease too', async (t) => {
-    const fx = await workerOn(openLog, t);
+    const fx = await workerOn(backend, t);
     const a = fx.worker({ leaseMs: 10_000, graceMs: 1_000 });
     const started = deferred<HandlerContext>();
     a.worker.handle('build', (context) => {
