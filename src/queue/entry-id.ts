@@ -20,7 +20,8 @@
  * created, so it tells nothing of later tickets. New logs have no plain ids at all.
  */
 import { createCipheriv, createDecipheriv, randomFillSync, type Cipher, type Decipher } from 'node:crypto';
-import { RunlogError } from '../errors.ts';
+import { RunlogError, invalidArgument } from '../errors.ts';
+import { describe } from '../validation/index.ts';
 
 export const TICKET_SECRET_BYTES = 16;
 
@@ -30,6 +31,19 @@ export type ParsedEntryId = { partition: number; token: string; seq: null } | { 
 /** 16 bytes are 21 base64url characters and 2 bits: the last character is one of AQgw. */
 const TOKEN_ID = /^(0|[1-9]\d{0,5})-([A-Za-z0-9_-]{21}[AQgw])$/;
 const PLAIN_ID = /^(0|[1-9]\d{0,5})-([1-9]\d{0,15})$/;
+
+/**
+ * The partition an entry id argument names, for a lookup. Any string is looked up: one that
+ * is no ticket id (or names a partition past `partitions`) was never issued, TicketNotFound;
+ * anything else is a bad argument. The HTTP client, which does not know the partition count,
+ * passes Infinity: it refuses what no server could have issued, as the queue would.
+ */
+export function partitionOfEntryId(entryId: unknown, partitions: number): number {
+  if (typeof entryId !== 'string') throw invalidArgument(`entryId must be a string, got ${describe(entryId)}`);
+  const parsed = parseEntryId(entryId, partitions);
+  if (parsed === null) throw new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);
+  return parsed.partition;
+}
 
 /** A fresh ticket key (the shell draws it; decisions stay pure). */
 export function newTicketSecret(): Uint8Array {

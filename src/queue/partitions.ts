@@ -4,14 +4,13 @@
  * expiry of overdue entries, the open counts, nextDueAt and the summed metrics. (Where partitions shared
  * by several processes would be routed.)
  */
-import { RunlogError, invalidArgument } from '../errors.ts';
 import { partitionOf } from '../log/partitioner.ts';
 import type { EntryState } from '../../projections/entry-state.ts';
 import { takesBefore } from '../../projections/head-index.ts';
 import { addMetrics, emptyMetrics, type MetricCounters } from '../../projections/metrics.ts';
-import { describe, requireName } from '../validation/index.ts';
+import { requireName } from '../validation/index.ts';
 import { isPrunable } from './decide.ts';
-import { parseEntryId } from './entry-id.ts';
+import { partitionOfEntryId } from './entry-id.ts';
 import type { Partition } from './partition.ts';
 
 export class Partitions {
@@ -25,11 +24,7 @@ export class Partitions {
   /** The partition of `tenant`'s entry `entryId` (the tenant is checked here; isolation is the decider's). */
   ofEntry(tenant: string, entryId: string): Partition {
     requireName('tenant', tenant);
-    // Any string is looked up (one that is no ticket id was never issued); anything else is a bad argument.
-    if (typeof entryId !== 'string') throw invalidArgument(`entryId must be a string, got ${describe(entryId)}`);
-    const parsed = parseEntryId(entryId, this.all.length);
-    if (parsed === null) throw new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);
-    return this.all[parsed.partition]!;
+    return this.all[partitionOfEntryId(entryId, this.all.length)]!;
   }
 
   /** The head a take of `agents` leases first, of the partitions that serve. */
