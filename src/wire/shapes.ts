@@ -31,7 +31,7 @@ export const ErrorBody = Type.Object(
     message: Type.String(),
     retriable: Type.Boolean(),
   },
-  { $id: 'Problem', description: 'A RunlogError (application/problem+json)' },
+  { description: 'A RunlogError (application/problem+json)' },
 );
 
 export const LeaseJson = Type.Object(

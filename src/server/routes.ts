@@ -1,0 +1,84 @@
+/**
+ * The route table of the HTTP API: method, path, who may call it, its schemas, its handler.
+ * Add a route with one line here (handlers live by area in handlers/). Every body and query
+ * is checked against its schema before the handler runs; /openapi.json is made from this table.
+ */
+import { Type } from '@sinclair/typebox';
+import {
+  AttemptJson,
+  CancelBody,
+  ClosedAnswer,
+  ClosedQuery,
+  CloseBody,
+  DeletedAnswer,
+  EntriesAnswer,
+  EntryJson,
+  ExtendBody,
+  HealthAnswer,
+  HealthzAnswer,
+  LeaseJson,
+  NextDueAnswer,
+  NextDueBody,
+  NowAnswer,
+  PruneBody,
+  PrunedAnswer,
+  QueueMetricsJson,
+  ReadyzAnswer,
+  StartAttemptBody,
+  SubmitBody,
+  TakeBody,
+  TakeEntryBody,
+  TakenAnswer,
+  TicketJson,
+  YieldBody,
+  YieldedAnswer,
+} from '../wire/index.ts';
+import { deleteThread, prune } from './handlers/admin.ts';
+import { cancel, closed, entry, openEntries, submit } from './handlers/entries.ts';
+import { close, extend, nextDue, startAttempt, take, takeEntry, yieldLease } from './handlers/leases.ts';
+import { healthz, readyz } from './handlers/probes.ts';
+import { health, metrics, now } from './handlers/signals.ts';
+import { workStream } from './handlers/work-stream.ts';
+import { openApiDocument, type OpenApiDocument } from './openapi.ts';
+import { jsonRoute, rawRoute, type Route } from './route.ts';
+
+const ENTRY = '/v1/tenants/{tenant}/entries/{entryId}';
+const ANY_ROLE = ['producer', 'worker', 'admin'] as const;
+const OpenApi = Type.Object({ openapi: Type.Literal('3.1.0'), info: Type.Object({}), paths: Type.Record(Type.String(), Type.Object({})) });
+
+// prettier-ignore
+const API: readonly Route[] = [
+  jsonRoute('POST', '/v1/submit', ['producer'], { summary: 'submit an entry', body: SubmitBody, answer: TicketJson }, submit),
+  jsonRoute('GET', ENTRY, ['producer', 'worker'], { summary: 'read an entry', answer: EntryJson }, entry),
+  jsonRoute('POST', `${ENTRY}/cancel`, ['producer'], { summary: 'cancel an entry', body: CancelBody, answer: EntryJson }, cancel),
+  jsonRoute('GET', `${ENTRY}/closed`, ['producer'], { summary: 'wait up to waitMs for an entry to close (long-poll)', query: ClosedQuery, answer: ClosedAnswer }, closed),
+  jsonRoute('GET', '/v1/tenants/{tenant}/threads/{thread}/entries', ['producer', 'worker'], { summary: "list a thread's open entries", answer: EntriesAnswer }, openEntries),
+  jsonRoute('DELETE', '/v1/tenants/{tenant}/threads/{thread}', ['admin'], { summary: 'close every open entry of a thread', answer: DeletedAnswer }, deleteThread),
+  jsonRoute('POST', '/v1/prune', ['admin'], { summary: 'remove up to limit entries closed at least ticketLifetimeMs ago', body: PruneBody, answer: PrunedAnswer }, prune),
+  jsonRoute('POST', '/v1/take', ['worker'], { summary: 'lease the best takeable entry, waiting up to waitMs (long-poll)', body: TakeBody, answer: TakenAnswer }, take),
+  jsonRoute('POST', `${ENTRY}/take`, ['worker'], { summary: 'lease one named entry now, if it is the head of its thread', body: TakeEntryBody, answer: TakenAnswer }, takeEntry),
+  jsonRoute('POST', '/v1/leases/extend', ['worker'], { summary: 'extend a lease', body: ExtendBody, answer: LeaseJson }, extend),
+  jsonRoute('POST', '/v1/leases/start-attempt', ['worker'], { summary: 'record an attempt under a lease', body: StartAttemptBody, answer: AttemptJson }, startAttempt),
+  jsonRoute('POST', '/v1/leases/yield', ['worker'], { summary: 'give an entry back unclosed (defer, or retry after an error)', body: YieldBody, answer: YieldedAnswer }, yieldLease),
+  jsonRoute('POST', '/v1/leases/close', ['worker'], { summary: 'close an entry under its lease', body: CloseBody, answer: EntryJson }, close),
+  jsonRoute('POST', '/v1/next-due', ['producer', 'worker'], { summary: 'the earliest store-clock time something becomes takeable for these agents', body: NextDueBody, answer: NextDueAnswer }, nextDue),
+  jsonRoute('GET', '/v1/metrics', ANY_ROLE, { summary: "the queue's metrics", answer: QueueMetricsJson }, metrics),
+  jsonRoute('GET', '/v1/health', ANY_ROLE, { summary: "each partition's mode, and why one does not serve", answer: HealthAnswer }, health),
+  jsonRoute('GET', '/v1/now', ANY_ROLE, { summary: 'the store clock now', answer: NowAnswer }, now),
+  rawRoute('GET', '/v1/work', ['worker'], { summary: "Server-Sent Events: a `work` event each time the queue's onWork fires (coalesced), a ping comment every 15 s", contentType: 'text/event-stream' }, workStream),
+  jsonRoute('GET', '/healthz', 'public', { summary: 'the process serves HTTP', answer: HealthzAnswer }, healthz),
+  jsonRoute('GET', '/readyz', 'public', { summary: 'every partition serves (else 503)', answer: ReadyzAnswer }, readyz),
+];
+
+let document: OpenApiDocument | undefined;
+
+export const ROUTES: readonly Route[] = [
+  ...API,
+  jsonRoute(
+    'GET',
+    '/openapi.json',
+    'public',
+    { summary: 'this OpenAPI 3.1 document', answer: OpenApi },
+    async () => (document ??= openApiDocument(ROUTES)),
+  ),
+];
