@@ -38,20 +38,20 @@ export interface ServerFixtureOptions {
 }
 
 export async function serverOn(t: TestContext, options: ServerFixtureOptions = {}): Promise<ServerFixture> {
-  const fixture = await queueOn((partitions) => openMemoryLog({ partitions }), t, {
+  const fixture = await queueOn({ openLog: (partitions) => openMemoryLog({ partitions }) }, t, {
     partitions: options.partitions ?? 2,
     ...(options.capacity ? { capacity: options.capacity } : {}),
     ...(options.maxInputBytes ? { maxInputBytes: options.maxInputBytes } : {}),
   });
   const logger = new RecordingLogger();
   const server = await startServer({
-    queue: fixture.queue,
+    queue: fixture.local,
     log: fixture.log,
     authenticator: options.authenticator ?? openAuthenticator(),
     logger,
     host: '127.0.0.1',
     port: 0,
-    maxInputBytes: fixture.queue.maxInputBytes,
+    maxInputBytes: fixture.local.maxInputBytes,
     ...(options.maxWaitMs === undefined ? {} : { maxWaitMs: options.maxWaitMs }),
   });
   onCleanup(t, () => server.close());
