@@ -47,7 +47,8 @@ export function ensureJars() {
   if (result.status !== 0) throw new Error(`[broker] mvn dependency:copy-dependencies failed (exit ${result.status})`);
 }
 
-function serverProperties({ port, controllerPort, dataDir }) {
+/** The broker's server.properties; docker-compose.yml mirrors its settings (test/deploy/compose.test.ts checks). */
+export function serverProperties({ port, controllerPort, dataDir }) {
   return [
     'process.roles=broker,controller',
     'node.id=1',
