@@ -7,7 +7,7 @@ import { openAuthenticator } from '../../src/server/auth.ts';
 import { startServer, type RunningServer } from '../../src/server/start-server.ts';
 import type { Authenticator, LogLevel, Logger } from '../../src/server/types.ts';
 import { onCleanup } from '../support/cleanup.ts';
-import { queueOn, type QueueFixture } from '../contract/fixtures.ts';
+import { queueOn, type OpenLog, type QueueFixture } from '../contract/fixtures.ts';
 
 export interface LogLine {
   level: LogLevel;
@@ -35,10 +35,13 @@ export interface ServerFixtureOptions {
   capacity?: Capacity;
   maxInputBytes?: number;
   maxWaitMs?: number;
+  /** The log the queue opens on (default: a memory log). */
+  openLog?: OpenLog;
 }
 
 export async function serverOn(t: TestContext, options: ServerFixtureOptions = {}): Promise<ServerFixture> {
-  const fixture = await queueOn({ openLog: (partitions) => openMemoryLog({ partitions }) }, t, {
+  const openLog = options.openLog ?? ((partitions: number) => openMemoryLog({ partitions }));
+  const fixture = await queueOn({ openLog }, t, {
     partitions: options.partitions ?? 2,
     ...(options.capacity ? { capacity: options.capacity } : {}),
     ...(options.maxInputBytes ? { maxInputBytes: options.maxInputBytes } : {}),
