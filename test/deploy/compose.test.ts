@@ -1,16 +1,25 @@
 /**
  * The deploy files cannot run here (no Docker engine), so this checks what can be checked:
  * docker-compose.yml parses, its broker has the settings the Kafka tests run against
- * (test/broker/broker.mjs) and advertises the listener runlog is pointed at.
+ * (test/broker/broker.mjs) and advertises the listener runlog is pointed at; runlog's service
+ * sets only variables `runlog serve` reads, to values it accepts; the Dockerfile's image is
+ * what the README says (non-root, the data directory a volume, the server's port, `runlog
+ * serve`); and both health checks, run as the container would run them, pass against a real
+ * server and fail once it is gone.
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { posix } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 // @ts-expect-error: plain ESM JavaScript without type declarations
 import { serverProperties } from '../broker/broker.mjs';
+import { DEFAULT_DIR, DEFAULT_PORT, SERVE_ENV_VARS, loadServeConfig } from '../../src/server/config.ts';
+import { serverOn } from '../server/fixtures.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -54,6 +63,37 @@ function advertised(settings: Map<string, string>): Map<string, string> {
   return new Map(listeners.map((listener) => listener.split('://') as [string, string]));
 }
 
+interface Instruction {
+  keyword: string;
+  args: string;
+}
+
+/** The Dockerfile's instructions (continuations joined, comments dropped) of its last stage: the image that runs. */
+async function runtimeStage(): Promise<Instruction[]> {
+  const text = (await readFile(join(root, 'Dockerfile'), 'utf8')).replace(/\\\n/g, ' ');
+  const instructions = text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .map((line) => ({ keyword: line.split(/\s/, 1)[0]!.toUpperCase(), args: line.slice(line.search(/\s/) + 1).trim() }));
+  const stages = instructions.flatMap((instruction, index) => (instruction.keyword === 'FROM' ? [index] : []));
+  assert.ok(stages.length >= 2, 'a build stage, then the image that runs');
+  return instructions.slice(stages.at(-1));
+}
+
+function single(stage: Instruction[], keyword: string): string {
+  const found = stage.filter((instruction) => instruction.keyword === keyword);
+  assert.equal(found.length, 1, `one ${keyword} in the runtime stage`);
+  return found[0]!.args;
+}
+
+/** Runs a health check's command (exec form) as Docker would in the container, with `RUNLOG_PORT`: its exit code. */
+async function healthCheck(command: string[], port: number): Promise<number | null> {
+  const child = spawn(command[0]!, command.slice(1), { env: { ...process.env, RUNLOG_PORT: String(port) }, stdio: 'ignore' });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return code;
+}
+
 describe('deploy files', () => {
   it('the compose broker has the Kafka tests’ settings, their Kafka version, a volume, a health check, and the listener runlog uses', async () => {
     const { kafka, runlog } = await composeServices();
@@ -83,5 +123,42 @@ describe('deploy files', () => {
     assert.match(compose.get('listeners')!, new RegExp(`\\b${name}://:${brokers.split(':')[1]}\\b`));
     assert.match(compose.get('listener.security.protocol.map')!, new RegExp(`\\b${name}:PLAINTEXT\\b`));
     assert.ok(kafka!.healthcheck?.test.includes('127.0.0.1:9092'), 'the broker’s health check asks its own listener');
+  });
+
+  it('runlog’s service: variables runlog serve reads, the image’s port, user, volume and command, health checks that reach the server', async (t) => {
+    const { runlog } = await composeServices();
+    const environment = Object.fromEntries(Object.entries(runlog!.environment).map(([name, value]) => [name, interpolated(value)]));
+    const unknown = Object.keys(environment).filter((name) => !SERVE_ENV_VARS.includes(name));
+    assert.deepEqual(unknown, [], 'every variable compose sets is one runlog serve reads');
+    const config = await loadServeConfig({}, environment);
+    assert.deepEqual(config.log, { kind: 'kafka', brokers: ['kafka:19092'], topic: 'runlog' });
+    assert.equal(config.tokens, undefined, 'RUNLOG_TOKENS unset: no tokens (loopback only)');
+    assert.deepEqual(runlog!.ports, [`127.0.0.1:${config.port}:${config.port}`]);
+
+    const image = await runtimeStage();
+    assert.match(single(image, 'FROM'), /^node:20[-.]/, 'Node 20, as package.json engines says');
+    assert.equal(Number(single(image, 'EXPOSE')), DEFAULT_PORT);
+    assert.equal(config.port, DEFAULT_PORT);
+    assert.doesNotMatch(single(image, 'USER'), /^(root|0)(:|$)/);
+    assert.equal(single(image, 'VOLUME'), posix.join(single(image, 'WORKDIR'), DEFAULT_DIR), 'the default ./data is the volume');
+    assert.deepEqual(JSON.parse(single(image, 'CMD')), ['runlog', 'serve']);
+
+    const dockerCheck = single(image, 'HEALTHCHECK');
+    assert.ok(dockerCheck.includes(`|| ${DEFAULT_PORT}`), 'the image’s check defaults to the server’s port');
+    const checks = [
+      JSON.parse(dockerCheck.slice(dockerCheck.indexOf('CMD [') + 'CMD '.length)) as string[],
+      runlog!.healthcheck!.test.slice(1).map(interpolated),
+    ];
+    assert.equal(runlog!.healthcheck!.test[0], 'CMD');
+    const { server } = await serverOn(t);
+    for (const check of checks) {
+      assert.ok(
+        check.some((arg) => arg.includes('/healthz')),
+        `${check.join(' ')} asks /healthz`,
+      );
+      assert.equal(await healthCheck(check, server.port), 0, `${check.join(' ')} passes while the server serves`);
+    }
+    await server.close();
+    for (const check of checks) assert.notEqual(await healthCheck(check, server.port), 0, `${check.join(' ')} fails once it is gone`);
   });
 });
