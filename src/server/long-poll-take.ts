@@ -6,8 +6,9 @@
  *   - the queue's onWork (an entry became takeable now: a submit, a yield, a close unblocking
  *     a thread, ...);
  *   - the store-clock time nextDueAt(agents) names (a delay, a backoff or a lease running
- *     out), as a timer of that length; a time already passed is not waited for (it is not
- *     this caller's to take: another tenant's, say);
+ *     out), as a timer of that length. A time passed already is tried once more at once (the
+ *     clock moved since the take), then not waited for again: what is due then is not this
+ *     caller's to take (another tenant's, say), and waiting on it would spin;
  *   - the end of waitMs;
  *   - the signal: the client went away, or the server closes;
  * then takes once more, while time remains. When the wait ends with nothing, or the signal
@@ -18,6 +19,7 @@ import type { RunQueueApi, Taken, TakeRequest } from '../queue/types.ts';
 
 export async function takeWaiting(queue: RunQueueApi, request: TakeRequest, waitMs: number, signal: AbortSignal): Promise<Taken | null> {
   const until = performance.now() + waitMs;
+  let passed: number | undefined; // a due time already tried once after it passed
   for (;;) {
     if (signal.aborted) return null;
     const wake = new Wake(queue, signal);
@@ -25,19 +27,15 @@ export async function takeWaiting(queue: RunQueueApi, request: TakeRequest, wait
       const taken = await queue.take(request);
       const left = until - performance.now();
       if (taken !== null || left <= 0 || signal.aborted) return taken;
-      if (!wake.woken) await wake.wait(left, await dueIn(queue, request.agents));
+      if (wake.woken) continue;
+      const dueAt = await queue.nextDueAt(request.agents);
+      if (dueAt === null || dueAt === passed) await wake.wait(left, undefined);
+      else if (dueAt > queue.now()) await wake.wait(left, dueAt - queue.now());
+      else passed = dueAt; // due by now (the clock moved since the take): take once more, at once
     } finally {
       wake.dispose();
     }
   }
-}
-
-/** How long until nextDueAt by the store clock, ms; undefined when nothing is due later. */
-async function dueIn(queue: RunQueueApi, agents: readonly string[]): Promise<number | undefined> {
-  const dueAt = await queue.nextDueAt(agents);
-  if (dueAt === null) return undefined;
-  const ms = dueAt - queue.now();
-  return ms > 0 ? ms : undefined;
 }
 
 /** One wait: woken by the queue's work signal (heard from its creation on), a timer or the signal. */

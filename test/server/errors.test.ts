@@ -12,7 +12,7 @@ import { startServer } from '../../src/server/start-server.ts';
 import { onCleanup } from '../support/cleanup.ts';
 import { wrapLog } from '../support/wrap-log.ts';
 import { logSize } from '../contract/fixtures.ts';
-import { assertProblem, caller, RecordingLogger, serverOn, SUBMIT, TAKE, type Answer, type ServerFixture } from './fixtures.ts';
+import { assertProblem, caller, RecordingLogger, serverOn, SUBMIT, TAKE, type Answer, type ServerFixture, wrapQueue } from './fixtures.ts';
 
 /** Calls `request` and checks it was refused with status and code, and that nothing was written. */
 async function refusedOver(
@@ -190,7 +190,7 @@ describe('server: each refusal over HTTP', () => {
     const fixture = await serverOn(t);
     const logger = new RecordingLogger();
     // The real queue with one method broken, as a bug would break it.
-    const queue = Object.create(fixture.local, { metrics: { value: async () => Promise.reject(new TypeError('a bug in metrics')) } });
+    const queue = wrapQueue(fixture.local, { metrics: async () => Promise.reject(new TypeError('a bug in metrics')) });
     const server = await startServer({
       queue,
       logger,

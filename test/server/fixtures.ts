@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
-import type { Capacity } from '../../src/queue/types.ts';
+import type { RunQueue } from '../../src/queue/run-queue.ts';
+import type { Capacity, RunQueueApi } from '../../src/queue/types.ts';
 import { openAuthenticator } from '../../src/server/auth.ts';
 import { startServer, type RunningServer } from '../../src/server/start-server.ts';
 import type { Authenticator, LogLevel, Logger } from '../../src/server/types.ts';
@@ -37,6 +38,35 @@ export interface ServerFixtureOptions {
   maxWaitMs?: number;
   /** The log the queue opens on (default: a memory log). */
   openLog?: OpenLog;
+  /** What the server is given instead of the queue itself (the queue, some methods wrapped). */
+  wrap?: (queue: RunQueue) => RunQueueApi;
+}
+
+/** The real queue with some methods replaced (each replacement may call the queue's own): a probe or a fault. */
+export function wrapQueue(queue: RunQueue, replace: Partial<RunQueueApi>): RunQueueApi {
+  return new Proxy(queue, {
+    get(target, key) {
+      if (Object.hasOwn(replace, key)) return replace[key as keyof RunQueueApi];
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/** A probe: resolves `next()` at the next call of the queue's `method` (called through). */
+export function callsOf<K extends 'nextDueAt' | 'awaitClosed' | 'take'>(queue: RunQueue, method: K) {
+  let waiters: (() => void)[] = [];
+  const original = queue[method].bind(queue) as (...args: unknown[]) => unknown;
+  const replacement = (...args: unknown[]) => {
+    const woken = waiters;
+    waiters = [];
+    for (const wake of woken) wake();
+    return original(...args);
+  };
+  return {
+    queue: wrapQueue(queue, { [method]: replacement }),
+    next: () => new Promise<void>((resolve) => waiters.push(resolve)),
+  };
 }
 
 export async function serverOn(t: TestContext, options: ServerFixtureOptions = {}): Promise<ServerFixture> {
@@ -48,7 +78,7 @@ export async function serverOn(t: TestContext, options: ServerFixtureOptions = {
   });
   const logger = new RecordingLogger();
   const server = await startServer({
-    queue: fixture.local,
+    queue: options.wrap ? options.wrap(fixture.local) : fixture.local,
     log: fixture.log,
     authenticator: options.authenticator ?? openAuthenticator(),
     logger,
