@@ -1,119 +1,92 @@
 /**
- * The takeable heads of one agent, in one partition.
+ * The takeable heads of one agent, in one partition: all of them, and the same heads by
+ * tenant (head-queue.ts says how each queue orders and drops them).
  *
- * Only the head of a thread's open entries can be taken (per-thread order). A head is
- * either *ready* (takeable now: ordered by priority, higher first, then oldest) or
- * *waiting* until a time: its notBefore (a delay or retry backoff) or the expiry of
- * its lease. Time enters only at query time: `best(now)` first moves every waiting
- * head whose time has come into the ready heap. That move changes no answer, only
- * where the index keeps the head, so the view stays a pure function of the events.
+ * Only the head of a thread's open entries can be taken (per-thread order). A take of the
+ * agent for any tenant asks `all`; a take filtered by tenants asks each named tenant's queue,
+ * so it never walks the heads of other tenants: one tenant's backlog of a million heads
+ * costs a filtered take of another tenant nothing. Each offer is one item pushed into both
+ * queues (the same object: one more heap slot per offer, not a copy). Keeping only per-tenant
+ * queues would make an unfiltered take visit every tenant; keeping only `all` would make a
+ * filtered one skip over every other tenant's heads.
  *
- * Items are never removed eagerly. Each carries the entry's `version` when it was
- * offered; an entry that changed since (leased, yielded, closed, no longer head) bumps
- * its version, and its old items are dropped when they reach the top (lazy deletion).
+ * Stale items (an entry leased, yielded, closed or no longer head since it was offered) are
+ * dropped lazily by queries, and all together by a sweep once as many items were offered
+ * since the last sweep as were current after it (at least MIN_SWEEP_AT): O(1) amortised per
+ * offer, and a queue nobody queries (a replay queries none; a tenant no filtered take names)
+ * holds at most about twice the heads that were current at the last sweep. The sweep also
+ * forgets tenants with no current head.
  */
-import { Heap } from './heap.ts';
+import { HeadQueue, headItem, takesBefore, type IndexedHead } from './head-queue.ts';
 
-/** What the index reads of an entry (EntryState is one; declared here so this file imports no entry). */
-export interface IndexedHead {
-  readonly priority: number;
-  readonly submittedAt: number;
-  readonly seq: number;
-  readonly notBefore: number | null;
-  readonly lease: { readonly expiresAt: number } | null;
-  /** Bumped on every change that moves the entry in or out of the index. */
-  readonly version: number;
-  readonly closed: boolean;
-}
-
-interface Item<E extends IndexedHead> {
-  entry: E;
-  version: number;
-  /** For waiting items: when the head becomes takeable. */
-  at: number;
-}
-
-/** The take order: higher priority first, then oldest (submission time, then sequence). */
-export function takesBefore(x: IndexedHead, y: IndexedHead): boolean {
-  if (x.priority !== y.priority) return x.priority > y.priority;
-  if (x.submittedAt !== y.submittedAt) return x.submittedAt < y.submittedAt;
-  return x.seq < y.seq;
-}
+export { takesBefore, type IndexedHead } from './head-queue.ts';
 
 const MIN_SWEEP_AT = 1024;
-
-function readyBefore(a: Item<IndexedHead>, b: Item<IndexedHead>): boolean {
-  return takesBefore(a.entry, b.entry);
-}
 
 export class HeadIndex<E extends IndexedHead> {
   /** The agent whose heads this indexes (entries share this string). */
   constructor(readonly agent: string) {}
 
-  private readonly ready = new Heap<Item<E>>(readyBefore);
-  private readonly waiting = new Heap<Item<E>>((a, b) => a.at < b.at);
-  private sweepAt = MIN_SWEEP_AT;
+  private readonly all = new HeadQueue<E>();
+  private readonly byTenant = new Map<string, HeadQueue<E>>();
+  private offeredSinceSweep = 0;
+  private sweepAfter = MIN_SWEEP_AT;
 
-  /** Items held, current or stale (for tests: stale ones are swept as the heaps grow). */
+  /** Items held in every queue, current or stale (for tests: stale ones are swept as offers go on). */
   get itemCount(): number {
-    return this.ready.size + this.waiting.size;
+    let count = this.all.size;
+    for (const queue of this.byTenant.values()) count += queue.size;
+    return count;
+  }
+
+  /** Tenants with a queue (for tests: the sweep forgets those without a current head). */
+  get tenantCount(): number {
+    return this.byTenant.size;
   }
 
   /** Indexes `entry` as a head in its current state (call after bumping its version). */
   offer(entry: E): void {
-    const availableAt = entry.lease !== null ? entry.lease.expiresAt : entry.notBefore;
-    const item = { entry, version: entry.version, at: availableAt ?? 0 };
-    if (availableAt === null) this.ready.push(item);
-    else this.waiting.push(item);
-    if (this.ready.size + this.waiting.size >= this.sweepAt) this.sweep();
-  }
-
-  /** The best takeable head at `now`, or undefined. Does not remove it. */
-  best(now: number, isHead: (entry: E) => boolean): E | undefined {
-    this.promote(now, isHead);
-    for (;;) {
-      const top = this.ready.peek();
-      if (top === undefined) return undefined;
-      if (isValid(top, isHead)) return top.entry;
-      this.ready.pop();
+    const item = headItem(entry);
+    this.all.push(item);
+    let queue = this.byTenant.get(entry.tenant);
+    if (queue === undefined) {
+      queue = new HeadQueue();
+      this.byTenant.set(entry.tenant, queue);
     }
+    queue.push(item);
+    if (++this.offeredSinceSweep >= this.sweepAfter) this.sweep();
   }
 
-  /** When the earliest waiting head becomes takeable, or null. */
-  nextAt(isHead: (entry: E) => boolean): number | null {
-    for (;;) {
-      const top = this.waiting.peek();
-      if (top === undefined) return null;
-      if (isValid(top, isHead)) return top.at;
-      this.waiting.pop();
+  /** The best takeable head at `now` of `tenants` (null: of any tenant), or undefined. Does not remove it. */
+  best(now: number, isHead: (entry: E) => boolean, tenants: readonly string[] | null): E | undefined {
+    if (tenants === null) return this.all.best(now, isHead);
+    let best: E | undefined;
+    for (const tenant of tenants) {
+      const candidate = this.byTenant.get(tenant)?.best(now, isHead);
+      if (candidate !== undefined && (best === undefined || takesBefore(candidate, best))) best = candidate;
     }
+    return best;
   }
 
-  /**
-   * Drops items no query would return again (outdated version, closed entry). Without it,
-   * items of entries closed before anyone queried stay until they reach the top: every
-   * lease leaves one waiting for its expiry, and a replay, which never queries, keeps them
-   * all. Sweeping when the heaps have doubled since the last sweep costs O(1) amortised.
-   */
+  /** When the earliest waiting head of `tenants` (null: of any tenant) becomes takeable, or null. */
+  nextAt(isHead: (entry: E) => boolean, tenants: readonly string[] | null): number | null {
+    if (tenants === null) return this.all.nextAt(isHead);
+    let earliest: number | null = null;
+    for (const tenant of tenants) {
+      const at = this.byTenant.get(tenant)?.nextAt(isHead) ?? null;
+      if (at !== null && (earliest === null || at < earliest)) earliest = at;
+    }
+    return earliest;
+  }
+
+  /** Drops every stale item of every queue, and the queues of tenants left without one (see the top). */
   private sweep(): void {
-    this.ready.retain(isCurrent);
-    this.waiting.retain(isCurrent);
-    this.sweepAt = Math.max(MIN_SWEEP_AT, 2 * (this.ready.size + this.waiting.size));
-  }
-
-  private promote(now: number, isHead: (entry: E) => boolean): void {
-    for (let top = this.waiting.peek(); top !== undefined && top.at <= now; top = this.waiting.peek()) {
-      this.waiting.pop();
-      if (isValid(top, isHead)) this.ready.push(top);
+    this.all.retainCurrent();
+    for (const [tenant, queue] of this.byTenant) {
+      queue.retainCurrent();
+      if (queue.size === 0) this.byTenant.delete(tenant);
     }
+    this.offeredSinceSweep = 0;
+    this.sweepAfter = Math.max(MIN_SWEEP_AT, this.all.size);
   }
-}
-
-/** Versions only grow and a closed entry stays closed: an item that is not current never will be again. */
-function isCurrent(item: Item<IndexedHead>): boolean {
-  return item.version === item.entry.version && !item.entry.closed;
-}
-
-function isValid<E extends IndexedHead>(item: Item<E>, isHead: (entry: E) => boolean): boolean {
-  return item.version === item.entry.version && !item.entry.closed && isHead(item.entry);
 }

@@ -79,21 +79,21 @@ export class PartitionView {
 
   readonly isHead = (entry: EntryState): boolean => entry.threadState.head() === entry;
 
-  /** The best takeable head among `agents` at `now`, by priority then age. */
-  bestHead(agents: readonly string[], now: number): EntryState | undefined {
+  /** The best takeable head among `agents` and of `tenants` (null: any tenant) at `now`, by priority then age. */
+  bestHead(agents: readonly string[], now: number, tenants: readonly string[] | null = null): EntryState | undefined {
     let best: EntryState | undefined;
     for (const agent of agents) {
-      const candidate = this.heads.get(agent)?.best(now, this.isHead);
+      const candidate = this.heads.get(agent)?.best(now, this.isHead, tenants);
       if (candidate !== undefined && (best === undefined || takesBefore(candidate, best))) best = candidate;
     }
     return best;
   }
 
-  /** When the next waiting head of `agents` becomes takeable, or null. */
-  nextDueAt(agents: readonly string[]): number | null {
+  /** When the next waiting head of `agents` and of `tenants` (null: any tenant) becomes takeable, or null. */
+  nextDueAt(agents: readonly string[], tenants: readonly string[] | null = null): number | null {
     let earliest: number | null = null;
     for (const agent of agents) {
-      const at = this.heads.get(agent)?.nextAt(this.isHead) ?? null;
+      const at = this.heads.get(agent)?.nextAt(this.isHead, tenants) ?? null;
       if (at !== null && (earliest === null || at < earliest)) earliest = at;
     }
     return earliest;

@@ -38,8 +38,11 @@ export interface OpenCounts {
 export type Command =
   /** `freshSecret`: a new ticket key the shell drew because the partition has none yet (else null). */
   | { type: 'Submit'; submission: SubmissionFields; capacity: Capacity; counts: OpenCounts; freshSecret: Uint8Array | null }
-  /** Lease the head the router chose for a take (it found it takeable in the head index). */
-  | { type: 'Lease'; entryId: string; holder: string; ttlMs: number }
+  /**
+   * Lease the head the router chose for a take of `agents` and `tenants` (null: any tenant);
+   * it found it takeable in the head index, and decide holds it to the same rules.
+   */
+  | { type: 'Lease'; entryId: string; holder: string; ttlMs: number; agents: readonly string[]; tenants: readonly string[] | null }
   /** Lease one named entry of `tenant` now (takeEntry): its notBefore is not waited for. */
   | { type: 'LeaseEntry'; tenant: string; entryId: string; holder: string; ttlMs: number }
   | { type: 'Extend'; lease: Lease; ttlMs: number }

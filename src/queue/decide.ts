@@ -128,10 +128,10 @@ function capacityRefusal(tenant: string, capacity: Capacity, counts: OpenCounts)
 
 // ---- Lease, LeaseEntry --------------------------------------------------------------------
 
-/** A take's lease on the head the router chose: leased, expired instead if overdue, unchanged if not takeable. */
+/** A take's lease on the head the router chose: leased, expired instead if overdue, unchanged if not takeable or not asked for. */
 function leaseHead(view: PartitionView, command: CommandOf<'Lease'>, now: number): Decisions['Lease'] {
   const entry = view.entries.get(command.entryId);
-  if (entry === undefined || !isTakeable(view, entry, now)) return UNCHANGED;
+  if (entry === undefined || !isAskedFor(entry, command.agents, command.tenants) || !isTakeable(view, entry, now)) return UNCHANGED;
   return leaseOrExpire(entry, command.holder, command.ttlMs, now);
 }
 
@@ -156,6 +156,15 @@ function leaseOrExpire(entry: EntryState, holder: string, ttlMs: number, now: nu
     deferredAttempts,
   };
   return { kind: 'leased', events: [leased] };
+}
+
+/** What a take asks for: an entry of one of its agents and, when it names tenants (not null), of one of them. */
+export function isAskedFor(
+  entry: { agent: string; tenant: string },
+  agents: readonly string[],
+  tenants: readonly string[] | null,
+): boolean {
+  return agents.includes(entry.agent) && (tenants === null || tenants.includes(entry.tenant));
 }
 
 /** An open head of its thread that no lease holds at `now`: takeEntry may lease it. */

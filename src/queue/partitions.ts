@@ -27,12 +27,12 @@ export class Partitions {
     return this.all[partitionOfEntryId(entryId, this.all.length)]!;
   }
 
-  /** The head a take of `agents` leases first, of the partitions that serve. */
-  bestHead(agents: readonly string[], now: number): [Partition, EntryState] | undefined {
+  /** The head a take of `agents` and `tenants` (null: any tenant) leases first, of the partitions that serve. */
+  bestHead(agents: readonly string[], now: number, tenants: readonly string[] | null): [Partition, EntryState] | undefined {
     let best: [Partition, EntryState] | undefined;
     for (const partition of this.all) {
       if (!partition.serving) continue;
-      const candidate = partition.view.bestHead(agents, now);
+      const candidate = partition.view.bestHead(agents, now, tenants);
       if (candidate !== undefined && (best === undefined || takesBefore(candidate, best[1]))) best = [partition, candidate];
     }
     return best;
@@ -70,10 +70,11 @@ export class Partitions {
     return this.all.reduce((sum, partition) => sum + partition.view.openCount, 0);
   }
 
-  nextDueAt(agents: readonly string[]): number | null {
+  /** When the next waiting head of `agents` and `tenants` (null: any tenant) becomes takeable, across partitions; or null. */
+  nextDueAt(agents: readonly string[], tenants: readonly string[] | null): number | null {
     let earliest: number | null = null;
     for (const partition of this.all) {
-      const at = partition.view.nextDueAt(agents);
+      const at = partition.view.nextDueAt(agents, tenants);
       if (at !== null && (earliest === null || at < earliest)) earliest = at;
     }
     return earliest;

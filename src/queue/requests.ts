@@ -1,7 +1,7 @@
 /** Turns caller requests into validated fields, or refuses with InvalidArgument. */
 import { invalidArgument } from '../errors.ts';
 import type { CloseFields, SubmissionFields, YieldFields } from './commands.ts';
-import type { CloseRequest, Lease, SubmitRequest, TakeRequest, YieldRequest } from './types.ts';
+import type { CloseRequest, Lease, LeaseTerms, SubmitRequest, TakeRequest, YieldRequest } from './types.ts';
 import {
   optionalInteger,
   optionalName,
@@ -58,18 +58,29 @@ export function submissionFields(request: SubmitRequest, maxInputBytes: number):
   };
 }
 
-export function takeRequest(request: TakeRequest): TakeRequest {
-  const body = requireObject('take request', request, ['agents', 'holder', 'ttlMs']);
-  return { agents: requireNames('agents', body.agents), ...leaseTerms(body) };
+/** A take request, checked: `tenants` null when left out (any tenant). */
+export interface TakeFields extends LeaseTerms {
+  agents: string[];
+  tenants: string[] | null;
 }
 
-/** The request of takeEntry: a take of one named entry, so without agents. */
-export function takeEntryRequest(request: Omit<TakeRequest, 'agents'>): Omit<TakeRequest, 'agents'> {
+export function takeRequest(request: TakeRequest): TakeFields {
+  const body = requireObject('take request', request, ['agents', 'tenants', 'holder', 'ttlMs']);
+  return { agents: requireNames('agents', body.agents), tenants: optionalTenants(body.tenants), ...leaseTerms(body) };
+}
+
+/** A tenant filter (take, nextDueAt): left out, any tenant (null); given, a non-empty array of names. */
+export function optionalTenants(value: unknown): string[] | null {
+  return value === undefined ? null : requireNames('tenants', value);
+}
+
+/** The request of takeEntry: a take of one named entry, so without agents or tenants. */
+export function takeEntryRequest(request: LeaseTerms): LeaseTerms {
   const body = requireObject('take request', request, ['holder', 'ttlMs']);
   return leaseTerms(body);
 }
 
-function leaseTerms(body: { holder?: unknown; ttlMs?: unknown }): Omit<TakeRequest, 'agents'> {
+function leaseTerms(body: { holder?: unknown; ttlMs?: unknown }): LeaseTerms {
   return { holder: requireName('holder', body.holder), ttlMs: ttl(body.ttlMs) };
 }
 

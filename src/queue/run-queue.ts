@@ -18,6 +18,7 @@ import {
   awaitOptions,
   closeFields,
   leaseArgument,
+  optionalTenants,
   submissionFields,
   sweepOptions,
   takeEntryRequest,
@@ -35,6 +36,7 @@ import type {
   CloseRequest,
   Entry,
   Lease,
+  LeaseTerms,
   PartitionHealth,
   QueueMetrics,
   RunQueueApi,
@@ -97,20 +99,20 @@ export class RunQueue implements RunQueueApi {
   }
 
   /**
-   * Leases the best head for `agents` across partitions. Overdue heads it comes across are
+   * Leases the best head for `agents` (of `tenants`, when given) across partitions. Overdue heads it comes across are
    * expired on the way, each a command of its own (Partition.expireAside): the answer hangs
    * on the lease alone, so a lease is never left behind that the caller did not get.
    */
   async take(request: TakeRequest): Promise<Taken | null> {
     this.requireRunning();
-    const { agents, holder, ttlMs } = takeRequest(request);
+    const { agents, tenants, holder, ttlMs } = takeRequest(request);
     const now = this.now();
     const expiries: Promise<void>[] = [];
     for (;;) {
-      const best = this.#partitions.bestHead(agents, now);
+      const best = this.#partitions.bestHead(agents, now, tenants);
       if (best === undefined) break;
       const [partition, entry] = best;
-      const decision = partition.decide({ type: 'Lease', entryId: entry.entryId, holder, ttlMs }, now);
+      const decision = partition.decide({ type: 'Lease', entryId: entry.entryId, holder, ttlMs, agents, tenants }, now);
       // The index offers only heads decide finds takeable: unchanged would be a bug, and take would loop.
       if (decision.kind === 'unchanged') throw new Error(`the head index offered entry ${entry.entryId}, which is not takeable`);
       if (decision.kind === 'expired') {
@@ -126,7 +128,7 @@ export class RunQueue implements RunQueueApi {
     return null;
   }
 
-  async takeEntry(tenant: string, entryId: string, request: Omit<TakeRequest, 'agents'>): Promise<Taken | null> {
+  async takeEntry(tenant: string, entryId: string, request: LeaseTerms): Promise<Taken | null> {
     this.requireRunning();
     const { holder, ttlMs } = takeEntryRequest(request);
     const partition = this.#partitions.ofEntry(tenant, entryId);
@@ -231,8 +233,8 @@ export class RunQueue implements RunQueueApi {
     return this.entry(tenant, entryId);
   }
 
-  async nextDueAt(agents: readonly string[]): Promise<number | null> {
-    return this.#partitions.nextDueAt(requireNames('agents', agents));
+  async nextDueAt(agents: readonly string[], tenants?: readonly string[]): Promise<number | null> {
+    return this.#partitions.nextDueAt(requireNames('agents', agents), optionalTenants(tenants));
   }
 
   onWork(listener: () => void): () => void {

@@ -43,9 +43,14 @@ export interface Ticket {
 
 export interface TakeRequest {
   agents: readonly string[];
+  /** Only entries of these tenants (default: of any tenant). */
+  tenants?: readonly string[];
   holder: string;
   ttlMs: number;
 }
+
+/** What a lease is asked for with: takeEntry's request (a take's without agents and tenants). */
+export type LeaseTerms = Pick<TakeRequest, 'holder' | 'ttlMs'>;
 
 /** Who may work on an entry until when. Only the current lease (highest epoch, unexpired) may act. */
 export interface Lease {
@@ -192,7 +197,7 @@ export interface RunQueueApi {
    * it; its notBefore (delay, retry backoff) is not waited for. Null otherwise. For running
    * a pending entry in a caller's context (the worker's ensureFresh).
    */
-  takeEntry(tenant: string, entryId: string, request: Omit<TakeRequest, 'agents'>): Promise<Taken | null>;
+  takeEntry(tenant: string, entryId: string, request: LeaseTerms): Promise<Taken | null>;
   extend(lease: Lease, ttlMs: number): Promise<Lease>;
   startAttempt(lease: Lease, runId: string): Promise<Attempt>;
   /** Gives the entry back without closing it. A stale lease changes nothing (answers false). */
@@ -205,8 +210,11 @@ export interface RunQueueApi {
   prune(ticketLifetimeMs: number, limit: number): Promise<number>;
   /** Resolves with the closed entry; null when timeoutMs passes first; rejects when signal aborts. */
   awaitClosed(tenant: string, entryId: string, options?: AwaitOptions): Promise<Entry | null>;
-  /** The earliest store-clock time something becomes takeable for these agents (delay, backoff, lease expiry), or null. */
-  nextDueAt(agents: readonly string[]): Promise<number | null>;
+  /**
+   * The earliest store-clock time something becomes takeable for these agents (delay, backoff,
+   * lease expiry), or null; of these tenants only when given (as take's `tenants`).
+   */
+  nextDueAt(agents: readonly string[], tenants?: readonly string[]): Promise<number | null>;
   /** Registers a listener called (synchronously, after durability) whenever an entry becomes takeable now. */
   onWork(listener: () => void): () => void;
   metrics(): Promise<QueueMetrics>;

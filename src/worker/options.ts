@@ -10,6 +10,7 @@ import {
   requireFunction,
   requireInteger,
   requireName,
+  requireNames,
   requireObject,
   requireTimerMs,
 } from '../validation/index.ts';
@@ -33,6 +34,8 @@ export interface ResolvedOptions {
   holder: string;
   graceMs: number;
   periodicTenant: string;
+  /** Takes only entries of these tenants (undefined: of any tenant). */
+  tenants: readonly string[] | undefined;
   timers: Timers;
   onEvent: (event: WorkerEvent) => void;
   logger: (record: WorkerLogRecord) => void;
@@ -47,6 +50,7 @@ const OPTION_KEYS = [
   'holder',
   'graceMs',
   'periodicTenant',
+  'tenants',
   'timers',
   'onEvent',
   'logger',
@@ -66,6 +70,7 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     holder: body.holder === undefined ? defaultHolder() : requireName('holder', body.holder),
     graceMs: requireTimerMs('graceMs', orDefault(body.graceMs, DEFAULT_GRACE_MS), 0),
     periodicTenant: requireName('periodicTenant', orDefault(body.periodicTenant, DEFAULT_PERIODIC_TENANT)),
+    tenants: body.tenants === undefined ? undefined : requireNames('tenants', body.tenants),
     timers: requireTimers(orDefault(body.timers, realTimers)),
     onEvent: guarded(
       requireFunction(

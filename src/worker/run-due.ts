@@ -15,7 +15,7 @@ export async function runDue(ctx: RunContext, agent: string, holder: string, sig
   let runs = 0;
   try {
     while (!signal.aborted) {
-      const taken = await ctx.queue.take({ agents: [agent], holder, ttlMs: ctx.options.leaseMs });
+      const taken = await ctx.queue.take({ agents: [agent], tenants: ctx.options.tenants, holder, ttlMs: ctx.options.leaseMs });
       if (taken === null) break;
       if (met.has(taken.entry.entryId)) {
         heldAside.push(taken.lease);

@@ -1,5 +1,6 @@
 /**
- * The pool: `concurrency` slots, each looping: take an entry of the pool's agents and run
+ * The pool: `concurrency` slots, each looping: take an entry of the pool's agents (of the
+ * worker's tenants, when it has them) and run
  * it; or, finding none, wait idle without polling the queue hot. An idle slot wakes on the
  * first of: the queue's onWork (a submission, yield or close on this process; one slot per
  * notification, and a slot that finds work wakes the next), `wake()`, the store-clock time
@@ -51,7 +52,8 @@ export class Pool {
   private async takeAndRun(signal: AbortSignal): Promise<'ran' | 'empty' | 'failed'> {
     this.busy++;
     try {
-      const taken: Taken | null = await this.ctx.queue.take({ agents: this.agents, holder: this.holder, ttlMs: this.ctx.options.leaseMs });
+      const { leaseMs: ttlMs, tenants } = this.ctx.options;
+      const taken: Taken | null = await this.ctx.queue.take({ agents: this.agents, tenants, holder: this.holder, ttlMs });
       if (taken === null) return 'empty';
       this.waker.notifyOne();
       await runEntry(this.ctx, taken, signal);
@@ -65,12 +67,12 @@ export class Pool {
   }
 
   /**
-   * Until the next entry of the pool's agents is due by the store clock, at most pollMs.
+   * Until the next entry of the pool's agents (and tenants) is due by the store clock, at most pollMs.
    * A queue that cannot answer (a remote one, unreachable) leaves it at pollMs: waiting is
    * never the place to fail, the next take reports the trouble.
    */
   private async idleDelay(): Promise<number> {
-    const dueAt = await this.ctx.queue.nextDueAt(this.agents).catch(() => null);
+    const dueAt = await this.ctx.queue.nextDueAt(this.agents, this.ctx.options.tenants).catch(() => null);
     if (dueAt === null) return this.ctx.options.pollMs;
     return Math.min(this.ctx.options.pollMs, Math.max(1, dueAt - this.ctx.queue.now()));
   }

@@ -87,6 +87,12 @@ export interface WorkerOptions {
   graceMs?: number;
   /** The tenant periodic entries are submitted under (default 'runlog'). */
   periodicTenant?: string;
+  /**
+   * Takes only entries of these tenants (default: of any tenant), as take's `tenants`: the
+   * pool, runDue and idleness look at these tenants only, and ensureFresh refuses another.
+   * With handleEvery, it must include periodicTenant.
+   */
+  tenants?: readonly string[];
   timers?: Timers;
   /** Every event, for logs and tests (default: none). */
   onEvent?: (event: WorkerEvent) => void;

@@ -84,6 +84,12 @@ export class Worker {
   /** Registers periodic work: its entries run every everyMs on a timer, not as soon as due. */
   handleEvery(agent: string, everyMs: number, handler: Handler): void {
     requireTimerMs('everyMs', everyMs, 1);
+    const { tenants, periodicTenant } = this.options;
+    if (tenants !== undefined && !tenants.includes(periodicTenant)) {
+      throw invalidArgument(
+        `periodic work is submitted under periodicTenant ${describe(periodicTenant)}, which this worker's tenants ${describe(tenants)} leave out`,
+      );
+    }
     this.handle(agent, handler);
     this.everyMs.set(agent, everyMs);
   }
@@ -132,12 +138,16 @@ export class Worker {
     requireName('tenant', tenant);
     requireName('thread', thread);
     this.requireHandler(agent);
+    const tenants = this.options.tenants;
+    if (tenants !== undefined && !tenants.includes(tenant)) {
+      throw invalidArgument(`tenant ${describe(tenant)} is not one of this worker's tenants ${describe(tenants)}`);
+    }
     const signal = optionalSignal('signal', optionalOptions('ensureFresh options', options, ['signal']).signal);
     return this.track(() => ensureFresh(this.ctx, this.holder, tenant, thread, agent, signal));
   }
 
   /**
-   * Resolves once no entry of a pool agent is pending or leased and no run is in progress
+   * Resolves once no entry of a pool agent (of the worker's tenants) is pending or leased and no run is in progress
    * (parked entries and periodic entries waiting for their timer do not count). For tests;
    * needs run() running when pool agents exist, as nothing else takes their entries.
    */
@@ -200,7 +210,7 @@ export class Worker {
     if (this.outsideRuns > 0) return false;
     const agents = this.poolAgents();
     if (agents.length === 0) return true;
-    return this.pool !== null && this.pool.quiet() && (await this.queue.nextDueAt(agents)) === null;
+    return this.pool !== null && this.pool.quiet() && (await this.queue.nextDueAt(agents, this.options.tenants)) === null;
   }
 
   private checkIdle(): void {

@@ -364,6 +364,12 @@ describe('bad arguments', () => {
           [[[], '[]'], ['build', '"build"'], [[42], '42'], [[''], '""'], [null, 'null'], ...notArrays()],
           (agents) => queue.take({ agents, holder: 'w', ttlMs: 1000 } as never),
         ),
+        ...rows(
+          'take tenants',
+          'tenants',
+          [[[], '[]'], ['acme', '"acme"'], [[42], '42'], [[''], '""'], [['a\u0000b'], '"a\\u0000b"'], [null, 'null'], ...notArrays()],
+          (tenants) => queue.take({ agents: ['build'], tenants, holder: 'w', ttlMs: 1000 } as never),
+        ),
         ...rows('take holder', 'holder', NOT_NAMES, (holder) => queue.take({ agents: ['build'], holder, ttlMs: 1000 } as never)),
         ...rows('take ttlMs', 'ttlMs', [...NOT_INTEGERS, [0, '0']], (ttlMs) =>
           queue.take({ agents: ['build'], holder: 'w', ttlMs } as never),
@@ -539,6 +545,12 @@ describe('bad arguments', () => {
           'agents',
           [[[], '[]'], ['build', '"build"'], [[42], '42'], [null, 'null'], [undefined, 'undefined'], ...notArrays()],
           (agents) => queue.nextDueAt(agents as never),
+        ),
+        ...rows(
+          'nextDueAt tenants',
+          'tenants',
+          [[[], '[]'], ['acme', '"acme"'], [[42], '42'], [[''], '""'], [null, 'null'], ...notArrays()],
+          (tenants) => queue.nextDueAt(['build'], tenants as never),
         ),
         ...rows(
           'onWork listener',

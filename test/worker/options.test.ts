@@ -19,6 +19,10 @@ describe('Worker options and registration', () => {
       [{ backoff: 1000 }, /backoff must be a function, got 1000/],
       [{ holder: '' }, /holder must be a non-empty string/],
       [{ timers: {} }, /timers must have setTimeout/],
+      [{ tenants: [] }, /tenants must be a non-empty array of names, got \[\]/],
+      [{ tenants: 'acme' }, /tenants must be a non-empty array of names, got "acme"/],
+      [{ tenants: ['acme', ''] }, /tenants\[1\] must be a non-empty string, got ""/],
+      [{ tenants: null }, /tenants .* got null/],
     ];
     for (const [options, message] of bad)
       assert.throws(
@@ -44,6 +48,24 @@ describe('Worker options and registration', () => {
     assert.throws(() => worker.handle('late', () => undefined), { code: 'InvalidArgument' });
     controller.abort();
     await running;
+  });
+
+  it('a worker with tenants refuses periodic work outside them and ensureFresh of another tenant', async (t) => {
+    const queue = await openRunQueueOnLog(await openMemoryLog({ partitions: 1 }));
+    t.after(() => queue.stop());
+    const worker = new Worker(queue, { tenants: ['acme'] });
+    worker.handle('build', () => undefined);
+    assert.throws(() => worker.handleEvery('sweep', 1000, () => undefined), {
+      code: 'InvalidArgument',
+      message: /periodicTenant "runlog", which this worker's tenants \[ 'acme' \] leave out/,
+    });
+    await assert.rejects(worker.ensureFresh('globex', 't', 'build'), {
+      code: 'InvalidArgument',
+      message: /tenant "globex" is not one of this worker's tenants/,
+    });
+    await worker.ensureFresh('acme', 't', 'build');
+    const periodic = new Worker(queue, { tenants: ['acme', 'ops'], periodicTenant: 'ops' });
+    periodic.handleEvery('sweep', 1000, () => undefined);
   });
 
   it('default backoff doubles from 1 s to at most 10 min; holders are host/pid/random', () => {

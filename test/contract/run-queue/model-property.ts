@@ -27,7 +27,8 @@ const PARTITIONS = 3;
 
 type Command =
   | { kind: 'submit'; tenant: string; thread: string; agent: string; priority: number; key: string | null; input: string }
-  | { kind: 'take'; agents: readonly string[]; holder: string; ttlMs: number }
+  /** tenants null: a take of any tenant (no filter). */
+  | { kind: 'take'; agents: readonly string[]; tenants: readonly string[] | null; holder: string; ttlMs: number }
   | { kind: 'takeEntry'; entry: number; tenant: string; holder: string; ttlMs: number }
   | { kind: 'extend'; lease: number; ttlMs: number }
   | { kind: 'startAttempt'; lease: number; runId: string }
@@ -65,6 +66,7 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('take' as const),
       agents: fc.constantFrom<string[]>(['x'], ['y'], ['x', 'y']),
+      tenants: fc.constantFrom<string[] | null>(null, null, ['acme'], ['globex'], ['globex', 'acme'], ['initech']),
       holder,
       ttlMs,
     }),
@@ -145,8 +147,11 @@ function issue(world: World, command: Command): Issued | null {
     }
     case 'take':
       return issued(
-        () => queue.take({ agents: command.agents, holder: command.holder, ttlMs: command.ttlMs }),
-        () => model.take(command.agents, command.holder, command.ttlMs, now),
+        () => {
+          const { agents, tenants, holder, ttlMs } = command;
+          return queue.take({ agents, holder, ttlMs, ...(tenants === null ? {} : { tenants }) });
+        },
+        () => model.take(command.agents, command.tenants, command.holder, command.ttlMs, now),
       );
     case 'takeEntry':
       if (entryId === undefined) return null;

@@ -75,9 +75,15 @@ export class QueueModel {
     return { ok: entry };
   }
 
-  /** Answers the entry leased, or null. */
-  take(agents: readonly string[], holder: string, ttlMs: number, now: number): ModelAnswer {
-    const heads = this.heads().filter((e) => agents.includes(e.agent) && !leased(e, now) && (e.notBefore === null || e.notBefore <= now));
+  /** Answers the entry leased (of one of `tenants`, unless null), or null. */
+  take(agents: readonly string[], tenants: readonly string[] | null, holder: string, ttlMs: number, now: number): ModelAnswer {
+    const heads = this.heads().filter(
+      (e) =>
+        agents.includes(e.agent) &&
+        (tenants === null || tenants.includes(e.tenant)) &&
+        !leased(e, now) &&
+        (e.notBefore === null || e.notBefore <= now),
+    );
     heads.sort((a, b) => b.priority - a.priority || a.submittedAt - b.submittedAt || a.seq - b.seq || a.partition - b.partition);
     const head = heads[0];
     if (head === undefined) return { ok: null };

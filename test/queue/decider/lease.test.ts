@@ -5,14 +5,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Command } from '../../../src/queue/commands.ts';
-import { isCurrentLease, isFreeHead, isTakeable } from '../../../src/queue/decide.ts';
+import { isAskedFor, isCurrentLease, isFreeHead, isTakeable } from '../../../src/queue/decide.ts';
 import { given, viewOf } from '../../support/decider-spec.ts';
 import { closed, idOf, keyCreated, leased, leaseOn, started, submitted, T0, TTL, yielded } from './events.ts';
 
 const NOW = T0 + 500;
 
-function lease(seq: number): Command {
-  return { type: 'Lease', entryId: idOf(seq), holder: 'w2', ttlMs: 2 * TTL };
+/** take's Lease of entry `seq` for agent build (and the tenants given; null: any tenant). */
+function lease(seq: number, tenants: readonly string[] | null = null, agents: readonly string[] = ['build']): Command {
+  return { type: 'Lease', entryId: idOf(seq), holder: 'w2', ttlMs: 2 * TTL, agents, tenants };
 }
 
 function leaseEntry(seq: number, tenant = 'acme'): Command {
@@ -96,6 +97,40 @@ describe('decider: take eligibility (Lease, LeaseEntry)', () => {
     given(keyCreated, submitted(1), leased(1), yielded(1, { kind: 'retry', error: 'boom', notBefore: NOW + 60_000 }))
       .when(leaseEntry(1), NOW)
       .then([leasedBy2(1, NOW, 2)]);
+  });
+
+  it('Lease: an entry of an agent the take did not ask for: unchanged', () => {
+    given(keyCreated, submitted(1))
+      .when(lease(1, null, ['deploy']), NOW)
+      .thenUnchanged();
+    given(keyCreated, submitted(1))
+      .when(lease(1, null, ['deploy', 'build']), NOW)
+      .then([leasedBy2(1, NOW)]);
+  });
+
+  it('Lease: a take naming tenants leases only entries of those tenants', () => {
+    given(keyCreated, submitted(1))
+      .when(lease(1, ['globex']), NOW)
+      .thenUnchanged();
+    given(keyCreated, submitted(1, { tenant: 'globex' }))
+      .when(lease(1, ['initech', 'globex']), NOW)
+      .then([leasedBy2(1, NOW)].map((event) => ({ ...event, tenant: 'globex' })));
+    given(keyCreated, submitted(1))
+      .when(lease(1, ['acme']), NOW)
+      .then([leasedBy2(1, NOW)]);
+  });
+
+  it('isAskedFor: one of the agents, and one of the tenants when they are named', () => {
+    const entry = viewOf([keyCreated, submitted(1)]).entries.get(idOf(1))!;
+    assert.deepEqual(
+      [
+        isAskedFor(entry, ['build'], null),
+        isAskedFor(entry, ['build'], ['acme']),
+        isAskedFor(entry, ['build'], ['globex']),
+        isAskedFor(entry, ['deploy'], ['acme']),
+      ],
+      [true, true, false, false],
+    );
   });
 
   it('Lease: an entry the view does not hold: unchanged', () => {

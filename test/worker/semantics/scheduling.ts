@@ -77,6 +77,26 @@ export function schedulingTests(backend: WorkerBackend): void {
     );
   });
 
+  it("a worker with tenants runs only their entries: the pool, runDue and waitIdle leave other tenants' work alone", async (t) => {
+    const fx = await workerOn(backend, t);
+    const { worker, start } = fx.worker({ tenants: ['globex', 'initech'], concurrency: 2 });
+    const ran: string[] = [];
+    worker.handle('build', ({ entry }) => void ran.push(`${entry.tenant}/${entry.thread}`));
+    // acme's work sorts first (higher priority), and one of its entries is due later: neither is this worker's.
+    const acme = await fx.queue.submit(submitOf('acme', 'a', { priority: 9 }));
+    await fx.queue.submit(submitOf('acme', 'later', { notBefore: fx.clock.nowMs + 60_000 }));
+    await fx.queue.submit(submitOf('globex', 'g'));
+    assert.equal(await worker.runDue('build'), 1, 'runDue runs the one globex entry');
+    await fx.queue.submit(submitOf('initech', 'i'));
+    await fx.queue.submit(submitOf('globex', 'g'));
+    start();
+    await worker.waitIdle();
+    assert.deepEqual(ran.sort(), ['globex/g', 'globex/g', 'initech/i']);
+    const untouched = await fx.queue.entry('acme', acme.entryId);
+    assert.deepEqual([untouched.status, untouched.lease, untouched.attempts.length], ['open', null, 0]);
+    assert.equal((await fx.queue.openEntries('acme', 'later')).length, 1);
+  });
+
   it('two workers never run two entries of one thread at once (fast-check schedules of submissions, failures and stops)', async () => {
     await perThreadProperty(backend);
   });
