@@ -9,8 +9,10 @@ import type { EventLog } from '../log/event-log.ts';
 import { parseEntryId } from '../queue/entry-id.ts';
 import { RunlogError } from '../errors.ts';
 import { describe } from '../validation/index.ts';
+import { formatTime, formatTimeField } from './output.ts';
 
 export interface HistoryItem {
+  partition: number;
   offset: bigint;
   event: RunlogEvent;
 }
@@ -23,7 +25,7 @@ export async function entryHistory(log: EventLog, tenant: string, entryId: strin
   for await (const record of log.read(parsed.partition, 0n)) {
     if (record.value === null) continue;
     const event = decodeEvent(record.value);
-    if (isAbout(event, tenant, entryId)) items.push({ offset: record.offset, event });
+    if (isAbout(event, tenant, entryId)) items.push({ partition: parsed.partition, offset: record.offset, event });
   }
   return items;
 }
@@ -33,10 +35,9 @@ function isAbout(event: RunlogEvent, tenant: string, entryId: string): boolean {
   return event.entryId === entryId && event.tenant === tenant;
 }
 
-/** One readable line: store-clock time, event type, then what the event says. */
+/** One readable line: store-clock time (output.ts), offset, event type, then what the event says. */
 export function formatHistoryItem({ offset, event }: HistoryItem): string {
-  const time = new Date(event.at).toISOString().slice(11, 23);
-  return `${time}  @${String(offset).padEnd(4)} ${event.type.padEnd(15)} ${describeEvent(event)}`.trimEnd();
+  return `${formatTime(event.at)}  @${String(offset).padEnd(4)} ${event.type.padEnd(15)} ${describeEvent(event)}`.trimEnd();
 }
 
 export function describeEvent(event: RunlogEvent): string {
@@ -86,7 +87,7 @@ function quoted(value: string | null): string | null {
 }
 
 function clock(at: number): string {
-  return new Date(at).toISOString().slice(11, 23);
+  return formatTimeField(at);
 }
 
 /** Bytes as JSON-quoted text when short UTF-8, else their length. */

@@ -36,10 +36,11 @@ describe('runlog command line', () => {
     const types = history.stdout
       .trim()
       .split('\n')
-      .map((line) => line.split(/\s+/)[2]);
+      .map((line) => line.split(/\s+/)[4]);
     assert.deepEqual(types, ['Submitted', 'Leased', 'AttemptStarted', 'Yielded', 'Leased', 'AttemptStarted', 'Closed']);
     assert.match(history.stdout, /error="SMTP 451"/);
     assert.match(history.stdout, /outcome=succeeded result="sent"/);
+    assert.match(history.stdout, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \+00:00 {2}@1 +Submitted/);
 
     const foreign = runlog('history', 'globex', ticket.entryId, '--dir', dir);
     assert.match(foreign.stdout, /no events of ticket/);
@@ -51,9 +52,9 @@ describe('runlog command line', () => {
 
     const wrong = runlog('frobnicate');
     assert.equal(wrong.status, 2);
-    assert.match(wrong.stderr, /unknown command frobnicate[\s\S]*usage:/);
+    assert.match(wrong.stderr, /unknown command "frobnicate"[\s\S]*usage:/);
     const forged = runlog('history', 'acme', 'not-an-id', '--dir', dir);
-    assert.equal(forged.status, 2);
+    assert.equal(forged.status, 1, 'a refusal, not a usage error');
     assert.match(forged.stderr, /TicketNotFound/);
   });
 
@@ -63,7 +64,10 @@ describe('runlog command line', () => {
     for (const args of [
       ['replay', '--dir', typo],
       ['history', 'acme', '0-1', '--dir', typo],
+      ['tail', '--dir', typo, '--limit', '1'],
+      ['export', '--dir', typo],
       ['replay', '--dir', dir],
+      ['export', '--dir', dir],
     ]) {
       const run = runlog(...args);
       assert.equal(run.status, 2, run.stdout);
@@ -89,8 +93,26 @@ describe('runlog command line', () => {
     assert.equal(history.status, 0, history.stderr);
     assert.match(history.stdout, /Submitted .*input="job 4"/);
 
+    const exported = runlog('export', '--dir', dir);
+    assert.equal(exported.status, 0, exported.stderr);
+    assert.equal(exported.stdout.trim().split('\n').length, 6, 'the ticket key and five submissions');
+
+    // tail follows the writer's appends: six records first, then the one "more" makes.
+    const tail = spawn(process.execPath, ['--import', 'tsx', CLI, 'tail', '--dir', dir, '--from', 'start', '--limit', '7', '--json'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    onCleanup(t, () => tail.kill());
+    const tailed = createInterface({ input: tail.stdout })[Symbol.asyncIterator]();
+    const seen: { type: string; input?: string }[] = [];
+    for (let i = 0; i < 6; i++) seen.push(JSON.parse((await tailed.next()).value as string));
     writer.stdin.write('more\n');
     assert.equal(await next(), 'submitted 6');
+    seen.push(JSON.parse((await tailed.next()).value as string));
+    assert.deepEqual(await once(tail, 'exit'), [0, null]);
+    assert.deepEqual(
+      seen.filter((event) => event.type === 'Submitted').map((event) => Buffer.from(event.input!, 'base64').toString()),
+      ['job 0', 'job 1', 'job 2', 'job 3', 'job 4', 'job 5'],
+    );
     assert.match(runlog('replay', '--dir', dir).stdout, /6 entries \(6 open\)/);
     writer.stdin.end('stop\n');
     assert.equal(await next(), 'stopped');
@@ -107,11 +129,18 @@ describe('runlog command line', () => {
     for (const args of [
       ['replay', '--dir', dir],
       ['history', 'acme', ticket.entryId, '--dir', dir],
+      ['export', '--dir', dir],
+      ['tail', '--dir', dir, '--from', 'start', '--limit', '2'],
     ]) {
       const run = runlog(...args);
       assert.equal(run.status, 0, run.stderr);
       assert.match(run.stderr, /warning RUNLOG_TORN_TAIL: .*torn tail of 12 bytes.*not done: opened read-only/);
     }
+    const exported = runlog('export', '--dir', dir, '--json').stdout.trim().split('\n');
+    assert.deepEqual(
+      exported.map((line) => JSON.parse(line).type),
+      ['TicketKeyCreated', 'Submitted'],
+    );
     assert.match(runlog('replay', '--dir', dir).stdout, /1 entries \(1 open\)/);
     assert.deepEqual(await filesUnder(dir), before);
   });

@@ -1,0 +1,8 @@
+/** The command table: `runlog <name>` runs the command of that name. One file per command. */
+import type { AnyCommand } from '../command.ts';
+import { exportCommand } from './export.ts';
+import { history } from './history.ts';
+import { replay } from './replay.ts';
+import { tail } from './tail.ts';
+
+export const COMMANDS: readonly AnyCommand[] = [history, replay, tail, exportCommand];
