@@ -39,6 +39,7 @@ import { close, extend, nextDue, startAttempt, take, takeEntry, yieldLease } fro
 import { healthz, readyz } from './handlers/probes.ts';
 import { health, metrics, now } from './handlers/signals.ts';
 import { workStream } from './handlers/work-stream.ts';
+import { EventsQuery, eventStream } from './event-stream.ts';
 import { openApiDocument, type OpenApiDocument } from './openapi.ts';
 import { jsonRoute, rawRoute, type Route } from './route.ts';
 
@@ -66,6 +67,7 @@ const API: readonly Route[] = [
   jsonRoute('GET', '/v1/health', ANY_ROLE, { summary: "each partition's mode, and why one does not serve", answer: HealthAnswer }, health),
   jsonRoute('GET', '/v1/now', ANY_ROLE, { summary: 'the store clock now', answer: NowAnswer }, now),
   rawRoute('GET', '/v1/work', ['worker'], { summary: "Server-Sent Events: a `work` event each time the queue's onWork fires (coalesced), a ping comment every 15 s", contentType: 'text/event-stream' }, workStream),
+  rawRoute('GET', '/v1/events', ['admin'], { summary: 'Server-Sent Events of the decoded events of the log, filtered by tenant, thread and entry, resumable from an id (Last-Event-ID or ?from=; from=0: the whole log; default: from the end)', query: EventsQuery, contentType: 'text/event-stream' }, eventStream),
   jsonRoute('GET', '/healthz', 'public', { summary: 'the process serves HTTP', answer: HealthzAnswer }, healthz),
   jsonRoute('GET', '/readyz', 'public', { summary: 'every partition serves (else 503)', answer: ReadyzAnswer }, readyz),
 ];
