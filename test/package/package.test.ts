@@ -120,6 +120,8 @@ it('the packed tarball installs into a scratch project and runs the README with 
   const ranWorker = await succeeds(process.execPath, ['worker.js'], app);
   assert.match(ranWorker, /^succeeded charged 7 1\nRunlogError\n$/);
 
+  const help = await succeeds('npx', ['--no', '--', 'runlog', '--help'], app);
+  assert.match(help, /^usage: runlog <command>/);
   const bin = join(app, 'node_modules', '.bin', 'runlog');
   const replay = await succeeds(bin, ['replay', '--dir', 'runlog-data'], app);
   assert.match(replay, /1 entries \(0 open\)/);
