@@ -56,6 +56,7 @@ function operation(route: Route): Record<string, unknown> {
 
 /** `POST /v1/tenants/{tenant}/entries/{entryId}/cancel` -> `postTenantsTenantEntriesEntryIdCancel`. */
 function operationId(route: Route): string {
+  if (route.operationId !== undefined) return route.operationId;
   const words = route.path.split(/[/{}-]+/).filter((word) => word !== '' && word !== 'v1');
   return route.method.toLowerCase() + words.map((word) => word[0]!.toUpperCase() + word.slice(1)).join('');
 }

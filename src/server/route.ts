@@ -9,6 +9,7 @@ import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
 import type { EventLog } from '../log/event-log.ts';
 import type { RunQueueApi } from '../queue/types.ts';
 import { compileCheck, type Check } from '../wire/index.ts';
+import type { PrometheusMetrics } from './prometheus.ts';
 import type { Caller, Logger, Role } from './types.ts';
 
 export type Method = 'GET' | 'POST' | 'DELETE';
@@ -32,6 +33,8 @@ export interface RouteRequest<Body = unknown, Query = unknown> {
   readonly closing: AbortSignal;
   /** The longest a long-poll may wait, ms (the server's maxWaitMs). */
   readonly maxWaitMs: number;
+  /** The server's Prometheus registry (GET /metrics). */
+  readonly prometheus: PrometheusMetrics;
   readonly logger: Logger;
   readonly requestId: string;
 }
@@ -50,6 +53,8 @@ interface RouteBase {
   readonly path: string;
   readonly access: Access;
   readonly summary: string;
+  /** The OpenAPI operationId, when the one derived from the method and path would clash (GET /metrics and GET /v1/metrics). */
+  readonly operationId: string | undefined;
   readonly body: TSchema | undefined;
   readonly query: TObject;
   readonly checkBody: Check<TSchema> | undefined;
@@ -74,6 +79,7 @@ export type Route = JsonRoute | RawRoute;
 /** A route's description and schemas: `body` and `query` validate requests; with `answer`, they make the OpenAPI document. */
 interface Schemas<B extends TSchema | undefined, Q extends TObject> {
   summary: string;
+  operationId?: string;
   body?: B;
   query?: Q;
 }
@@ -109,13 +115,14 @@ function compiled<B extends TSchema | undefined, Q extends TObject>(
   method: Method,
   path: string,
   access: Access,
-  { summary, body, query = NO_QUERY as Q }: Schemas<B, Q>,
+  { summary, operationId, body, query = NO_QUERY as Q }: Schemas<B, Q>,
 ): RouteBase {
   return {
     method,
     path,
     access,
     summary,
+    operationId,
     body,
     query,
     checkBody: body === undefined ? undefined : compileCheck(body, 'body'),

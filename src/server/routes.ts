@@ -36,7 +36,8 @@ import {
 import { deleteThread, prune } from './handlers/admin.ts';
 import { cancel, closed, entry, openEntries, submit } from './handlers/entries.ts';
 import { close, extend, nextDue, startAttempt, take, takeEntry, yieldLease } from './handlers/leases.ts';
-import { healthz, readyz } from './handlers/probes.ts';
+import { healthz, prometheusText, readyz } from './handlers/probes.ts';
+import { PROMETHEUS_CONTENT_TYPE } from './prometheus.ts';
 import { health, metrics, now } from './handlers/signals.ts';
 import { workStream } from './handlers/work-stream.ts';
 import { EventsQuery, eventStream } from './event-stream.ts';
@@ -70,6 +71,7 @@ const API: readonly Route[] = [
   rawRoute('GET', '/v1/events', ['admin'], { summary: 'Server-Sent Events of the decoded events of the log, filtered by tenant, thread and entry, resumable from an id (Last-Event-ID or ?from=; from=0: the whole log; default: from the end)', query: EventsQuery, contentType: 'text/event-stream' }, eventStream),
   jsonRoute('GET', '/healthz', 'public', { summary: 'the process serves HTTP', answer: HealthzAnswer }, healthz),
   jsonRoute('GET', '/readyz', 'public', { summary: 'every partition serves (else 503)', answer: ReadyzAnswer }, readyz),
+  rawRoute('GET', '/metrics', 'public', { operationId: 'getPrometheusMetrics', summary: "Prometheus metrics: the queue's counters, open entries, warnings, partition modes, HTTP requests", contentType: PROMETHEUS_CONTENT_TYPE }, prometheusText),
 ];
 
 let document: OpenApiDocument | undefined;

@@ -15,6 +15,7 @@ import { queryOf, readJsonBody } from './read-request.ts';
 import { NOW_HEADER, REQUEST_ID_HEADER, asRunlogError, sendJson, sendProblem } from './respond.ts';
 import { Reply, type Route, type RouteRequest } from './route.ts';
 import type { Router } from './router.ts';
+import type { PrometheusMetrics } from './prometheus.ts';
 import { forbiddenRoute, mayCall } from './scope.ts';
 import type { Authenticator, Caller, Logger } from './types.ts';
 
@@ -26,6 +27,8 @@ export interface ServerContext {
   readonly router: Router;
   readonly bodyLimit: number;
   readonly maxWaitMs: number;
+  /** GET /metrics's registry; every answered request is recorded in it. */
+  readonly prometheus: PrometheusMetrics;
   /** Aborted when the server closes. */
   readonly closing: AbortSignal;
 }
@@ -38,9 +41,11 @@ export async function serveRequest(context: ServerContext, request: IncomingMess
   const requestId = randomUUID();
   const url = new URL(request.url ?? '/', 'http://runlog.invalid');
   let caller: Caller | undefined;
+  let routePath = 'unmatched';
   response.setHeader(REQUEST_ID_HEADER, requestId);
   try {
     const { route, params } = routeOf(context.router, request.method ?? '', url.pathname);
+    routePath = route.path;
     caller = route.access === 'public' ? PUBLIC : authorize(context.authenticator, route, request.headers.authorization);
     if (context.closing.aborted) throw new RunlogError('Stopped', 'the server is shutting down');
     const query = route.checkQuery(queryOf(url.searchParams, route.query));
@@ -54,6 +59,8 @@ export async function serveRequest(context: ServerContext, request: IncomingMess
     if (error instanceof HttpRefusal && error.status === 413) response.once('finish', () => request.destroy());
   } finally {
     logRequest(context.logger, { request, response, url, caller, requestId, started });
+    const seconds = (performance.now() - started) / 1000;
+    context.prometheus.recordRequest({ route: routePath, method: request.method ?? '', status: response.statusCode, seconds });
   }
 }
 
@@ -85,6 +92,7 @@ function requestOf(context: ServerContext, response: ServerResponse, requestId: 
     signal: AbortSignal.any([gone.signal, context.closing]),
     closing: context.closing,
     maxWaitMs: context.maxWaitMs,
+    prometheus: context.prometheus,
     logger: context.logger,
     requestId,
   };

@@ -15,6 +15,7 @@ import type { EventLog } from '../log/event-log.ts';
 import type { RunQueueApi } from '../queue/types.ts';
 import { MAX_WAIT_MS } from '../wire/index.ts';
 import { bodyLimitOf } from './read-request.ts';
+import { PrometheusMetrics } from './prometheus.ts';
 import { Router } from './router.ts';
 import { ROUTES } from './routes.ts';
 import { serveRequest, type ServerContext } from './serve-request.ts';
@@ -56,6 +57,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     router: new Router(ROUTES),
     bodyLimit: bodyLimitOf(requireInteger('maxInputBytes', options.maxInputBytes, 0)),
     maxWaitMs: requireInteger('maxWaitMs', options.maxWaitMs ?? MAX_WAIT_MS, 0, MAX_WAIT_MS),
+    prometheus: new PrometheusMetrics(options.queue),
     closing: closing.signal,
   };
   const inFlight = new Set<Promise<void>>();
