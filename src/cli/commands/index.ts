@@ -3,6 +3,7 @@ import type { AnyCommand } from '../command.ts';
 import { exportCommand } from './export.ts';
 import { history } from './history.ts';
 import { replay } from './replay.ts';
+import { serveCommand } from '../serve-command.ts';
 import { tail } from './tail.ts';
 
-export const COMMANDS: readonly AnyCommand[] = [history, replay, tail, exportCommand];
+export const COMMANDS: readonly AnyCommand[] = [serveCommand, history, replay, tail, exportCommand];
