@@ -30,6 +30,15 @@ export function avroType(schema: AvroRecordSchema): avsc.Type {
   return avsc.Type.forSchema(structuredClone(schema) as avsc.Schema, { typeHook: exactLongHook });
 }
 
+/**
+ * A union of records (an Avro object container file of events), every long exact. avsc's
+ * 'auto' wraps the union of records (`{ "runlog.events.Submitted": {...} }`) and leaves the
+ * fields' optional unions (`["null", "bytes"]`) as plain values, as the codec has them.
+ */
+export function avroUnionType(schemas: readonly unknown[]): avsc.Type {
+  return avsc.Type.forSchema(structuredClone(schemas) as avsc.Schema, { typeHook: exactLongHook, wrapUnions: 'auto' });
+}
+
 /** Every long, also one written `{"type": "long", "logicalType": ...}`, is the exact long. */
 function exactLongHook(schema: avsc.Schema): avsc.Type | undefined {
   const isLong =

@@ -53,7 +53,10 @@ const MALFORMED: readonly [args: string[], says: RegExp][] = [
   [['export', '--dir', 'DIR', '--from', 'end,'], /--from must be start, end, an offset or one offset per partition.*got "end,"/],
   [['export', '--dir', 'DIR', '--partition', '2'], /--partition must be an integer in 0..1, got "2"/],
   [['export', '--dir', 'DIR', '--out', ''], /--out must not be empty/],
-  [['export', '--dir', 'DIR', '--format', 'xml'], /Unknown option '--format'/],
+  [['export', '--dir', 'DIR', '--format', 'xml'], /--format must be jsonl or avro, got "xml"/],
+  [['export', '--dir', 'DIR', '--format', 'avro'], /--format avro writes a file: give --out FILE/],
+  [['export', '--dir', 'DIR', '--format', 'avro', '--out', 'DIR/x.avro', '--json'], /--json and --format avro: give one/],
+  [['export', '--dir', 'DIR', '--compress'], /Unknown option '--compress'/],
 ];
 
 async function scratchLog(t: import('node:test').TestContext): Promise<{ dir: string; entryId: string }> {

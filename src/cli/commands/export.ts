@@ -1,11 +1,12 @@
-/** `runlog export`: the log's events, decoded, as JSON Lines (reads only; also a live log). */
+/** `runlog export`: the log's events, decoded, as JSON Lines or an Avro container file (reads only; also a live log). */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import type { Writable } from 'node:stream';
+import { createEventContainer } from '../../events/avro-container.ts';
 import { decodeEvent } from '../../events/codec.ts';
 import { eventJson } from '../../events/event-json.ts';
 import { matchesFilter } from '../../events/event-filter.ts';
-import { EXIT_OK, type Command } from '../command.ts';
+import type { RunlogEvent } from '../../events/types.ts';
+import { EXIT_OK, UsageError, type CliIo, type Command } from '../command.ts';
 import { SELECTION_OPTIONS, checkFromSyntax, filterOf, planOf } from '../event-selection.ts';
 import { LOG_OPTIONS, integerOption, logConfigOf, textOption } from '../options.ts';
 import { writeJson } from '../output.ts';
@@ -13,7 +14,8 @@ import { withReadLog } from '../read-log.ts';
 
 export const exportCommand: Command = {
   name: 'export',
-  summary: 'write the events of the log, decoded, as JSON Lines, up to its end when opened (reads only; also a live log)',
+  summary:
+    'write the events of the log, decoded, up to its end when opened: JSON Lines, or an Avro container file (reads only; also a live log)',
   usage: '',
   positionals: { min: 0, max: 0 },
   options: {
@@ -24,33 +26,54 @@ export const exportCommand: Command = {
       value: 'WHERE',
       help: 'start (default) | OFFSET (with --partition) | 0 | one offset per partition a,b,... (an event stream id)',
     },
+    format: { type: 'string', value: 'jsonl|avro', help: 'jsonl (default): JSON Lines; avro: an Avro object container file (needs --out)' },
     out: { type: 'string', value: 'FILE', help: 'write to FILE (created; refused if it exists) instead of stdout' },
-    json: { type: 'boolean', help: "JSON Lines (what export always writes; accepted like every command's --json)" },
+    json: { type: 'boolean', help: "JSON Lines (the default format; accepted like every command's --json)" },
   },
-  details:
-    'Each line: the decoded event, bytes as base64, times as epoch ms, plus partition and offset; partitions one after another, each in offset order.',
+  details: `jsonl: each line the decoded event, bytes as base64, times as epoch ms, plus partition and offset (a
+TicketKeyCreated's key left out). avro: the events whole, the file's schema the union of every event type's
+newest schema (schemas/), deflate blocks. Partitions one after another, each in offset order.`,
   async run({ values, io }) {
     const config = logConfigOf(values);
     const filter = filterOf(values);
     integerOption(values, 'partition', 0);
     checkFromSyntax(values);
     const out = textOption(values, 'out');
+    const format = textOption(values, 'format') ?? 'jsonl';
+    if (format !== 'jsonl' && format !== 'avro') throw new UsageError(`--format must be jsonl or avro, got ${JSON.stringify(format)}`);
+    if (format === 'avro' && out === undefined) throw new UsageError('--format avro writes a file: give --out FILE');
+    if (format === 'avro' && values.json === true) throw new UsageError('--json and --format avro: give one');
     return withReadLog(config, io, async (log) => {
       const { partitions, from } = await planOf(values, log, 'start');
-      const sink: Writable = out === undefined ? io.stdout : createWriteStream(out, { flags: 'wx' });
-      if (out !== undefined) await once(sink, 'open');
+      const sink = format === 'avro' ? await createEventContainer(out!) : await jsonLines(io, out);
       try {
         for (const [i, partition] of partitions.entries()) {
           for await (const record of log.read(partition, from[i]!)) {
             if (record.value === null) continue;
             const event = decodeEvent(record.value);
-            if (matchesFilter(event, filter)) await writeJson(sink, eventJson(event, partition, record.offset));
+            if (matchesFilter(event, filter)) await sink.write(event, partition, record.offset);
           }
         }
       } finally {
-        if (out !== undefined) await new Promise((resolve) => sink.end(resolve));
+        await sink.close();
       }
       return EXIT_OK;
     });
   },
 };
+
+interface Sink {
+  write(event: RunlogEvent, partition: number, offset: bigint): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function jsonLines(io: CliIo, out: string | undefined): Promise<Sink> {
+  const stream = out === undefined ? io.stdout : createWriteStream(out, { flags: 'wx' });
+  if (out !== undefined) await once(stream, 'open');
+  return {
+    write: (event, partition, offset) => writeJson(stream, eventJson(event, partition, offset)),
+    close: async () => {
+      if (out !== undefined) await new Promise((resolve) => stream.end(resolve));
+    },
+  };
+}

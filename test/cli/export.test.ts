@@ -1,0 +1,108 @@
+/**
+ * runlog export: JSON Lines (to stdout or a file) and Avro object container files, read
+ * back event for event against the log; filters and --from; an existing file is not
+ * overwritten; nothing is written to the log.
+ */
+import assert from 'node:assert/strict';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { readEventContainer } from '../../src/events/avro-container.ts';
+import { decodeEvent } from '../../src/events/codec.ts';
+import type { RunlogEvent } from '../../src/events/types.ts';
+import { openLogReadOnly } from '../../src/log/open-log.ts';
+import { openRunQueue } from '../../src/queue/open-run-queue.ts';
+import { filesUnder } from '../log/file-damage.ts';
+import { scratchDir } from '../support/cleanup.ts';
+import { runCli } from './run-cli.ts';
+
+async function logWithHistory(t: import('node:test').TestContext): Promise<string> {
+  const dir = await scratchDir(t, 'runlog-export-');
+  const queue = await openRunQueue({ log: { kind: 'file', dir }, partitions: 2 });
+  for (let i = 0; i < 6; i++) {
+    await queue.submit({
+      tenant: i % 2 ? 'acme' : 'globex',
+      thread: `t${i}`,
+      agent: 'mail',
+      input: Buffer.from([i, 255]),
+      metadata: { n: String(i) },
+    });
+  }
+  const taken = (await queue.take({ agents: ['mail'], holder: 'w1', ttlMs: 60_000 }))!;
+  await queue.startAttempt(taken.lease, 'run-1');
+  await queue.close(taken.lease, { status: 'succeeded', result: 'ok' });
+  await queue.stop();
+  return dir;
+}
+
+/** Every event of the log, partition by partition, in offset order. */
+async function eventsOf(dir: string): Promise<RunlogEvent[]> {
+  const log = await openLogReadOnly({ kind: 'file', dir });
+  const events: RunlogEvent[] = [];
+  for (let p = 0; p < log.partitions; p++) for await (const r of log.read(p, 0n)) if (r.value) events.push(decodeEvent(r.value));
+  await log.close();
+  return events;
+}
+
+describe('runlog export', () => {
+  it('--format avro: an Avro container file holding every event of the log, whole', async (t) => {
+    const dir = await logWithHistory(t);
+    const before = await filesUnder(dir);
+    const out = join(await scratchDir(t, 'runlog-export-out-'), 'events.avro');
+    const run = await runCli(['export', '--dir', dir, '--format', 'avro', '--out', out]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, '');
+    const bytes = await readFile(out);
+    assert.deepEqual([...bytes.subarray(0, 4)], [...Buffer.from('Obj\x01', 'latin1')]);
+    const header = bytes.toString('latin1');
+    assert.ok(
+      header.includes('avro.schema') && header.includes('"name":"runlog.events.Submitted","type":"record"'),
+      'the schema in the header',
+    );
+    assert.ok(header.includes('avro.codec\x0edeflate'), 'deflate blocks');
+    const read: RunlogEvent[] = [];
+    for await (const event of readEventContainer(out)) read.push(event);
+    assert.deepEqual(read, await eventsOf(dir));
+    assert.ok(read.some((event) => event.type === 'Closed'));
+    assert.deepEqual(await filesUnder(dir), before);
+
+    const again = await runCli(['export', '--dir', dir, '--format', 'avro', '--out', out]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /EEXIST/);
+  });
+
+  it('JSON Lines to a file, filtered, from a position', async (t) => {
+    const dir = await logWithHistory(t);
+    const outDir = await scratchDir(t, 'runlog-export-out-');
+    const all = await eventsOf(dir);
+    const acme = join(outDir, 'acme.jsonl');
+    assert.equal((await runCli(['export', '--dir', dir, '--tenant', 'acme', '--out', acme])).code, 0);
+    const lines = (await readFile(acme, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { tenant: string; input?: string });
+    assert.equal(lines.length, all.filter((e) => e.tenant === 'acme').length);
+    assert.ok(lines.every((event) => event.tenant === 'acme'));
+
+    const whole = (await runCli(['export', '--dir', dir])).stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { partition: number; offset: number });
+    const k = 4;
+    const position = [0, 1].map((p) => {
+      const seen = whole.slice(0, k).filter((e) => e.partition === p);
+      return seen.length === 0 ? 0 : seen.at(-1)!.offset + 1;
+    });
+    const rest = (await runCli(['export', '--dir', dir, '--from', position.join(',')])).stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    assert.deepEqual(rest, whole.slice(k));
+
+    const taken = join(outDir, 'taken.jsonl');
+    await writeFile(taken, 'keep me');
+    const refused = await runCli(['export', '--dir', dir, '--out', taken]);
+    assert.equal(refused.code, 1);
+    assert.equal(await readFile(taken, 'utf8'), 'keep me');
+  });
+});
