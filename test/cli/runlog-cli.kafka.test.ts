@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import kafkajs from 'kafkajs';
@@ -55,5 +56,35 @@ describe('runlog command line on Kafka', () => {
     assert.match(history.stdout, /Submitted .*input="charge"/);
     await queue.submit({ tenant: 'acme', thread: 'order-2', agent: 'billing', input: 'still the writer' });
     assert.equal((await queue.metrics()).enqueued, 2);
+  });
+
+  it('tail follows a topic a live queue writes (every partition), and export reads it', async (t) => {
+    const topic = uniqueTopic('runlog-cli-tail');
+    const queue = await openRunQueue({ log: { kind: 'kafka', brokers: kafkaBrokers(), topic }, partitions: 2 });
+    t.after(async () => {
+      await queue.stop();
+      await deleteTopic(topic);
+    });
+    for (let i = 0; i < 4; i++) await queue.submit({ tenant: 'acme', thread: `order-${i}`, agent: 'billing', input: `job ${i}` });
+    const at = ['--brokers', kafkaBrokers().join(','), '--topic', topic];
+    const exported = await runlog('export', ...at);
+    assert.equal(exported.status, 0, exported.stderr);
+    assert.equal(exported.stdout.match(/"type":"Submitted"/g)?.length, 4);
+    const tail = spawn(process.execPath, ['--import', 'tsx', CLI, 'tail', ...at, '--from', 'start', '--json', '--tenant', 'acme'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    t.after(() => tail.kill());
+    const lines = createInterface({ input: tail.stdout })[Symbol.asyncIterator]();
+    const inputs: string[] = [];
+    const readOne = async (): Promise<void> => {
+      const event = JSON.parse((await lines.next()).value as string) as { type: string; input?: string };
+      if (event.type === 'Submitted') inputs.push(Buffer.from(event.input!, 'base64').toString());
+    };
+    for (let i = 0; i < 4; i++) await readOne(); // the four submissions (the filter drops the ticket keys)
+    await queue.submit({ tenant: 'acme', thread: 'order-9', agent: 'billing', input: 'appended while tailing' });
+    await readOne();
+    assert.deepEqual(inputs.sort(), ['appended while tailing', 'job 0', 'job 1', 'job 2', 'job 3']);
+    tail.kill('SIGINT');
+    assert.deepEqual(await once(tail, 'exit'), [0, null]);
   });
 });
