@@ -1,18 +1,20 @@
 /**
  * The package as a user gets it: `npm pack`, the tarball installed into a scratch project
  * ("type": "module") from npm's cache, then, with plain `node` (no tsx) and a default `tsc --init`
- * setup: the README's example and its Worker compiled and run, the `runlog` bin, an import from
- * CommonJS. The tarball ships the build, the schemas, README and LICENSE only. One test: packing
+ * setup: the README's example and its Worker compiled and run, the `runlog` bin (`runlog serve`
+ * too), an import from CommonJS. The tarball ships the build, the schemas, README and LICENSE only. One test: packing
  * builds (tsc) and installing takes most of a minute.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { it } from 'node:test';
+import { createInterface } from 'node:readline';
+import { it, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { scratchDir } from '../support/cleanup.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const require = createRequire(import.meta.url);
@@ -25,9 +27,9 @@ interface Ran {
   stderr: string;
 }
 
-/** Variables `npm test` sets for its own package: a child npm must work out the scratch project's by itself. */
+/** Variables `npm test` sets for its own package (and runlog serve's settings, which a test must not pass on): a child npm must work out the scratch project's by itself. */
 function userEnv(): NodeJS.ProcessEnv {
-  const own = /^(npm_package_|npm_lifecycle_|npm_command$|npm_config_local_prefix$|INIT_CWD$)/i;
+  const own = /^(npm_package_|npm_lifecycle_|npm_command$|npm_config_local_prefix$|INIT_CWD$|RUNLOG_)/i;
   return Object.fromEntries(Object.entries(process.env).filter(([name]) => !own.test(name)));
 }
 
@@ -72,6 +74,24 @@ console.log(closed?.outcome, Buffer.from(closed!.result!).toString('utf8'), work
 await queue.submit({ tenant: 17, thread: 't', agent: 'billing', input: '' }).catch((e: Error) => console.log(e.name));
 await queue.stop();
 `;
+}
+
+/** `runlog serve` from the installed bin, on a free loopback port: its url, from the serve.listening log line. */
+async function startServe(t: TestContext, bin: string, cwd: string): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(bin, ['serve', '--port', '0', '--dir', 'serve-data'], { cwd, env: userEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = once(child, 'exit');
+  onCleanup(t, async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const lines = createInterface({ input: child.stdout! });
+  for await (const line of lines) {
+    const record = line.startsWith('{') ? (JSON.parse(line) as { event?: string; url?: string }) : {};
+    if (record.event === 'serve.listening' && record.url !== undefined) return { url: record.url, child };
+  }
+  throw new Error(`runlog serve ended before it listened (exit ${child.exitCode}): ${stderr}`);
 }
 
 const FROM_COMMONJS = `const assert = require('node:assert/strict');
@@ -125,6 +145,13 @@ it('the packed tarball installs into a scratch project and runs the README with 
   const bin = join(app, 'node_modules', '.bin', 'runlog');
   const replay = await succeeds(bin, ['replay', '--dir', 'runlog-data'], app);
   assert.match(replay, /1 entries \(0 open\)/);
+
+  // What the Dockerfile runs: the installed bin's server, over plain node; SIGTERM stops it cleanly.
+  const serve = await startServe(t, bin, app);
+  const healthz = await fetch(`${serve.url}/healthz`);
+  assert.deepEqual([healthz.status, await healthz.json()], [200, { status: 'ok' }]);
+  serve.child.kill('SIGTERM');
+  assert.deepEqual(await once(serve.child, 'exit'), [0, null]);
 
   await writeFile(join(app, 'commonjs.cjs'), FROM_COMMONJS);
   assert.equal(await succeeds(process.execPath, ['commonjs.cjs'], app), 'function function\n');
