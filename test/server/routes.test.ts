@@ -1,8 +1,13 @@
 /** Every route's happy path, over a real server with plain fetch. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import https from 'node:https';
+import { openAuthenticator } from '../../src/server/auth.ts';
 import { ROUTES } from '../../src/server/routes.ts';
-import { serverOn, SUBMIT, TAKE } from './fixtures.ts';
+import { startServer } from '../../src/server/start-server.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
+import { RecordingLogger, serverOn, SUBMIT, TAKE } from './fixtures.ts';
+import { selfSigned } from './self-signed.ts';
 
 const text = (base64: string): string => Buffer.from(base64, 'base64').toString('utf8');
 
@@ -172,5 +177,32 @@ describe('server: every route', () => {
     const others = new Set(['GET /v1/events', 'GET /metrics']);
     const routes = ROUTES.map((route) => `${route.method} ${route.path}`).filter((route) => !others.has(route));
     assert.deepEqual(routes.sort(), tested.sort());
+  });
+});
+
+describe('server: HTTPS', () => {
+  it('serves HTTPS when given a certificate and key', async (t) => {
+    const { local } = await serverOn(t);
+    const tls = selfSigned(await scratchDir(t, 'runlog-tls-'));
+    const server = await startServer({
+      queue: local,
+      authenticator: openAuthenticator(),
+      logger: new RecordingLogger(),
+      host: '127.0.0.1',
+      port: 0,
+      tls: { cert: tls.cert, key: tls.key },
+      maxInputBytes: 1024,
+    });
+    onCleanup(t, () => server.close());
+    assert.match(server.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+    const body = await new Promise<string>((resolve, reject) => {
+      const request = https.get(`${server.url}/v1/now`, { ca: tls.cert }, (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve(text));
+      });
+      request.on('error', reject);
+    });
+    assert.deepEqual(JSON.parse(body), { now: local.now() });
   });
 });
