@@ -5,10 +5,10 @@
  * waits for the first of:
  *   - the queue's onWork (an entry became takeable now: a submit, a yield, a close unblocking
  *     a thread, ...);
- *   - the store-clock time nextDueAt(agents) names (a delay, a backoff or a lease running
+ *   - the store-clock time nextDueAt(agents, tenants) names (a delay, a backoff or a lease running
  *     out), as a timer of that length. A time passed already is tried once more at once (the
  *     clock moved since the take), then not waited for again: what is due then is not this
- *     caller's to take (another tenant's, say), and waiting on it would spin;
+ *     caller's to take (its lease went to another), and waiting on it would spin;
  *   - the end of waitMs;
  *   - the signal: the client went away, or the server closes;
  * then takes once more, while time remains. When the wait ends with nothing, or the signal
@@ -28,7 +28,7 @@ export async function takeWaiting(queue: RunQueueApi, request: TakeRequest, wait
       const left = until - performance.now();
       if (taken !== null || left <= 0 || signal.aborted) return taken;
       if (wake.woken) continue;
-      const dueAt = await queue.nextDueAt(request.agents);
+      const dueAt = await queue.nextDueAt(request.agents, request.tenants);
       if (dueAt === null || dueAt === passed) await wake.wait(left, undefined);
       else if (dueAt > queue.now()) await wake.wait(left, dueAt - queue.now());
       else passed = dueAt; // due by now (the clock moved since the take): take once more, at once

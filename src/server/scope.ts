@@ -6,6 +6,7 @@
  * a lease of another tenant is refused as a lease that is not current.
  */
 import { RunlogError } from '../errors.ts';
+import { partitionOfEntryId } from '../queue/entry-id.ts';
 import type { Lease } from '../queue/types.ts';
 import type { Access } from './route.ts';
 import type { Caller } from './types.ts';
@@ -23,8 +24,13 @@ export function inScope(caller: Caller, tenant: string): boolean {
   return caller.tenants === 'all' || caller.tenants.has(tenant);
 }
 
-/** The queue's answer for a ticket id it never issued (src/queue/decide.ts lookUp): what another tenant's entry reads as. */
+/**
+ * The queue's answer for a ticket id it never issued: what another tenant's entry reads as.
+ * An id not shaped like a ticket is refused as the queue refuses it (entry-id.ts); one that
+ * is, as decide.ts's lookUp answers an id no partition issued.
+ */
 export function unknownTicket(entryId: string): RunlogError {
+  partitionOfEntryId(entryId, Infinity);
   return new RunlogError('TicketNotFound', `ticket ${entryId} was never issued`);
 }
 
@@ -47,8 +53,8 @@ export function requireLeaseScope(caller: Caller, lease: Lease): void {
 }
 
 /**
- * The tenants a take may lease from: the request's, within the caller's scope. Undefined:
- * every tenant (an unscoped caller naming none). An empty intersection is 403.
+ * The tenants a take (or nextDueAt) may look at: the request's, within the caller's scope.
+ * Undefined: every tenant (an unscoped caller naming none). An empty intersection is 403.
  */
 export function takeTenants(caller: Caller, requested: readonly string[] | undefined): string[] | undefined {
   if (caller.tenants === 'all') return requested === undefined ? undefined : [...requested];

@@ -76,7 +76,7 @@ export const CloseRequestJson = Type.Object(
 );
 export const CloseBody = Type.Object({ lease: LeaseJson, request: CloseRequestJson }, strict);
 
-export const NextDueBody = Type.Object({ agents: Names }, strict);
+export const NextDueBody = Type.Object({ agents: Names, tenants: Type.Optional(Names) }, strict);
 
 export type SubmitBody = Static<typeof SubmitBody>;
 export type CancelBody = Static<typeof CancelBody>;

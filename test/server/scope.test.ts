@@ -58,7 +58,7 @@ describe('server: roles', () => {
     ['worker', 'DELETE', '/v1/tenants/acme/threads/t', undefined, 403],
     ['producer', 'POST', '/v1/submit', SUBMIT, 200],
     ['producer', 'POST', '/v1/next-due', { agents: ['billing'] }, 200],
-    ['worker', 'POST', '/v1/tenants/acme/entries/0-x/take', { holder: 'w', ttlMs: 1000 }, 404], // allowed: the ticket is unknown
+    ['worker', 'POST', '/v1/take', TAKE, 200],
     ['worker', 'GET', '/v1/tenants/acme/threads/t/entries', undefined, 200],
     ['worker', 'GET', '/v1/now', undefined, 200],
     ['producer', 'GET', '/v1/metrics', undefined, 200],
@@ -95,8 +95,9 @@ describe('server: tenant scope', () => {
     const fixture = await scopedServer(t);
     const { call, globex } = fixture;
     const id = globex.entryId as string;
-    // What the queue answers acme for an id it never issued, of the same shape.
-    const forged = `${id.slice(0, -1)}${id.endsWith('A') ? 'B' : 'A'}`;
+    // What the queue answers acme for an id it never issued, of the same shape (a character of the token changed).
+    const at = id.indexOf('-') + 3;
+    const forged = `${id.slice(0, at)}${id[at] === 'x' ? 'y' : 'x'}${id.slice(at + 1)}`;
     const unknown = await call('GET', `/v1/tenants/acme/entries/${forged}`, { token: TOKENS.producer });
     assertProblem(unknown, 404, 'TicketNotFound');
     const asUnknown = (answer: { status: number; body: { message: string } }) => ({
@@ -114,6 +115,11 @@ describe('server: tenant scope', () => {
       assert.equal(answer.status, 404, path);
       assert.deepEqual(asUnknown(answer), unknown.body, path);
     }
+    // An id no queue could have issued reads the same inside and outside the scope.
+    const own = await call('GET', '/v1/tenants/acme/entries/not-an-id', { token: TOKENS.producer });
+    const other = await call('GET', '/v1/tenants/globex/entries/not-an-id', { token: TOKENS.producer });
+    assertProblem(own, 404, 'TicketNotFound');
+    assert.deepEqual(other.body, own.body);
   });
 
   it("another tenant's thread reads as empty, and deleting it deletes nothing", async (t) => {
@@ -162,5 +168,31 @@ describe('server: tenant scope', () => {
       fixture.call('POST', '/v1/prune', { body: { ticketLifetimeMs: 0, limit: 1 }, token: TOKENS.scopedAdmin }),
     );
     assertProblem(prune, 403, 'Forbidden', /may not prune/);
+  });
+
+  it('a scoped worker takes only its tenants, long-polling included; next-due looks only at its tenants', async (t) => {
+    const fixture = await scopedServer(t);
+    const { call, local, clock } = fixture;
+    // globex has a takeable head and a delayed one; acme nothing yet.
+    await call('POST', '/v1/submit', { body: { ...SUBMIT, tenant: 'globex', thread: 'other' }, token: TOKENS.admin });
+    await call('POST', '/v1/submit', {
+      body: { ...SUBMIT, tenant: 'globex', thread: 'later', notBefore: clock.nowMs + 500 },
+      token: TOKENS.admin,
+    });
+    assert.deepEqual((await call('POST', '/v1/take', { body: TAKE, token: TOKENS.worker })).body, { taken: null });
+    const due = await call('POST', '/v1/next-due', { body: { agents: ['billing'] }, token: TOKENS.worker });
+    assert.deepEqual(due.body, { nextDueAt: null });
+    assert.deepEqual((await call('POST', '/v1/next-due', { body: { agents: ['billing'] }, token: TOKENS.admin })).body, {
+      nextDueAt: clock.nowMs + 500,
+    });
+    const forbidden = await call('POST', '/v1/next-due', { body: { agents: ['billing'], tenants: ['globex'] }, token: TOKENS.worker });
+    assertProblem(forbidden, 403, 'Forbidden');
+
+    const waiting = call('POST', '/v1/take', { body: { ...TAKE, waitMs: 30_000 }, token: TOKENS.worker });
+    await call('POST', '/v1/submit', { body: { ...SUBMIT, tenant: 'globex', thread: 'third' }, token: TOKENS.admin });
+    const { entryId } = await local.submit({ tenant: 'acme', thread: 'mine', agent: 'billing', input: 'x' });
+    const taken = (await waiting).body.taken;
+    assert.deepEqual([taken.entry.tenant, taken.entry.entryId], ['acme', entryId]);
+    assert.equal((await local.openEntries('globex', 'other'))[0]!.lease, null, "globex's head was not leased");
   });
 });

@@ -69,6 +69,6 @@ export async function close({ queue, caller, body: { lease, request } }: RouteRe
   return entryToJson(await queue.close(lease, closeRequestFromJson(request)));
 }
 
-export async function nextDue({ queue, body }: RouteRequest<NextDueBody>): Promise<{ nextDueAt: number | null }> {
-  return { nextDueAt: await queue.nextDueAt(body.agents) };
+export async function nextDue({ queue, caller, body }: RouteRequest<NextDueBody>): Promise<{ nextDueAt: number | null }> {
+  return { nextDueAt: await queue.nextDueAt(body.agents, takeTenants(caller, body.tenants)) };
 }
