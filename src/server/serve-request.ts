@@ -81,15 +81,23 @@ function authorize(authenticator: Authenticator, route: Route, authorization: st
   return caller;
 }
 
-/** What every request gives its handler, besides its caller, params, query and body. */
+/**
+ * What every request gives its handler, besides its caller, params, query and body. Its
+ * signal aborts when the server closes, or when the response closes unfinished (the client
+ * went away); the listener on the server's closing signal goes with the response.
+ */
 function requestOf(context: ServerContext, response: ServerResponse, requestId: string) {
-  const gone = new AbortController();
-  // 'close' before the answer is finished: the client went away.
-  response.once('close', () => response.writableFinished || gone.abort());
+  const ended = new AbortController();
+  const onClosing = (): void => ended.abort(context.closing.reason);
+  context.closing.addEventListener('abort', onClosing, { once: true });
+  response.once('close', () => {
+    context.closing.removeEventListener('abort', onClosing);
+    if (!response.writableFinished) ended.abort(new Error('the client went away'));
+  });
   return {
     queue: context.queue,
     log: context.log,
-    signal: AbortSignal.any([gone.signal, context.closing]),
+    signal: ended.signal,
     closing: context.closing,
     maxWaitMs: context.maxWaitMs,
     prometheus: context.prometheus,

@@ -10,6 +10,7 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { EventLog } from '../log/event-log.ts';
 import type { RunQueueApi } from '../queue/types.ts';
@@ -49,6 +50,7 @@ export interface RunningServer {
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const closing = new AbortController();
+  setMaxListeners(0, closing.signal); // one listener per request in flight: no limit to warn of
   const context: ServerContext = {
     queue: options.queue,
     log: options.log,

@@ -76,6 +76,24 @@ describe('server: long-poll take', () => {
     assert.equal((await queue.take(TAKE))?.entry.entryId, entryId, 'the entry is free for the next taker');
   });
 
+  it('many long-polls at once: each answers { taken: null } when the server closes, with no warning of listeners', TEST, async (t) => {
+    const { call, server, waiting } = await waitingServer(t);
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): number => warnings.push(warning);
+    process.on('warning', onWarning);
+    t.after(() => process.off('warning', onWarning));
+    const takes: Promise<{ body: unknown }>[] = [];
+    for (let i = 0; i < 32; i++) {
+      const waited = waiting();
+      takes.push(call('POST', '/v1/take', { body: { ...TAKE, holder: `w${i}`, waitMs: LONG } }));
+      await waited;
+    }
+    await server.close();
+    for (const take of takes) assert.deepEqual((await take).body, { taken: null });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(warnings.map(String), []);
+  });
+
   it('answers { taken: null } when the server closes during the wait, and close() resolves after answering it', TEST, async (t) => {
     const { call, server, waiting } = await waitingServer(t);
     const waited = waiting();
