@@ -8,20 +8,17 @@
  * server and fail once it is gone.
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { posix } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 // @ts-expect-error: plain ESM JavaScript without type declarations
 import { serverProperties } from '../broker/broker.mjs';
 import { DEFAULT_DIR, DEFAULT_PORT, SERVE_ENV_VARS, loadServeConfig } from '../../src/server/config.ts';
 import { serverOn } from '../server/fixtures.ts';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
+import { dockerStages, root, single } from './dockerfile.ts';
 
 interface Service {
   image?: string;
@@ -61,30 +58,6 @@ function testBrokerSettings(): Map<string, string> {
 function advertised(settings: Map<string, string>): Map<string, string> {
   const listeners = settings.get('advertised.listeners')!.split(',');
   return new Map(listeners.map((listener) => listener.split('://') as [string, string]));
-}
-
-interface Instruction {
-  keyword: string;
-  args: string;
-}
-
-/** The Dockerfile's instructions (continuations joined, comments dropped) of its last stage: the image that runs. */
-async function runtimeStage(): Promise<Instruction[]> {
-  const text = (await readFile(join(root, 'Dockerfile'), 'utf8')).replace(/\\\n/g, ' ');
-  const instructions = text
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '' && !line.startsWith('#'))
-    .map((line) => ({ keyword: line.split(/\s/, 1)[0]!.toUpperCase(), args: line.slice(line.search(/\s/) + 1).trim() }));
-  const stages = instructions.flatMap((instruction, index) => (instruction.keyword === 'FROM' ? [index] : []));
-  assert.ok(stages.length >= 2, 'a build stage, then the image that runs');
-  return instructions.slice(stages.at(-1));
-}
-
-function single(stage: Instruction[], keyword: string): string {
-  const found = stage.filter((instruction) => instruction.keyword === keyword);
-  assert.equal(found.length, 1, `one ${keyword} in the runtime stage`);
-  return found[0]!.args;
 }
 
 /** Runs a health check's command (exec form) as Docker would in the container, with `RUNLOG_PORT`: its exit code. */
@@ -135,7 +108,7 @@ describe('deploy files', () => {
     assert.equal(config.tokens, undefined, 'RUNLOG_TOKENS unset: no tokens (loopback only)');
     assert.deepEqual(runlog!.ports, [`127.0.0.1:${config.port}:${config.port}`]);
 
-    const image = await runtimeStage();
+    const image = (await dockerStages()).at(-1)!;
     assert.match(single(image, 'FROM'), /^node:20[-.]/, 'Node 20, as package.json engines says');
     assert.equal(Number(single(image, 'EXPOSE')), DEFAULT_PORT);
     assert.equal(config.port, DEFAULT_PORT);

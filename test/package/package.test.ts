@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline';
 import { it, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
+import { childNpmEnv } from '../support/npm-env.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const require = createRequire(import.meta.url);
@@ -27,15 +28,9 @@ interface Ran {
   stderr: string;
 }
 
-/** Variables `npm test` sets for its own package (and runlog serve's settings, which a test must not pass on): a child npm must work out the scratch project's by itself. */
-function userEnv(): NodeJS.ProcessEnv {
-  const own = /^(npm_package_|npm_lifecycle_|npm_command$|npm_config_local_prefix$|INIT_CWD$|RUNLOG_)/i;
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !own.test(name)));
-}
-
 function run(command: string, args: string[], cwd: string): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env: userEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd, env: childNpmEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -78,7 +73,7 @@ await queue.stop();
 
 /** `runlog serve` from the installed bin, on a free loopback port: its url, from the serve.listening log line. */
 async function startServe(t: TestContext, bin: string, cwd: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(bin, ['serve', '--port', '0', '--dir', 'serve-data'], { cwd, env: userEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(bin, ['serve', '--port', '0', '--dir', 'serve-data'], { cwd, env: childNpmEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = once(child, 'exit');
   onCleanup(t, async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
