@@ -10,7 +10,8 @@
  *     shutdown granted no lease that nobody heard of (a take long-poll the shutdown ended
  *     answered null and leased nothing); what a worker holds is exactly what it was told,
  *     and it lapses at the expiry it was told (ttlMs after the grant), as any lease does.
- * A second signal during the shutdown forces exit code 1.
+ * Long-polls and event streams in flight when the signal comes end with their "nothing"
+ * answers, and the child still exits 0. A second signal during the shutdown forces exit code 1.
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
@@ -76,13 +77,17 @@ async function work(url: string, holder: string, tally: Tally): Promise<void> {
   }
 }
 
+function newTally(): Tally {
+  return { tickets: [], leases: new Map(), closed: new Set(), inFlight: 0, signalled: false, inFlightAtSignal: 0 };
+}
+
 describe('runlog serve: shutdown', () => {
   it('SIGTERM under load: exits 0, loses no acknowledged submit, leaves no lease nobody was told of', async (t) => {
     const dir = await scratchDir(t, 'runlog-serve-sigterm-');
     const data = join(dir, 'data');
     const serve = spawnServe(t, ['--dir', data, '--port', '0', '--host', '127.0.0.1']);
     const { url } = await serve.started();
-    const tally: Tally = { tickets: [], leases: new Map(), closed: new Set(), inFlight: 0, signalled: false, inFlightAtSignal: 0 };
+    const tally = newTally();
     const loops = [
       ...Array.from({ length: 4 }, (_, i) => produce(url, i, tally)),
       ...Array.from({ length: 3 }, (_, i) => work(url, `worker-${i}`, tally)),
@@ -128,6 +133,45 @@ describe('runlog serve: shutdown', () => {
       `${tally.tickets.length} submits acknowledged (${entryIds.length} entries in the log), ${tally.closed.size} closes, ` +
         `${leasedOpen.length} taken and not closed (lease in the log as told), ${tally.inFlightAtSignal} requests in flight at SIGTERM`,
     );
+  });
+
+  it('SIGTERM ends the long-polls and event streams in flight with their nothing answers, then exits 0', async (t) => {
+    const dir = await scratchDir(t, 'runlog-serve-streams-');
+    const serve = spawnServe(t, ['--dir', join(dir, 'data'), '--port', '0', '--host', '127.0.0.1']);
+    const { url } = await serve.started();
+    const ticket = await post(url, '/v1/submit', { tenant: 'acme', thread: 'slow', agent: 'nobody', inputText: 'x' }, newTally());
+    assert.notEqual(ticket, 'gone');
+    const entryId = String((ticket as Record<string, unknown>).entryId);
+    // Each waits far longer than the test runs: only the shutdown can end it.
+    const closed = fetch(`${url}/v1/tenants/acme/entries/${entryId}/closed?waitMs=60000`);
+    const take = fetch(`${url}/v1/take`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ agents: ['billing'], holder: 'w', ttlMs: 30_000, waitMs: 60_000 }),
+    });
+    const streams = await Promise.all([fetch(`${url}/v1/work`), fetch(`${url}/v1/events?from=0`)]);
+    assert.deepEqual(
+      streams.map((stream) => [stream.status, stream.headers.get('content-type')?.split(';')[0]]),
+      [
+        [200, 'text/event-stream'],
+        [200, 'text/event-stream'],
+      ],
+    );
+    // The events stream has sent the Submitted event: the server is past the headers of every request above.
+    const events = streams[1]!.body!.getReader();
+    let received = '';
+    while (!received.includes('event: Submitted')) {
+      const { done, value } = await events.read();
+      assert.ok(!done, `the event stream ended before the Submitted event: ${received}`);
+      received += new TextDecoder().decode(value);
+    }
+    serve.child.kill('SIGTERM');
+    const answers = await Promise.all([closed, take]);
+    assert.deepEqual(await Promise.all(answers.map((answer) => answer.json())), [{ entry: null }, { taken: null }]);
+    for (const reader of [streams[0]!.body!.getReader(), events]) {
+      while (!(await reader.read()).done);
+    }
+    assert.deepEqual(await serve.exited, { code: 0, signal: null }, serve.stderr());
   });
 
   it('a second signal during the shutdown forces exit 1', async (t) => {
