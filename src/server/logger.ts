@@ -9,7 +9,7 @@
  * Logging never throws: a line that cannot be made says so instead.
  */
 import { isRunlogError } from '../errors.ts';
-import { requireOneOf } from '../validation/index.ts';
+import { optionalFunction, optionalOptions, requireOneOf } from '../validation/index.ts';
 import type { LogLevel, Logger } from './types.ts';
 
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
@@ -26,9 +26,11 @@ export interface JsonLoggerOptions {
 const RESERVED = new Set(['time', 'level', 'event']);
 
 export function openJsonLogger(options: JsonLoggerOptions = {}): Logger {
-  const threshold = LOG_LEVELS.indexOf(requireOneOf('level', options.level ?? 'info', LOG_LEVELS));
-  const write = options.write ?? ((line: string) => void process.stdout.write(line));
-  const clock = options.clock ?? Date.now;
+  const body = optionalOptions('options', options, ['level', 'write', 'clock']);
+  const threshold = LOG_LEVELS.indexOf(requireOneOf('options.level', body.level ?? 'info', LOG_LEVELS));
+  const write =
+    optionalFunction<(line: string) => void>('options.write', body.write) ?? ((line: string) => void process.stdout.write(line));
+  const clock = optionalFunction<() => number>('options.clock', body.clock) ?? Date.now;
   const stacks = threshold === 0;
   return {
     log(level, event, fields = {}) {

@@ -110,6 +110,24 @@ describe('tokens: malformed lists are refused at load', () => {
     });
   }
 
+  it('refuses openAuthenticator arguments that are no list of tokens', () => {
+    // [argument, the message]
+    const rows: [unknown, RegExp][] = [
+      [null, /^tokens must be a JSON array of tokens .* got null$/],
+      [SECRET, /^tokens must be a JSON array of tokens .* got a string$/],
+      [new Map([['web', SECRET]]), /^tokens must be a JSON array of tokens .* got an object$/],
+      [{ records: [] }, /^tokens must be a JSON array of tokens .* got an object$/],
+      [[], /^tokens holds no tokens/],
+      [[[SECRET]], /^tokens\[0\] must be an object .* got an array$/],
+    ];
+    for (const [argument, message] of rows) {
+      const error = refusal(() => openAuthenticator(argument as TokenConfig[]));
+      assert.equal(error.code, 'InvalidArgument');
+      assert.match(error.message, message);
+      assert.ok(!error.message.includes(SECRET));
+    }
+  });
+
   it('checks TokenConfig objects given to openAuthenticator the same way, naming them "tokens"', () => {
     const error = refusal(() => openAuthenticator([ok({ roles: ['nobody'] }) as unknown as TokenConfig]));
     assert.match(error.message, /^tokens\[0\] \(name "web"\)\.roles\[0\] must be one of producer, worker, admin, got "nobody"$/);

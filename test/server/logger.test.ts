@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RunlogError } from '../../src/errors.ts';
-import { LOG_LEVELS, openJsonLogger } from '../../src/server/logger.ts';
+import { LOG_LEVELS, openJsonLogger, type JsonLoggerOptions } from '../../src/server/logger.ts';
 import type { LogLevel } from '../../src/server/types.ts';
 
 function capture(level?: LogLevel) {
@@ -47,11 +47,21 @@ describe('JSON-lines logger', () => {
     }
   });
 
-  it('refuses a level it does not know', () => {
-    assert.throws(() => openJsonLogger({ level: 'verbose' as LogLevel }), {
-      code: 'InvalidArgument',
-      message: 'level must be one of debug, info, warn, error, got "verbose"',
-    });
+  it('refuses malformed options, naming them', () => {
+    // [options, the message]
+    const rows: [unknown, string][] = [
+      [null, 'options must be a plain object, got null'],
+      ['info', 'options must be a plain object, got "info"'],
+      [new Map(), 'options must be a plain object, got Map(0) {}'],
+      [{ levle: 'info' }, 'options has an unknown option "levle"; allowed: level, write, clock'],
+      [{ level: 'verbose' }, 'options.level must be one of debug, info, warn, error, got "verbose"'],
+      [{ level: 'INFO' }, 'options.level must be one of debug, info, warn, error, got "INFO"'],
+      [{ write: 'stdout' }, 'options.write must be a function, got "stdout"'],
+      [{ clock: 5 }, 'options.clock must be a function, got 5'],
+    ];
+    for (const [options, message] of rows) {
+      assert.throws(() => openJsonLogger(options as JsonLoggerOptions), { code: 'InvalidArgument', message }, String(message));
+    }
   });
 
   it('writes errors as name, code, message and cause, with the stack only at debug', () => {
