@@ -3,14 +3,17 @@
  * loopback only whatever host was asked (connecting to this machine's non-loopback address
  * is refused) and logs a warning naming the host asked for; a startup it cannot make is one
  * line on stderr and exit code 1 (refused: the log locked by another serve, the port taken)
- * or 2 (usage: an unknown flag, a bad value, a bad tokens file); --help prints the usage.
+ * or 2 (usage: an unknown flag, a bad value, a bad tokens file); the queue's warnings on open
+ * are logged (queue.warning); --help prints the usage.
  */
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { appendFile, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { openRunQueue } from '../../src/queue/open-run-queue.ts';
+import { segmentPaths } from '../log/file-damage.ts';
 import { scratchDir } from '../support/cleanup.ts';
 import { spawnServe } from './serve-child.ts';
 
@@ -112,6 +115,20 @@ describe('runlog serve: startup', () => {
       });
     }
     assert.equal((await fetch(`http://127.0.0.1:${port}/v1/now`)).status, 200, 'the first serve still serves');
+  });
+
+  it("logs the queue's warnings: a torn tail cut when the log opens", async (t) => {
+    const dir = await scratchDir(t, 'runlog-serve-warning-');
+    const data = join(dir, 'data');
+    const queue = await openRunQueue({ log: { kind: 'file', dir: data } });
+    await queue.submit({ tenant: 'acme', thread: 'order-1', agent: 'mail', input: 'send receipt' });
+    await queue.stop();
+    await appendFile((await segmentPaths(join(data, 'partition-0'))).at(-1)!, Buffer.from('a torn frame'));
+    const serve = spawnServe(t, ['--dir', data, '--port', '0', '--host', '127.0.0.1']);
+    await serve.started();
+    const warning = serve.records.find((record) => record.event === 'queue.warning');
+    assert.deepEqual([warning?.level, warning?.code], ['warn', 'RUNLOG_TORN_TAIL']);
+    assert.match(String(warning?.message), /torn tail of 12 bytes/);
   });
 
   it('prints its usage for --help', async (t) => {
