@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { RunlogError } from '../errors.ts';
+import { RunlogError, invalidArgument } from '../errors.ts';
 import { describe } from '../describe.ts';
 import type { EventLog } from '../log/event-log.ts';
 import type { RunQueueApi } from '../queue/types.ts';
@@ -39,11 +39,12 @@ const PUBLIC: Caller = { name: 'public', roles: new Set(), tenants: new Set() };
 export async function serveRequest(context: ServerContext, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const started = performance.now();
   const requestId = randomUUID();
-  const url = new URL(request.url ?? '/', 'http://runlog.invalid');
+  let url: URL | undefined;
   let caller: Caller | undefined;
   let routePath = 'unmatched';
   response.setHeader(REQUEST_ID_HEADER, requestId);
   try {
+    url = targetOf(request.url);
     const { route, params } = routeOf(context.router, request.method ?? '', url.pathname);
     routePath = route.path;
     caller = route.access === 'public' ? PUBLIC : authorize(context.authenticator, route, request.headers.authorization);
@@ -61,6 +62,15 @@ export async function serveRequest(context: ServerContext, request: IncomingMess
     logRequest(context.logger, { request, response, url, caller, requestId, started });
     const seconds = (performance.now() - started) / 1000;
     context.prometheus.recordRequest({ route: routePath, method: request.method ?? '', status: response.statusCode, seconds });
+  }
+}
+
+/** The request target as a URL (its path and query); one that is none is InvalidArgument. */
+function targetOf(target: string | undefined): URL {
+  try {
+    return new URL(target ?? '/', 'http://runlog.invalid');
+  } catch {
+    throw invalidArgument(`the request target ${describe(target)} is not a valid path`);
   }
 }
 
@@ -131,7 +141,7 @@ function stamp(context: ServerContext, response: ServerResponse): void {
 interface Finished {
   request: IncomingMessage;
   response: ServerResponse;
-  url: URL;
+  url: URL | undefined;
   caller: Caller | undefined;
   requestId: string;
   started: number;
@@ -140,7 +150,7 @@ interface Finished {
 function logRequest(logger: Logger, { request, response, url, caller, requestId, started }: Finished): void {
   const fields = {
     method: request.method,
-    path: url.pathname,
+    path: url?.pathname ?? request.url,
     status: response.statusCode,
     ms: Math.round((performance.now() - started) * 10) / 10,
     caller: caller?.name ?? null,

@@ -1,5 +1,6 @@
 /** Malformed requests: each is refused with its status and a problem body naming the bad value, and writes nothing. */
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { describe, it } from 'node:test';
 import { logSize } from '../contract/fixtures.ts';
 import { assertProblem, serverOn, SUBMIT, TAKE, type CallOptions } from './fixtures.ts';
@@ -366,5 +367,21 @@ describe('server: malformed requests', () => {
     assert.equal(((await response.json()) as { code: string }).code, 'InvalidArgument');
     assert.ok(sent < 100 * BODY_LIMIT, `the client was still sending after ${sent} bytes`);
     assert.equal(await logSize(log), before);
+  });
+
+  it('a request target that is no URL path is 400, and the server goes on serving', async (t) => {
+    const { server, call } = await serverOn(t);
+    // fetch cannot send it: a raw request on a socket.
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(server.port, '127.0.0.1', () =>
+        socket.end('GET http://[ HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n'),
+      );
+      let text = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      socket.on('end', () => resolve(text)).on('error', reject);
+    });
+    assert.match(answer, /^HTTP\/1\.1 400 /);
+    assert.match(answer, /"message":"the request target \\"http:\/\/\[\\" is not a valid path"/);
+    assert.equal((await call('GET', '/healthz')).status, 200);
   });
 });
