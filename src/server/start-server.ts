@@ -64,7 +64,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   };
   const inFlight = new Set<Promise<void>>();
   const handler = (request: IncomingMessage, response: ServerResponse): void => {
-    const served = serveRequest(context, request, response).finally(() => inFlight.delete(served));
+    const served = serveRequest(context, request, response)
+      // serveRequest answers every failure itself; one that escapes it (a logger that throws) must not end the process.
+      .catch((error: unknown) => {
+        response.destroy();
+        try {
+          options.logger.log('error', 'http.unexpected', { error: error instanceof Error ? error.stack : String(error) });
+        } catch {
+          // The logger itself failed: nothing is left to tell.
+        }
+      })
+      .finally(() => inFlight.delete(served));
     inFlight.add(served);
   };
   const server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) : createHttpServer(handler);

@@ -234,4 +234,24 @@ describe('server: request log', () => {
     );
     assert.equal(fixture.logger.lines.filter((line) => line.level === 'error').length, 0);
   });
+
+  it('a logger that throws breaks no answer and does not end the server', async (t) => {
+    const fixture = await serverOn(t);
+    const server = await startServer({
+      queue: fixture.local,
+      logger: {
+        log() {
+          throw new Error('the log disk is full');
+        },
+      },
+      authenticator: openAuthenticator(),
+      host: '127.0.0.1',
+      port: 0,
+      maxInputBytes: 1024,
+    });
+    onCleanup(t, () => server.close());
+    const call = caller(server.url);
+    for (let i = 0; i < 3; i++) assert.deepEqual((await call('GET', '/v1/now')).body, { now: fixture.clock.nowMs });
+    assert.equal((await call('GET', '/v1/metrics')).status, 200);
+  });
 });
