@@ -160,4 +160,27 @@ describe('server: /v1/work', () => {
     await server.close();
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read());
   });
+
+  it('a client that goes away ends its stream: later work signals write nothing and the server goes on', TEST, async (t) => {
+    const { server, local, call, logger } = await serverOn(t);
+    const abort = new AbortController();
+    const response = await fetch(`${server.url}/v1/work`, { signal: abort.signal });
+    const reader = response.body!.getReader();
+    await reader.read();
+    const ended = new Promise<void>((resolve) => {
+      const log = logger.log.bind(logger);
+      logger.log = (level, event, fields) => {
+        log(level, event, fields);
+        if (event === 'http.request' && fields?.path === '/v1/work') resolve();
+      };
+    });
+    abort.abort();
+    await ended;
+    for (let i = 0; i < 3; i++) await local.submit({ tenant: 'acme', thread: `t${i}`, agent: 'billing', input: 'x' });
+    assert.equal((await call('GET', '/healthz')).status, 200);
+    assert.deepEqual(
+      logger.lines.filter((line) => line.level === 'error'),
+      [],
+    );
+  });
 });

@@ -17,16 +17,17 @@ export async function workStream({ queue, signal }: RouteRequest, response: Serv
   const stream = new WorkStream(response);
   const unlisten = queue.onWork(() => stream.signal());
   const ping = setInterval(() => response.write(': ping\n\n'), PING_EVERY_MS);
-  try {
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) return resolve();
-      signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-  } finally {
-    unlisten();
-    clearInterval(ping);
-    response.end();
-  }
+  // Stop writing in the same turn the signal aborts (the response closing under it): nothing is written to a closed stream.
+  await new Promise<void>((resolve) => {
+    const end = (): void => {
+      unlisten();
+      clearInterval(ping);
+      resolve();
+    };
+    if (signal.aborted) return end();
+    signal.addEventListener('abort', end, { once: true });
+  });
+  response.end();
 }
 
 class WorkStream {
