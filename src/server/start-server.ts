@@ -12,33 +12,14 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import type { EventLog } from '../log/event-log.ts';
-import type { RunQueueApi } from '../queue/types.ts';
-import { MAX_WAIT_MS } from '../wire/index.ts';
 import { bodyLimitOf } from './read-request.ts';
 import { PrometheusMetrics } from './prometheus.ts';
 import { Router } from './router.ts';
 import { ROUTES } from './routes.ts';
 import { serveRequest, type ServerContext } from './serve-request.ts';
-import type { Authenticator, Logger } from './types.ts';
-import { requireInteger } from '../validation/index.ts';
+import { checkServerOptions, type ServerOptions } from './server-options.ts';
 
-export interface ServerOptions {
-  queue: RunQueueApi;
-  /** The queue's log, for routes that read it (the event stream). */
-  log?: EventLog;
-  authenticator: Authenticator;
-  logger: Logger;
-  host: string;
-  /** 0: a free port. */
-  port: number;
-  /** PEM certificate and key: serve HTTPS. */
-  tls?: { cert: string | Buffer; key: string | Buffer };
-  /** The queue's largest input (its maxInputBytes): the body limit is derived from it. */
-  maxInputBytes: number;
-  /** The longest a long-poll waits, ms (default and at most 60,000). */
-  maxWaitMs?: number;
-}
+export type { ServerOptions };
 
 export interface RunningServer {
   /** `http://host:port` (https with tls). */
@@ -48,7 +29,8 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(options: ServerOptions): Promise<RunningServer> {
+export async function startServer(given: ServerOptions): Promise<RunningServer> {
+  const options = checkServerOptions(given);
   const closing = new AbortController();
   setMaxListeners(0, closing.signal); // one listener per request in flight: no limit to warn of
   const context: ServerContext = {
@@ -57,8 +39,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     authenticator: options.authenticator,
     logger: options.logger,
     router: new Router(ROUTES),
-    bodyLimit: bodyLimitOf(requireInteger('maxInputBytes', options.maxInputBytes, 0)),
-    maxWaitMs: requireInteger('maxWaitMs', options.maxWaitMs ?? MAX_WAIT_MS, 0, MAX_WAIT_MS),
+    bodyLimit: bodyLimitOf(options.maxInputBytes),
+    maxWaitMs: options.maxWaitMs,
     prometheus: new PrometheusMetrics(options.queue),
     closing: closing.signal,
   };
@@ -78,7 +60,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     inFlight.add(served);
   };
   const server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) : createHttpServer(handler);
-  const port = await listen(server, options.host, requireInteger('port', options.port, 0, 65_535));
+  const port = await listen(server, options.host, options.port);
   const url = `${options.tls ? 'https' : 'http'}://${hostInUrl(options.host)}:${port}`;
   let closed: Promise<void> | undefined;
   return { url, port, close: () => (closed ??= shutDown(server, closing, inFlight)) };
