@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { TObject, TSchema } from '@sinclair/typebox';
-import { invalidArgument } from '../errors.ts';
+import { RunlogError, invalidArgument } from '../errors.ts';
 import { describe } from '../describe.ts';
 import { HttpRefusal } from './http-refusal.ts';
 
@@ -40,8 +40,17 @@ function readBytes(request: IncomingMessage, limit: number): Promise<Buffer> {
     };
     request.on('data', onData);
     request.once('end', () => resolve(Buffer.concat(chunks, size)));
-    request.once('error', reject);
+    request.once('error', (error) => reject(request.complete ? error : cutShort(size)));
   });
+}
+
+/**
+ * A body the client stopped sending (it went away, or its connection broke) is the client's
+ * doing, not the server's: refused as a bad request (nobody reads the answer, but the log
+ * and the metrics say what happened), never an Internal error with a stack.
+ */
+function cutShort(size: number): RunlogError {
+  return invalidArgument(`body ended after ${size} bytes, before the request was complete (the client went away)`);
 }
 
 function tooLarge(limit: number): HttpRefusal {

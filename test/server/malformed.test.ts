@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { describe, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { logSize } from '../contract/fixtures.ts';
 import { assertProblem, serverOn, SUBMIT, TAKE, type CallOptions } from './fixtures.ts';
 
@@ -383,5 +384,25 @@ describe('server: malformed requests', () => {
     assert.match(answer, /^HTTP\/1\.1 400 /);
     assert.match(answer, /"message":"the request target \\"http:\/\/\[\\" is not a valid path"/);
     assert.equal((await call('GET', '/healthz')).status, 200);
+  });
+
+  it('a body its client stops sending (the connection closed mid-body) is a bad request, not an Internal error', async (t) => {
+    const { server, log, logger } = await serverOn(t, { maxInputBytes: MAX_INPUT });
+    const before = await logSize(log);
+    const socket = net.connect({ host: '127.0.0.1', port: server.port });
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const head = 'POST /v1/submit HTTP/1.1\r\nhost: runlog\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n';
+    socket.write(`${head}{"tenant":"acme"`); // 16 of the 100 bytes promised
+    await delay(20);
+    socket.destroy();
+    while (!logger.lines.some((line) => line.event === 'http.request')) await delay(5);
+    const [request] = logger.lines.filter((line) => line.event === 'http.request');
+    assert.equal(request!.fields.status, 400);
+    assert.deepEqual(
+      logger.lines.filter((line) => line.level === 'error'),
+      [],
+      'a client going away is not the server failing',
+    );
+    assert.equal(await logSize(log), before);
   });
 });
