@@ -8,6 +8,7 @@
  * Longer than ~300 lines on purpose: one file is where a newcomer finds the rule for X.
  */
 import { RunlogError } from '../errors.ts';
+import { describe } from '../validation/index.ts';
 import type { Closed, EntriesPruned, Leased, RunlogEvent, Submitted, TicketKeyCreated, Yielded } from '../events/types.ts';
 import type { EntryState } from '../../projections/entry-state.ts';
 import { submissionKeyId, type PartitionView } from '../../projections/partition-view.ts';
@@ -312,7 +313,8 @@ export function lookUp(view: PartitionView, tenant: string, entryId: string): En
   if (entry !== undefined || wasIssued(view, entryId)) {
     return new RunlogError('TicketExpired', `ticket ${entryId} has expired or is not tenant ${JSON.stringify(tenant)}'s`);
   }
-  return new RunlogError('TicketNotFound', `ticket ${entryId} was never issued`);
+  // Worded as partitionOfEntryId words an id of no partition: an unknown id reads the same whatever its shape.
+  return new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);
 }
 
 /** lookUp for a read: the tenant's entry, or the refusal thrown. */

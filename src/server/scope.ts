@@ -6,6 +6,7 @@
  * a lease of another tenant is refused as a lease that is not current.
  */
 import { RunlogError } from '../errors.ts';
+import { describe } from '../describe.ts';
 import { partitionOfEntryId } from '../queue/entry-id.ts';
 import type { Lease } from '../queue/types.ts';
 import type { Access } from './route.ts';
@@ -27,11 +28,12 @@ export function inScope(caller: Caller, tenant: string): boolean {
 /**
  * The queue's answer for a ticket id it never issued: what another tenant's entry reads as.
  * An id not shaped like a ticket is refused as the queue refuses it (entry-id.ts); one that
- * is, as decide.ts's lookUp answers an id no partition issued.
+ * is, as decide.ts's lookUp answers an id no partition issued: both word it alike, so the
+ * answer is the same whether or not the id names a partition the server has.
  */
 export function unknownTicket(entryId: string): RunlogError {
   partitionOfEntryId(entryId, Infinity);
-  return new RunlogError('TicketNotFound', `ticket ${entryId} was never issued`);
+  return new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);
 }
 
 /** Throws TicketNotFound, as for an unknown ticket, unless `tenant` is in the caller's scope. */

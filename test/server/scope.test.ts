@@ -115,11 +115,17 @@ describe('server: tenant scope', () => {
       assert.equal(answer.status, 404, path);
       assert.deepEqual(asUnknown(answer), unknown.body, path);
     }
-    // An id no queue could have issued reads the same inside and outside the scope.
-    const own = await call('GET', '/v1/tenants/acme/entries/not-an-id', { token: TOKENS.producer });
-    const other = await call('GET', '/v1/tenants/globex/entries/not-an-id', { token: TOKENS.producer });
-    assertProblem(own, 404, 'TicketNotFound');
-    assert.deepEqual(other.body, own.body);
+    // An id no queue could have issued, or one naming a partition this server does not have (it has 2),
+    // reads the same inside and outside the scope.
+    for (const made of ['not-an-id', '5-AAAAAAAAAAAAAAAAAAAAAA', '7-12']) {
+      for (const [method, path, body, token] of reads) {
+        const mine = path.replace('globex', 'acme').replace(id, made);
+        const own = await call(method, mine, { body, token });
+        const other = await call(method, path.replace(id, made), { body, token });
+        assertProblem(own, 404, 'TicketNotFound');
+        assert.deepEqual(other.body, own.body, `${method} ${mine}`);
+      }
+    }
   });
 
   it("another tenant's thread reads as empty, and deleting it deletes nothing", async (t) => {
