@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { openAuthenticator, type TokenConfig } from '../../src/server/auth.ts';
+import { ROUTES } from '../../src/server/routes.ts';
 import { logSize } from '../contract/fixtures.ts';
 import { assertProblem, serverOn, SUBMIT, TAKE, type ServerFixture } from './fixtures.ts';
 
@@ -79,6 +80,43 @@ describe('server: roles', () => {
       }
     });
   }
+
+  it('every route of the route table: 401 without a valid token, 403 for a role it does not list, passed for one it does', async (t) => {
+    const fixture = await serverOn(t, { authenticator: openAuthenticator(CONFIG) });
+    const before = await logSize(fixture.log);
+    for (const route of ROUTES) {
+      const path = route.path.replace('{tenant}', 'acme').replace('{thread}', 't').replace('{entryId}', '0-x');
+      // The role is checked before the body is read: an empty JSON object is enough to get past it or not.
+      const send = async (token?: string): Promise<number> => {
+        const abort = new AbortController();
+        const response = await fetch(`${fixture.server.url}${path}`, {
+          method: route.method,
+          headers: {
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+            ...(route.method === 'POST' ? { 'content-type': 'application/json' } : {}),
+          },
+          ...(route.method === 'POST' ? { body: '{}' } : {}),
+          signal: abort.signal,
+        });
+        abort.abort(); // an event stream would go on
+        return response.status;
+      };
+      const name = `${route.method} ${route.path}`;
+      if (route.access === 'public') {
+        assert.notEqual(await send(), 401, name);
+        continue;
+      }
+      assert.equal(await send(), 401, name);
+      assert.equal(await send('not-a-token-of-this-server'), 401, name);
+      for (const role of ['producer', 'worker'] as const) {
+        const status = await send(TOKENS[role]);
+        if (route.access.includes(role)) assert.ok(status !== 401 && status !== 403, `${role}: ${name} answered ${status}`);
+        else assert.equal(status, 403, `${role}: ${name}`);
+      }
+      assert.ok(![401, 403].includes(await send(TOKENS.admin)), `admin: ${name}`);
+    }
+    assert.equal(await logSize(fixture.log), before, 'requests with an empty body wrote to the log');
+  });
 
   it('without a token or with a wrong one: 401 on every route but the public ones', async (t) => {
     const { call } = await serverOn(t, { authenticator: openAuthenticator(CONFIG) });
