@@ -21,8 +21,15 @@ export async function readJsonBody(request: IncomingMessage, limit: number): Pro
   if (hasBody) requireJsonContentType(request.headers['content-type']);
   const bytes = await readBytes(request, limit);
   if (bytes.length === 0) return {};
+  let text: string;
   try {
-    return JSON.parse(bytes.toString('utf8'));
+    // Fatal: a byte that is not UTF-8 would otherwise become U+FFFD, silently changing the caller's text.
+    text = UTF8.decode(bytes);
+  } catch {
+    throw invalidArgument(`body is not valid UTF-8 (JSON is UTF-8): ${describe(bytes.subarray(0, 64).toString('latin1'))}`);
+  }
+  try {
+    return JSON.parse(text);
   } catch (error) {
     throw invalidArgument(`body is not valid JSON: ${(error as Error).message}`);
   }
@@ -57,10 +64,18 @@ function tooLarge(limit: number): HttpRefusal {
   return new HttpRefusal(413, `body is larger than the limit of ${limit} bytes (from the queue's maxInputBytes)`);
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+
+/** application/json, with no charset or UTF-8's (a body in another encoding would be read as UTF-8 and altered). */
 function requireJsonContentType(header: string | undefined): void {
   const type = header?.split(';')[0]!.trim().toLowerCase();
+  const charset = header === undefined ? undefined : CHARSET.exec(header)?.[1]!.toLowerCase();
   if (type !== 'application/json') {
     throw new HttpRefusal(415, `content-type must be application/json, got ${describe(header ?? null)}`);
+  }
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new HttpRefusal(415, `content-type must name no charset or utf-8 (JSON is UTF-8), got ${describe(header)}`);
   }
 }
 

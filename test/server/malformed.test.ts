@@ -281,6 +281,28 @@ const cases: Case[] = [
     message: /^content-type must be application\/json, got "text\/plain"$/,
   },
   {
+    name: 'a charset other than UTF-8',
+    method: 'POST',
+    path: '/v1/submit',
+    options: () => ({ raw: JSON.stringify(SUBMIT), headers: { 'content-type': 'application/json; charset=iso-8859-1' } }),
+    status: 415,
+    message: /^content-type must name no charset or utf-8 \(JSON is UTF-8\), got "application\/json; charset=iso-8859-1"$/,
+  },
+  {
+    name: 'a body that is not UTF-8 (a Latin-1 é), which would be stored as U+FFFD',
+    method: 'POST',
+    path: '/v1/submit',
+    options: () => ({
+      raw: Buffer.concat([
+        Buffer.from('{"tenant":"acme","thread":"t","agent":"billing","inputText":"caf'),
+        Buffer.from([0xe9, 0x22, 0x7d]),
+      ]),
+      headers: { 'content-type': 'application/json' },
+    }),
+    status: 400,
+    message: /^body is not valid UTF-8 \(JSON is UTF-8\): /,
+  },
+  {
     name: 'no content type',
     method: 'POST',
     path: '/v1/submit',
