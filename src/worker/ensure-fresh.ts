@@ -8,7 +8,7 @@
  *     for work news (a yield makes it takeable), or for its lease to expire by the store
  *     clock; a head of ours that closes failed is Parked.
  */
-import { RunlogError } from '../errors.ts';
+import { RunlogError, isRunlogError } from '../errors.ts';
 import type { Entry } from '../queue/types.ts';
 import { isLeased } from '../queue/decide.ts';
 import { asError } from './failure.ts';
@@ -24,10 +24,14 @@ export async function ensureFresh(
   agent: string,
   signal: AbortSignal = NEVER,
 ): Promise<undefined> {
+  // The entry of ours that last ran elsewhere while we waited: once it is no longer our target, it closed.
+  let awaited: string | undefined;
   for (;;) {
     signal.throwIfAborted();
     const open = await ctx.queue.openEntries(tenant, thread);
     const target = open.find((entry) => entry.agent === agent);
+    if (awaited !== undefined && target?.entryId !== awaited) await throwIfParked(ctx, tenant, awaited);
+    awaited = undefined;
     if (target === undefined) return undefined;
     const head = open[0]!;
     if (head.entryId === target.entryId && !isLeased(head, ctx.queue.now())) {
@@ -37,7 +41,22 @@ export async function ensureFresh(
     }
     const closed = await waitForChange(ctx, head, signal);
     if (closed?.entryId === target.entryId && closed.outcome === 'failed') throw parked(closed.entryId, closed.error);
+    // Woken before its close was seen (work news, the lease's expiry): the next look tells whether it closed, and how.
+    if (closed?.entryId !== target.entryId) awaited = target.entryId;
   }
+}
+
+/**
+ * Parked if `entryId` (ours, run elsewhere) closed failed. A wake-up (work news) can come
+ * just before its close, and the next look finds it gone from the open entries: its outcome
+ * is read here. One pruned meanwhile tells nothing more (TicketExpired): not parked.
+ */
+async function throwIfParked(ctx: RunContext, tenant: string, entryId: string): Promise<void> {
+  const entry = await ctx.queue.entry(tenant, entryId).catch((error: unknown) => {
+    if (isRunlogError(error, 'TicketExpired')) return null;
+    throw error;
+  });
+  if (entry?.status === 'closed' && entry.outcome === 'failed') throw parked(entryId, entry.error);
 }
 
 /** Returns when the run succeeded or lost its lease (the loop looks again); throws otherwise. */

@@ -168,6 +168,10 @@ export class Worker {
       };
       if (!this.running && this.poolAgents().length > 0)
         return reject(invalidArgument('waitIdle needs run() running: nothing else takes pending entries'));
+      // Every slot takes once more: idle needs a take made after this call that found nothing.
+      // In process the queue's onWork already woke the slots for what was submitted before; over
+      // HTTP that signal may still be on its way, and the pool would look quiet with work pending.
+      this.waker.notifyAll();
       this.idleWaiters.add(check);
       signal?.addEventListener('abort', check, { once: true });
       check();

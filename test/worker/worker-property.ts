@@ -129,6 +129,9 @@ export async function perThreadProperty(backend: WorkerBackend, numRuns = 15): P
         await drain(workers, observed);
         await check(fx, observed, submitted);
         for (const { run } of workers) await run.stop();
+      } catch (error) {
+        if (process.env.DEBUG_PROPERTY) console.error(error);
+        throw error;
       } finally {
         for (const hook of hooks) await hook();
       }
