@@ -21,3 +21,5 @@ export type {
   WorkerMetricsSnapshot,
   WorkerOptions,
 } from './worker/types.ts';
+export { connect } from './client/index.ts';
+export type { ConnectOptions, RemoteQueue, RetrySettings, TakeWait } from './client/index.ts';

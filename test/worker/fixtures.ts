@@ -12,6 +12,8 @@ import { Worker } from '../../src/worker/worker.ts';
 import { FakeClock, inProcess, type Transport, type Transported } from '../contract/fixtures.ts';
 import type { RunQueueApi } from '../../src/queue/types.ts';
 import { onCleanup } from '../support/cleanup.ts';
+import { wrapLog } from '../support/wrap-log.ts';
+import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
 
 /** A log that can be opened again on the same storage (to restart a queue on it). */
 export interface ReopenableLog {
@@ -24,6 +26,12 @@ export type OpenWorkerLog = (partitions: number, t: TestContext) => Promise<Reop
 export interface WorkerBackend {
   openLog: OpenWorkerLog;
   transport?: Transport;
+}
+
+/** A memory log that outlives a queue's stop: each open hands out a view whose close does nothing. */
+export async function reopenableMemoryLog(partitions: number): Promise<ReopenableLog> {
+  const view = wrapLog(await openMemoryLog({ partitions }), { close: async () => {} });
+  return { open: async (): Promise<EventLog> => view };
 }
 
 /** Timers that fire only when advanced: fake real time. */
