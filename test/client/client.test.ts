@@ -182,13 +182,15 @@ describe('the client', () => {
     await remote.submit(submitOf('acme', 't1'));
     const port = Number(new URL(server.url).port);
     await server.close();
-    // Let the client see the server close its kept-alive connection: a request sent on it meanwhile may
-    // have been read (a reset, not a refusal), and a take is not repeated then.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The client's one kept-alive connection may not have seen the server close it yet: a request sent
+    // on it would be reset, not refused (it may have been read), and a take is not repeated then. A read
+    // sent first gets that connection (and is repeated, being a read); the take opens a new one, refused.
+    const reading = remote.metrics();
     const taking = remote.take(TAKE);
     const again = await serveOnPort(local, port);
     onCleanup(t, () => again.close());
     assert.equal((await taking)!.lease.epoch, 1);
+    assert.equal((await reading).enqueued, 1);
   });
 
   it('stop() ends a pending awaitClosed and take long-poll with Stopped; later calls are Stopped; the server serves on', async (t) => {
