@@ -1,5 +1,6 @@
 /** The bench table's rows: each figure formatted beside its target. */
 import type { Latency } from './latency.ts';
+import type { RemoteLatency } from './remote.ts';
 import type { MemoryPerEntry } from './memory.ts';
 import type { Replay } from './replay.ts';
 import type { Rate } from './throughput.ts';
@@ -20,6 +21,7 @@ const TARGETS = {
   replayPerSecond: 500_000,
   replayToDecode: 0.5,
   bytesPerEntry: 1024,
+  remoteToInProcess: 0.5,
 };
 
 /** Targets of the lifecycle runs: the embedded log's, or Kafka's (5,000 lifecycles/s, no latency target). */
@@ -139,4 +141,34 @@ export function memoryRows(memory: MemoryPerEntry): Row[] {
       note: `per entry: heapTotal (used and free) ${bytes(memory.heapTotalPerEntry)}, off-heap ArrayBuffers ${bytes(memory.arrayBuffersPerEntry)}`,
     },
   ];
+}
+
+/** The remote run: lifecycles/s through the client beside the in-process figure of the same run, and their ratio. */
+export function remoteRows(remote: Rate, inProcess: Rate): Row[] {
+  const ratio = remote.perSecond / inProcess.perSecond;
+  return [
+    {
+      name: 'remote lifecycles (64 callers, client over HTTP)',
+      value: perSecond(remote.perSecond),
+      target: '',
+      verdict: '',
+      note: `${remote.count} lifecycles in ${remote.seconds.toFixed(1)} s through connect() to an in-process startServer on loopback (4 HTTP requests each); in-process in the same run: ${perSecond(inProcess.perSecond)}`,
+    },
+    {
+      name: 'remote / in-process lifecycles',
+      value: ratio.toFixed(2),
+      target: `>= ${TARGETS.remoteToInProcess}`,
+      verdict: verdict(ratio >= TARGETS.remoteToInProcess),
+    },
+  ];
+}
+
+export function remoteLatencyRow(latency: RemoteLatency): Row {
+  return {
+    name: 'remote submit-to-start p50 / p99',
+    value: `${latency.p50Ms.toFixed(2)} / ${latency.p99Ms.toFixed(2)} ms`,
+    target: '',
+    verdict: '',
+    note: `a Worker over the client in a child process, submits through a client at ${perSecond(latency.offeredPerSecond)} (half the remote lifecycles/s; submitted ${perSecond(latency.achievedPerSecond)}), ${latency.samples} samples, max ${latency.maxMs.toFixed(1)} ms${latency.unstarted === 0 ? '' : `, ${latency.unstarted} not started by the end`}`,
+  };
 }

@@ -1,7 +1,11 @@
 /**
- * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,lifecycle,raw,latency,replay] [--profile dir] [--partitions N]`
+ * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,lifecycle,raw,latency,remote,replay] [--profile dir] [--partitions N]`
  *
- * `--partitions` applies to the lifecycle, raw and latency runs. Default 1, on every backend
+ * `remote` runs the lifecycles through the HTTP client against an in-process server (and
+ * the in-process lifecycles too, for the ratio, if `lifecycle` is not run), then submit-to-start
+ * through a Worker in a child process at half the remote rate (remote.ts).
+ *
+ * `--partitions` applies to the lifecycle, raw, latency and remote runs. Default 1, on every backend
  * (the embedded log's own default), so the backends are measured on the same layout. On
  * Kafka every partition is a transaction stream of its own, so more partitions split the 64
  * callers into more, smaller transactions; the Kafka run also prints its lifecycles/s on the
@@ -15,7 +19,18 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { createLogSite, type LogKind, type LogSite } from './logs.ts';
-import { latencyRow, lifecycleRows, lifecycleTargetsFor, memoryRows, replayRows, spreadRow, type Row } from './rows.ts';
+import {
+  latencyRow,
+  lifecycleRows,
+  lifecycleTargetsFor,
+  memoryRows,
+  remoteLatencyRow,
+  remoteRows,
+  replayRows,
+  spreadRow,
+  type Row,
+} from './rows.ts';
+import { remoteLifecycleRate, remoteSubmitToStart } from './remote.ts';
 import { lifecycleRate, rawAppendRate, type Rate } from './throughput.ts';
 import { submitToTakeLatency } from './latency.ts';
 import { replaySpeed } from './replay.ts';
@@ -24,7 +39,7 @@ import { profileInto } from './profile.ts';
 import { warmUp } from './warm-up.ts';
 import { DEFAULT_KAFKA_PARTITIONS } from '../src/log/kafka/kafka-log.ts';
 
-const BENCHES = ['memory', 'lifecycle', 'raw', 'latency', 'replay'] as const;
+const BENCHES = ['memory', 'lifecycle', 'raw', 'latency', 'remote', 'replay'] as const;
 const CALLERS = 64;
 
 const { values } = parseArgs({
@@ -75,7 +90,7 @@ if (kind === 'kafka' && !quick && (only.has('lifecycle') || only.has('latency') 
   const warm = await warmUp(kind, partitions, CALLERS, progress);
   warmUpNote = `; after a broker warm-up of ${warm.seconds.toFixed(0)} s (lifecycles/s per 5 s window: ${warm.windows.join(', ')})`;
 }
-if (only.has('lifecycle') || only.has('latency')) {
+if (only.has('lifecycle') || only.has('latency') || only.has('remote')) {
   progress(`lifecycle: ${CALLERS} callers for ${durationMs} ms`);
   lifecycle = await on('lifecycle', (site) => lifecycleRate(site, CALLERS, durationMs, warmupMs));
 }
@@ -95,6 +110,16 @@ if (only.has('latency') && lifecycle !== undefined) {
   const perSecond = Math.max(1, Math.round(lifecycle.perSecond / 2));
   progress(`latency: ${perSecond} submits/s (half of ${Math.round(lifecycle.perSecond)} lifecycles/s) for ${durationMs} ms`);
   rows.push(latencyRow(await on('latency', (site) => submitToTakeLatency(site, perSecond, CALLERS, durationMs, warmupMs)), targets));
+}
+if (only.has('remote') && lifecycle !== undefined) {
+  progress(`remote lifecycle: ${CALLERS} callers through the HTTP client for ${durationMs} ms`);
+  const remote = await on('remote', (site) => remoteLifecycleRate(site, CALLERS, durationMs, warmupMs));
+  rows.push(...remoteRows(remote, lifecycle));
+  const perSecond = Math.max(1, Math.round(remote.perSecond / 2));
+  progress(
+    `remote latency: ${perSecond} submits/s (half of ${Math.round(remote.perSecond)}) to a Worker in a child process for ${durationMs} ms`,
+  );
+  rows.push(remoteLatencyRow(await on('remote-latency', (site) => remoteSubmitToStart(site, perSecond, CALLERS, durationMs, warmupMs))));
 }
 if (only.has('replay')) {
   const lifecycles = quick ? 25_000 : 250_000;

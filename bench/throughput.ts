@@ -15,8 +15,8 @@ import type { AppendRecord } from '../src/log/event-log.ts';
 import { openLog } from '../src/log/open-log.ts';
 import { partitionOf } from '../src/log/partitioner.ts';
 import { formatEntryId } from '../src/queue/entry-id.ts';
-import { type RunQueue } from '../src/queue/run-queue.ts';
 import { openRunQueue } from '../src/queue/open-run-queue.ts';
+import type { RunQueueApi } from '../src/queue/types.ts';
 import type { LogSite } from './logs.ts';
 import { profiled } from './profile.ts';
 
@@ -70,7 +70,7 @@ export async function concurrently(callers: number, durationMs: number, loop: (c
  * find nothing: another caller may have taken this caller's previous entry and not closed it
  * yet, so the new one is not its thread's head. It then waits for work (onWork) and tries again.
  */
-async function lifecycle(queue: RunQueue, caller: number, n: number): Promise<void> {
+export async function lifecycle(queue: RunQueueApi, caller: number, n: number): Promise<void> {
   const holder = `caller-${caller}`;
   await queue.submit({ tenant: TENANT, thread: `thread-${caller}`, agent: AGENT, input: INPUT });
   let taken = await queue.take({ agents: [AGENT], holder, ttlMs: 60_000 });
@@ -83,7 +83,7 @@ async function lifecycle(queue: RunQueue, caller: number, n: number): Promise<vo
 }
 
 /** Resolves at the next onWork call (or after 10 ms, a safety net). */
-function nextWork(queue: RunQueue): Promise<void> {
+function nextWork(queue: RunQueueApi): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, 10);
     const unsubscribe = queue.onWork(done);
