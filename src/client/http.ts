@@ -105,12 +105,15 @@ export class Http {
    */
   #open(method: string, path: string, options: RequestOptions, accept: string): Exchange {
     const { url, token, clock } = this.options;
-    const target = new URL(url.pathname.replace(/\/$/, '') + path, url);
+    // The path goes out as built: a URL would resolve its dot segments, %2E%2E included, and
+    // a tenant or thread named `..` would address another route. `target` is for messages.
+    const rawPath = url.pathname.replace(/\/$/, '') + path;
+    const target = new URL(rawPath, url);
     const payload = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body), 'utf8');
     const headers: Record<string, string | number> = { accept };
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
     if (payload !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': payload.length });
-    const request = (target.protocol === 'https:' ? https : http).request(target, { method, headers, agent: this.#agent });
+    const request = (target.protocol === 'https:' ? https : http).request(target, { method, headers, agent: this.#agent, path: rawPath });
     let failure: unknown;
     const fail = (error: unknown): void => {
       failure ??= error;

@@ -45,7 +45,7 @@ export async function serveRequest(context: ServerContext, request: IncomingMess
   response.setHeader(REQUEST_ID_HEADER, requestId);
   try {
     url = targetOf(request.url);
-    const { route, params } = routeOf(context.router, request.method ?? '', url.pathname);
+    const { route, params } = routeOf(context.router, request.method ?? '', pathOf(request.url, url));
     routePath = route.path;
     caller = route.access === 'public' ? PUBLIC : authorize(context.authenticator, route, request.headers.authorization);
     if (context.closing.aborted) throw new RunlogError('Stopped', 'the server is shutting down');
@@ -72,6 +72,17 @@ function targetOf(target: string | undefined): URL {
   } catch {
     throw invalidArgument(`the request target ${describe(target)} is not a valid path`);
   }
+}
+
+/**
+ * The path to route by, as the client sent it: URL parsing would resolve dot segments
+ * (`/v1/tenants/../entries` and even `%2E%2E`), so a tenant, thread or entry named `.` or
+ * `..` could not be addressed. An origin-form target (`/v1/...`, what clients send) is cut
+ * at its query; any other form falls back to the parsed URL's path.
+ */
+function pathOf(target: string | undefined, url: URL): string {
+  if (target === undefined || !target.startsWith('/')) return url.pathname;
+  return target.split(/[?#]/, 1)[0]!;
 }
 
 function routeOf(router: Router, method: string, path: string): { route: Route; params: Record<string, string> } {
