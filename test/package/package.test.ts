@@ -89,6 +89,22 @@ async function startServe(t: TestContext, bin: string, cwd: string): Promise<{ u
   throw new Error(`runlog serve ended before it listened (exit ${child.exitCode}): ${stderr}`);
 }
 
+/** Another process's Worker through the client: connect to the server, submit, run it to completion. */
+const REMOTE_WORKER = `import { connect, Worker } from 'runlog';
+
+const queue = await connect({ url: process.argv[2]! });
+const worker = new Worker(queue, { concurrency: 2 });
+worker.handle('mail', async ({ input }) => \`sent \${Buffer.from(input).toString('utf8')}\`);
+const stop = new AbortController();
+const running = worker.run(stop.signal);
+const ticket = await queue.submit({ tenant: 'acme', thread: 'user-1', agent: 'mail', input: 'welcome' });
+const closed = await queue.awaitClosed('acme', ticket.entryId, { timeoutMs: 30_000 });
+stop.abort();
+await running;
+await queue.stop();
+console.log(closed?.outcome, Buffer.from(closed!.result!).toString('utf8'));
+`;
+
 const FROM_COMMONJS = `const assert = require('node:assert/strict');
 assert.throws(() => require('runlog'), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' });
 import('runlog').then(({ openRunQueue, Worker }) => console.log(typeof openRunQueue, typeof Worker));
@@ -127,6 +143,7 @@ it('the packed tarball installs into a scratch project and runs the README with 
   const { library, worker } = await readmeExamples();
   await writeFile(join(app, 'example.ts'), library);
   await writeFile(join(app, 'worker.ts'), workerProgram(worker));
+  await writeFile(join(app, 'remote.ts'), REMOTE_WORKER);
   await succeeds(process.execPath, [TSC, '--init'], app);
   await succeeds(process.execPath, [TSC, '-p', '.', '--lib', 'esnext', '--types', 'node'], app);
 
@@ -141,10 +158,13 @@ it('the packed tarball installs into a scratch project and runs the README with 
   const replay = await succeeds(bin, ['replay', '--dir', 'runlog-data'], app);
   assert.match(replay, /1 entries \(0 open\)/);
 
-  // What the Dockerfile runs: the installed bin's server, over plain node; SIGTERM stops it cleanly.
+  // What the Dockerfile runs: the installed bin's server, over plain node, and a Worker in another
+  // process through the client (connect); SIGTERM stops the server cleanly.
   const serve = await startServe(t, bin, app);
   const healthz = await fetch(`${serve.url}/healthz`);
   assert.deepEqual([healthz.status, await healthz.json()], [200, { status: 'ok' }]);
+  const remote = await succeeds(process.execPath, ['remote.js', serve.url], app);
+  assert.equal(remote, 'succeeded sent welcome\n');
   serve.child.kill('SIGTERM');
   assert.deepEqual(await once(serve.child, 'exit'), [0, null]);
 
