@@ -1,9 +1,17 @@
-/** What any caller may ask of the queue itself: metrics, health, the store clock. */
+/** What any caller may ask of the queue itself: metrics (unscoped tokens only), health, the store clock. */
+import { RunlogError } from '../../errors.ts';
 import type { QueueMetrics } from '../../queue/types.ts';
 import { healthToJson, type PartitionHealthJson } from '../../wire/index.ts';
 import type { RouteRequest } from '../route.ts';
 
-export async function metrics({ queue }: RouteRequest): Promise<QueueMetrics> {
+/** The counts span every tenant, so a token scoped to some may not read them: nothing crosses tenants. */
+export async function metrics({ queue, caller }: RouteRequest): Promise<QueueMetrics> {
+  if (caller.tenants !== 'all') {
+    throw new RunlogError(
+      'Forbidden',
+      `${caller.name} may not read the queue's metrics: they count every tenant, and its token is scoped to some`,
+    );
+  }
   return queue.metrics();
 }
 
