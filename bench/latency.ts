@@ -10,6 +10,7 @@ import { openRunQueue } from '../src/queue/open-run-queue.ts';
 import type { LogSite } from './logs.ts';
 import { profiled } from './profile.ts';
 import { AGENT, TENANT } from './throughput.ts';
+import { generate } from './open-loop.ts';
 
 export interface Latency {
   offeredPerSecond: number;
@@ -81,7 +82,20 @@ export async function submitToTakeLatency(
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
   try {
-    const { submitted, seconds } = await profiled('latency', () => generate(queue, perSecond, warmupMs + durationMs, submittedAt));
+    const { submitted, seconds } = await profiled('latency', () =>
+      generate(
+        queue,
+        {
+          tenant: TENANT,
+          agent: AGENT,
+          threadPrefix: 'lat-',
+          perSecond,
+          durationMs: warmupMs + durationMs,
+          clock: () => performance.now(),
+        },
+        submittedAt,
+      ),
+    );
     stop.abort();
     wakeups.wakeAll();
     await Promise.all(workers);
@@ -102,31 +116,6 @@ export async function submitToTakeLatency(
     unsubscribe();
     await queue.stop();
   }
-}
-
-/** Submits at `perSecond` (open loop, checked every millisecond) for `durationMs`. */
-async function generate(
-  queue: RunQueue,
-  perSecond: number,
-  durationMs: number,
-  submittedAt: Map<number, number>,
-): Promise<{ submitted: number; seconds: number }> {
-  const started = performance.now();
-  const inFlight = new Set<Promise<unknown>>();
-  let n = 0;
-  for (let now = started; now - started < durationMs; now = performance.now()) {
-    const due = Math.floor(((now - started) / 1000) * perSecond);
-    for (; n < due; n++) {
-      submittedAt.set(n, performance.now());
-      const submit = queue.submit({ tenant: TENANT, thread: `lat-${n}`, agent: AGENT, input: String(n) });
-      inFlight.add(submit);
-      void submit.finally(() => inFlight.delete(submit));
-    }
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-  const seconds = (performance.now() - started) / 1000;
-  await Promise.all(inFlight);
-  return { submitted: n, seconds };
 }
 
 async function taker(queue: RunQueue, holder: string, wakeups: Wakeups, signal: AbortSignal, took: (n: number) => void): Promise<void> {

@@ -23,6 +23,7 @@ import { startServer, type RunningServer } from '../src/server/start-server.ts';
 import type { LogSite } from './logs.ts';
 import { AGENT, TENANT, concurrently, lifecycle, type Rate } from './throughput.ts';
 import type { StartReport, WorkerCommand } from './remote-worker.ts';
+import { generate } from './open-loop.ts';
 
 const SILENT = { log: () => {} };
 
@@ -101,7 +102,11 @@ export async function remoteSubmitToStart(
         await nextMessage(child, 'ready');
         const submittedAt = new Map<number, number>();
         const measureFrom = epochNow() + warmupMs;
-        const { submitted, seconds } = await generate(producer, perSecond, warmupMs + durationMs, submittedAt);
+        const { submitted, seconds } = await generate(
+          producer,
+          { tenant: TENANT, agent: AGENT, threadPrefix: 'remote-', perSecond, durationMs: warmupMs + durationMs, clock: epochNow },
+          submittedAt,
+        );
         const report = await finish(child, submitted);
         return summarize(submittedAt, report, measureFrom, perSecond, submitted / seconds);
       } finally {
@@ -142,31 +147,6 @@ function nextMessage(child: ReturnType<typeof fork>, type: string): Promise<unkn
     child.on('message', onMessage);
     child.on('exit', onExit);
   });
-}
-
-/** Submits at `perSecond` (open loop, checked every millisecond) for `durationMs`; entry n's input is "n". */
-async function generate(
-  queue: RunQueueApi,
-  perSecond: number,
-  durationMs: number,
-  submittedAt: Map<number, number>,
-): Promise<{ submitted: number; seconds: number }> {
-  const started = performance.now();
-  const inFlight = new Set<Promise<unknown>>();
-  let n = 0;
-  for (let now = started; now - started < durationMs; now = performance.now()) {
-    const due = Math.floor(((now - started) / 1000) * perSecond);
-    for (; n < due; n++) {
-      submittedAt.set(n, epochNow());
-      const submit = queue.submit({ tenant: TENANT, thread: `remote-${n}`, agent: AGENT, input: String(n) });
-      inFlight.add(submit);
-      void submit.finally(() => inFlight.delete(submit));
-    }
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-  const seconds = (performance.now() - started) / 1000;
-  await Promise.all(inFlight);
-  return { submitted: n, seconds };
 }
 
 function summarize(
