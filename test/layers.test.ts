@@ -1,5 +1,5 @@
 /**
- * Dependencies point one way: events <- log <- projections <- projector <- queue <- worker <- wire
+ * Dependencies point one way: events <- log <- projections <- projector <- queue <- worker <- cluster <- wire
  * <- client, server <- cli (and src/index.ts on top). The client and the server are one layer
  * that must not import each other: both speak only the wire. Every relative import of src/ and projections/ (type-only and
  * dynamic ones too, as TypeScript's own pre-processor lists them) must name a file of its own
@@ -23,6 +23,7 @@ const LAYERS: readonly [layer: string, prefix: string][] = [
   ['projector', 'src/projector/'],
   ['queue', 'src/queue/'],
   ['worker', 'src/worker/'],
+  ['cluster', 'src/cluster/'],
   ['wire', 'src/wire/'],
   ['client', 'src/client/'],
   ['server', 'src/server/'],
