@@ -39,17 +39,22 @@ const RETRIABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['ThreadBusy', 'Que
 export interface RunlogErrorOptions {
   cause?: unknown;
   retriable?: boolean;
+  /** NotOwner: the base URL of the node that owns the partition, when known. */
+  owner?: string;
 }
 
 export class RunlogError extends Error {
   override readonly name = 'RunlogError';
   readonly code: ErrorCode;
   readonly retriable: boolean;
+  /** NotOwner: the base URL of the node that owns the partition, when known (a cluster, src/cluster). */
+  readonly owner?: string;
 
   constructor(code: ErrorCode, message: string, options: RunlogErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.retriable = options.retriable ?? RETRIABLE.has(code);
+    if (options.owner !== undefined) this.owner = options.owner;
   }
 }
 

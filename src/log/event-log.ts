@@ -130,6 +130,13 @@ export interface EventLog extends RecordLimits {
    */
   claim?(partition: number): Promise<void>;
 
+  /**
+   * Lets go of the partition's writer (a cluster node handing the partition over): appends in
+   * flight settle first; the next claim() starts a fresh writer, fencing whoever wrote since.
+   * Backends without claim() leave it out.
+   */
+  release?(partition: number): Promise<void>;
+
   /** Releases files, locks and connections. Idempotent. */
   close(): Promise<void>;
 }

@@ -1,12 +1,15 @@
 /**
  * Opening a RunQueue: open (or take) the log, claim every partition (fencing a previous
  * Kafka writer), replay each into its view, anchor the store clock past every time already
- * stamped on the log, then serve, and start the retention sweep if asked.
+ * stamped on the log, then serve, and start the retention sweep if asked. With ownership
+ * 'assigned' (a cluster node) nothing is claimed or replayed: RunQueue.acquire() does that
+ * for each partition the node's consumer group assigns it.
  */
 import type { EventLog, LogConfig } from '../log/event-log.ts';
 import { checkEventLog } from '../log/log-arguments.ts';
 import { openLog } from '../log/open-log.ts';
 import { replayPartition } from '../projector/replay.ts';
+import type { PartitionView } from '../../projections/partition-view.ts';
 import { requireInteger, requireObject } from '../validation/index.ts';
 import { checkQueueOptions, inputLimit, QUEUE_OPTION_KEYS, queueSettings, type QueueSettings } from './queue-options.ts';
 import { RunQueue } from './run-queue.ts';
@@ -39,13 +42,19 @@ export async function openRunQueueOnLog(log: EventLog, options: Omit<RunQueueOpt
 }
 
 async function queueOnLog(log: EventLog, settings: QueueSettings): Promise<RunQueue> {
-  const { clock, capacity, maxInputBytes: asked, retention, warnings } = settings;
+  const { clock, capacity, maxInputBytes: asked, retention, warnings, ownership } = settings;
   const maxInputBytes = inputLimit(asked, log);
-  const partitions = Array.from({ length: log.partitions }, (_, p) => p);
-  if (log.claim !== undefined) await Promise.all(partitions.map((p) => log.claim!(p)));
-  const views = await Promise.all(partitions.map((p) => replayPartition(log, p)));
-  const latestAt = views.reduce((latest, view) => Math.max(latest, view.lastAt), 0);
-  const queue = new RunQueue(log, views, new StoreClock(clock, latestAt, warnings.report), capacity, maxInputBytes, warnings);
+  const views = ownership === 'all' ? await claimAndReplay(log) : Array.from({ length: log.partitions }, () => null);
+  const latestAt = views.reduce((latest, view) => Math.max(latest, view?.lastAt ?? 0), 0);
+  const clockNow = new StoreClock(clock, latestAt, warnings.report);
+  const queue = new RunQueue(log, views, clockNow, capacity, maxInputBytes, warnings, ownership);
   if (retention !== null) queue.sweepEvery(retention);
   return queue;
+}
+
+/** Every partition claimed (fencing a previous writer), then replayed: the queue owns them all. */
+async function claimAndReplay(log: EventLog): Promise<PartitionView[]> {
+  const partitions = Array.from({ length: log.partitions }, (_, p) => p);
+  if (log.claim !== undefined) await Promise.all(partitions.map((p) => log.claim!(p)));
+  return Promise.all(partitions.map((p) => replayPartition(log, p)));
 }

@@ -13,6 +13,18 @@
  *   draining / rebuilding ──a final failure──▶ down, for good
  *   any ──the queue stops──▶ stopped
  *
+ * A queue whose partitions are assigned to it (ownership 'assigned': a node of a cluster,
+ * src/cluster) has three more modes, and there Fenced is not final but a loss of ownership:
+ *
+ *   unowned ──acquire()──▶ acquiring ──claim + replay succeed──▶ serving
+ *   acquiring ──claim or replay fails──▶ unowned (acquire() rejects)
+ *   serving / draining / rebuilding / down ──release()──▶ releasing ──the appends in flight settled──▶ unowned
+ *   draining / rebuilding ──Fenced (another node claimed the partition)──▶ releasing ──▶ unowned
+ *
+ * Commands meeting unowned or releasing fail at once with NotOwner (retriable; naming the
+ * owner's URL when the queue's owner directory knows it). Commands meeting acquiring wait
+ * for it, as for a rebuild. acquire() and release() of one partition run one after the other.
+ *
  * A final failure is Fenced or Locked (another writer owns the partition now), or a rebuild
  * failing with an error that is not retriable (Corrupt: the log is damaged; retrying cannot
  * help). Every failed rebuild attempt and every fall to down is a warning
@@ -35,9 +47,9 @@ import { RunlogError, isRunlogError } from '../errors.ts';
 import type { Closed, RunlogEvent } from '../events/types.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { replayPartition } from '../projector/replay.ts';
+import { PartitionView } from '../../projections/partition-view.ts';
 import type { RunlogWarning } from '../warnings.ts';
 import { Backoff } from '../retry.ts';
-import type { PartitionView } from '../../projections/partition-view.ts';
 import { ClosedWaiters } from './closed-waiters.ts';
 import type { Command, DecisionOf, Refused } from './commands.ts';
 import { decide, wakesWorkers } from './decide.ts';
@@ -54,7 +66,10 @@ type Mode =
   | { kind: 'draining' }
   | { kind: 'rebuilding'; error: RunlogError | null }
   | { kind: 'down'; error: RunlogError }
-  | { kind: 'stopped'; error: RunlogError };
+  | { kind: 'stopped'; error: RunlogError }
+  | { kind: 'acquiring' }
+  | { kind: 'releasing' }
+  | { kind: 'unowned' };
 
 /** What a command decided, when it was not refused (a refusal is thrown). */
 export type Accepted<C extends Command> = Exclude<DecisionOf<C['type']>, Refused>;
@@ -66,12 +81,20 @@ export interface PartitionHost {
   /** Wakes the queue's onWork listeners: work may be takeable (after a commit, or serving again). */
   work(): void;
   warn(warning: RunlogWarning): void;
+  /** Whether partitions are assigned to this queue (a cluster node): Fenced then releases the partition instead of downing it. */
+  readonly assigned: boolean;
+  /** The store clock must not run earlier than `at` (the latest event time of a view just replayed). */
+  raiseClockTo(at: number): void;
+  /** The NotOwner refusal of `partition`, naming its owner when known. */
+  notOwner(partition: number): RunlogError;
 }
 
 export class Partition {
   #view: PartitionView;
   #writer: GroupCommit;
-  #mode: Mode = { kind: 'serving' };
+  #mode: Mode;
+  /** The last acquire() or release() of the partition: the next one starts once it has ended. */
+  #ownershipChange: Promise<void> = Promise.resolve();
   readonly #closes = new ClosedWaiters();
   /** Commands waiting for the end of the next rebuild attempt: null once it succeeded, else why not. */
   #rebuildWaiters: Array<(failure: RunlogError | null) => void> = [];
@@ -81,10 +104,12 @@ export class Partition {
   constructor(
     private readonly log: EventLog,
     readonly partition: number,
-    view: PartitionView,
+    view: PartitionView | null,
     private readonly host: PartitionHost,
   ) {
-    this.#view = view;
+    // No view: the partition is not this queue's until acquire() (ownership 'assigned').
+    this.#mode = view === null ? { kind: 'unowned' } : { kind: 'serving' };
+    this.#view = view ?? new PartitionView(partition);
     this.#writer = this.#newWriter();
   }
 
@@ -107,8 +132,8 @@ export class Partition {
   /** Resolves once the partition serves; rejects with why it is down or stopped, or why the next rebuild attempt failed. */
   async ready(): Promise<void> {
     while (!this.serving) {
-      const final = this.#finalError();
-      if (final !== null) throw final;
+      const refusal = this.#refusal();
+      if (refusal !== null) throw refusal;
       const failure = await new Promise<RunlogError | null>((resolve) => this.#rebuildWaiters.push(resolve));
       if (failure !== null) throw failure;
     }
@@ -204,9 +229,74 @@ export class Partition {
 
   /** Waits for the open entry `entryId` to close (durably); null on timeout; rejects when the signal aborts, or with why the partition is down or stopped. */
   awaitClose(entryId: string, signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<Entry | null> {
-    const final = this.#finalError();
-    if (final !== null) return Promise.reject(final);
+    const refusal = this.#refusal();
+    if (refusal !== null) return Promise.reject(refusal);
     return this.#closes.wait(entryId, signal, timeoutMs);
+  }
+
+  /**
+   * Makes the partition this queue's (ownership 'assigned'): claims it, fencing its previous
+   * writer (whose open transaction the claim completes or aborts first), then replays it, so
+   * the view holds everything any earlier owner had acknowledged; then serves. Commands
+   * arriving meanwhile wait. Rejects, leaving the partition unowned, if the claim or replay
+   * fails. Nothing to do if the partition serves already.
+   */
+  acquire(): Promise<void> {
+    return this.#changeOwnership(async () => {
+      if (!this.#is('unowned')) return;
+      this.#setMode({ kind: 'acquiring' }, ['unowned']);
+      try {
+        await this.log.claim?.(this.partition);
+        const view = await replayPartition(this.log, this.partition);
+        if (this.#is('acquiring')) this.#setServing(view);
+      } catch (error) {
+        if (!this.#is('acquiring')) throw error;
+        this.#mode = { kind: 'unowned' };
+        this.#settle(this.host.notOwner(this.partition));
+        throw error;
+      }
+    });
+  }
+
+  /**
+   * Gives the partition up (ownership 'assigned'): commands are refused with NotOwner at
+   * once, the appends in flight settle (answered, or failed retriably), waiters for closes get
+   * NotOwner, the view is dropped and the log lets go of the partition's writer.
+   */
+  release(): Promise<void> {
+    return this.#changeOwnership(async () => {
+      if (this.#is('unowned') || this.#is('stopped')) return;
+      this.#setMode({ kind: 'releasing' }, ['serving', 'draining', 'rebuilding', 'down']);
+      const notOwner = this.host.notOwner(this.partition);
+      this.#settle(notOwner);
+      await this.#writer.barrier();
+      this.#closes.failAll(notOwner);
+      this.#view = new PartitionView(this.partition);
+      await this.log.release?.(this.partition);
+      if (this.#is('releasing')) this.#mode = { kind: 'unowned' };
+    });
+  }
+
+  /** Runs an ownership change once the previous one has ended (however it ended). */
+  #changeOwnership(change: () => Promise<void>): Promise<void> {
+    const next = this.#ownershipChange.then(change);
+    this.#ownershipChange = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Another node claimed the partition: release it, saying so. */
+  #releaseLost(error: RunlogError): void {
+    const message = `partition ${this.partition} was claimed by another writer and is released: ${error.message}`;
+    this.host.warn({ code: 'RUNLOG_PARTITION_LOST', message });
+    this.release().catch((failure: unknown) => {
+      const why = failure instanceof Error ? failure.message : String(failure);
+      this.host.warn({ code: 'RUNLOG_PARTITION_LOST', message: `releasing partition ${this.partition} failed: ${why}` });
+    });
+  }
+
+  /** Whether `error` says another writer owns the partition now, in a queue whose partitions are assigned (then it is released, not down). */
+  #lostToAnother(error: unknown): error is RunlogError {
+    return this.host.assigned && isRunlogError(error, 'Fenced');
   }
 
   /** The queue stopped: waiting commands fail with Stopped, and no rebuild continues. */
@@ -223,7 +313,7 @@ export class Partition {
   #requireServing(): void {
     if (this.serving) return;
     throw (
-      this.#finalError() ??
+      this.#refusal() ??
       new RunlogError('LogUnavailable', `partition ${this.partition} is being rebuilt from the log after a failed append`, {
         retriable: true,
       })
@@ -232,6 +322,12 @@ export class Partition {
 
   #finalError(): RunlogError | null {
     return this.#mode.kind === 'down' || this.#mode.kind === 'stopped' ? this.#mode.error : null;
+  }
+
+  /** Why a command is refused at once, if it is: the partition is down, stopped, or not this queue's. */
+  #refusal(): RunlogError | null {
+    if (this.#is('unowned') || this.#is('releasing')) return this.host.notOwner(this.partition);
+    return this.#finalError();
   }
 
   #newWriter(): GroupCommit {
@@ -245,7 +341,8 @@ export class Partition {
 
   /** The writer failed and nothing is in flight any more: down for good, or rebuild. */
   #drained(error: unknown): void {
-    if (!this.#is('draining')) return; // stopped meanwhile
+    if (!this.#is('draining')) return; // stopped or released meanwhile
+    if (this.#lostToAnother(error)) return this.#releaseLost(error);
     if (isFinal(error)) return this.#setDown(error);
     this.#setRebuilding(null);
     void this.#rebuild();
@@ -261,6 +358,7 @@ export class Partition {
         return;
       } catch (error) {
         if (!this.#is('rebuilding')) return;
+        if (this.#lostToAnother(error)) return this.#releaseLost(error);
         if (isFinal(error)) return this.#setDown(error);
         const failure = this.#whyRebuildFails(error);
         if (!failure.retriable) return this.#setDown(failure);
@@ -297,15 +395,16 @@ export class Partition {
   }
 
   #setServing(view: PartitionView): void {
-    this.#setMode({ kind: 'serving' }, ['rebuilding']);
+    this.#setMode({ kind: 'serving' }, ['rebuilding', 'acquiring']);
     this.#view = view;
+    this.host.raiseClockTo(view.lastAt);
     this.#writer = this.#newWriter();
     this.#settle(null);
     this.host.work();
   }
 
   #setDown(error: RunlogError): void {
-    this.#setMode({ kind: 'down', error }, ['draining', 'rebuilding']);
+    this.#setMode({ kind: 'down', error }, ['draining', 'rebuilding', 'acquiring']);
     this.host.warn({
       code: 'RUNLOG_PARTITION_DOWN',
       message: `${error.message} (partition ${this.partition} is down for good: ${error.code})`,

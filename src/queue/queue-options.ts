@@ -4,7 +4,7 @@ import type { EventLog } from '../log/event-log.ts';
 import { WarningCounter, type WarningListener } from '../warnings.ts';
 import type { StoreClockSources } from './store-clock.ts';
 import type { Capacity, Clock, Retention } from './types.ts';
-import { optionalFunction, orDefault, requireInteger, requireObject, requireTimerMs } from '../validation/index.ts';
+import { describe, optionalFunction, orDefault, requireInteger, requireObject, requireTimerMs } from '../validation/index.ts';
 
 export const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024;
 const MAX_MAX_INPUT_BYTES = 64 * 1024 * 1024;
@@ -29,6 +29,7 @@ export const QUEUE_SETTING_KEYS = [
   'capacity',
   'maxInputBytes',
   'retention',
+  'ownership',
 ] as const;
 /** The options of openRunQueue: the log to open, and the queue's own. */
 export const QUEUE_OPTION_KEYS = ['log', 'partitions', ...QUEUE_SETTING_KEYS] as const;
@@ -43,7 +44,11 @@ export interface QueueSettings {
   retention: Required<Retention> | null;
   /** Where warnings go (options.onWarning, default process.emitWarning), counted for metrics(). */
   warnings: WarningCounter;
+  /** 'all': the queue claims every partition at open; 'assigned': none until acquire() (a cluster node). */
+  ownership: Ownership;
 }
+
+export type Ownership = 'all' | 'assigned';
 
 /** Reads the options once (a plain object of QUEUE_SETTING_KEYS) and checks every value. */
 export function checkQueueOptions(options: unknown): QueueSettings {
@@ -61,6 +66,7 @@ export function queueSettings(body: SettingsBody): QueueSettings {
     maxInputBytes,
     retention: retentionOption(body.retention),
     warnings,
+    ownership: ownershipOption(body.ownership),
   };
 }
 
@@ -96,6 +102,11 @@ export function inputLimit(asked: number | null, log: Pick<EventLog, 'kind' | 'm
   if (asked > fits)
     throw invalidArgument(`maxInputBytes ${asked} does not fit: ${limit}, so maxInputBytes may be at most ${Math.max(0, fits)}`);
   return asked;
+}
+
+function ownershipOption(ownership: unknown): Ownership {
+  if (ownership === undefined || ownership === 'all' || ownership === 'assigned') return ownership ?? 'all';
+  throw invalidArgument(`ownership must be 'all' or 'assigned', got ${describe(ownership)}`);
 }
 
 function retentionOption(retention: unknown): Required<Retention> | null {

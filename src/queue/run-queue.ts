@@ -12,7 +12,8 @@ import { leaseOf, toPublicEntry } from './public-entry.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
 import { findEntry, openEntryOf } from './decide.ts';
 import { newTicketSecret } from './entry-id.ts';
-import { Partition } from './partition.ts';
+import { Partition, type PartitionHost } from './partition.ts';
+import type { Ownership } from './queue-options.ts';
 import { Partitions } from './partitions.ts';
 import {
   awaitOptions,
@@ -53,23 +54,80 @@ import { StoreClock } from './store-clock.ts';
 
 export class RunQueue implements RunQueueApi {
   readonly #partitions: Partitions;
+  #ownerOf: (partition: number) => string | null = () => null;
+  #guard: (() => RunlogError | null) | null = null;
   private readonly workListeners: WorkListeners;
   private stopped = false;
   private readonly sweepTimer: SweepTimer;
 
   constructor(
     readonly log: EventLog,
-    views: PartitionView[],
+    /** Per partition its replayed view, or null for a partition not this queue's until acquire(). */
+    views: (PartitionView | null)[],
     private readonly clock: StoreClock,
     private readonly capacity: Capacity,
     /** The largest input or result accepted: the maxInputBytes option, or the default that fits the log's records. */
     readonly maxInputBytes: number,
     private readonly warnings: WarningCounter,
+    ownership: Ownership = 'all',
   ) {
     this.workListeners = new WorkListeners(warnings.report);
     this.sweepTimer = new SweepTimer(warnings.report);
-    const host = { now: () => this.now(), work: () => this.workListeners.notify(), warn: warnings.report };
+    const host: PartitionHost = {
+      now: () => this.now(),
+      work: () => this.workListeners.notify(),
+      warn: warnings.report,
+      assigned: ownership === 'assigned',
+      raiseClockTo: (at) => this.clock.raiseTo(at),
+      notOwner: (partition) => this.#notOwner(partition),
+    };
     this.#partitions = new Partitions(views.map((view, partition) => new Partition(log, partition, view, host)));
+  }
+
+  /**
+   * Makes `partition` this queue's (ownership 'assigned'): claims it, fencing its previous
+   * writer, replays it and serves it. Resolves once it serves (at once if it does already).
+   */
+  async acquire(partition: number): Promise<void> {
+    if (this.stopped) throw new RunlogError('Stopped', 'the run queue was stopped');
+    await this.#partitionNumbered(partition).acquire();
+  }
+
+  /** Gives `partition` up (ownership 'assigned'): refuses its commands with NotOwner, settles its appends in flight, drops its view. */
+  async release(partition: number): Promise<void> {
+    if (this.stopped) return; // stopping released everything
+    await this.#partitionNumbered(partition).release();
+  }
+
+  /** The partitions this queue serves or is acquiring, in order. */
+  owned(): number[] {
+    return this.#partitions.all
+      .filter((p) => ['serving', 'acquiring', 'draining', 'rebuilding'].includes(p.health().mode))
+      .map((p) => p.partition);
+  }
+
+  /** Where NotOwner refusals say a partition's owner is (a cluster node's view of its group): its base URL, or null when unknown. */
+  setOwnerDirectory(ownerOf: (partition: number) => string | null): void {
+    this.#ownerOf = ownerOf;
+  }
+
+  /**
+   * A check every call makes first: a refusal to throw, or null to go on. A cluster node
+   * refuses everything (NotOwner) while its group membership may have lapsed, so a node
+   * paused past its session timeout answers nothing from a view others may have moved past.
+   */
+  setGuard(guard: (() => RunlogError | null) | null): void {
+    this.#guard = guard;
+  }
+
+  #notOwner(partition: number): RunlogError {
+    const owner = this.#ownerOf(partition);
+    const where = owner === null ? 'its owner is not known yet (the group is rebalancing)' : `it is served by ${owner}`;
+    return new RunlogError('NotOwner', `partition ${partition} is not served by this node: ${where}`, owner === null ? {} : { owner });
+  }
+
+  #partitionNumbered(partition: number): Partition {
+    return this.#partitions.all[requireInteger('partition', partition, 0, this.#partitions.all.length - 1)]!;
   }
 
   get partitions(): number {
@@ -272,6 +330,8 @@ export class RunQueue implements RunQueueApi {
 
   private requireRunning(): void {
     if (this.stopped) throw new RunlogError('Stopped', 'the run queue was stopped');
+    const refusal = this.#guard?.();
+    if (refusal) throw refusal;
   }
 }
 

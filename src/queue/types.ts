@@ -126,9 +126,11 @@ export interface QueueMetrics extends MetricCounters {
 /**
  * A partition's mode (RunQueue.health()): `serving` commands; `draining` (an append failed,
  * the appends in flight settle) then `rebuilding` from the log; `down` for good (fenced,
- * locked by another writer, or its log damaged); `stopped` with the queue.
+ * locked by another writer, or its log damaged); `stopped` with the queue. A cluster node's
+ * queue (ownership 'assigned') also has `unowned` (another node serves it), `acquiring` (being
+ * claimed and replayed) and `releasing` (handed over: the appends in flight settle).
  */
-export type PartitionMode = 'serving' | 'draining' | 'rebuilding' | 'down' | 'stopped';
+export type PartitionMode = 'serving' | 'draining' | 'rebuilding' | 'down' | 'stopped' | 'unowned' | 'acquiring' | 'releasing';
 
 export interface PartitionHealth {
   partition: number;
@@ -181,6 +183,12 @@ export interface RunQueueOptions {
    * Counted by code in `metrics().warnings`.
    */
   onWarning?: (warning: RunlogWarning) => void;
+  /**
+   * 'all' (default): the queue claims every partition of its log when it opens. 'assigned':
+   * it claims none; a cluster node (src/cluster) calls acquire()/release() as its consumer
+   * group assigns partitions, and a Fenced append releases a partition instead of downing it.
+   */
+  ownership?: 'all' | 'assigned';
 }
 
 export interface AwaitOptions {

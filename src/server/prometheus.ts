@@ -32,7 +32,16 @@ export interface HttpRequestRecorder {
   recordRequest(request: AnsweredRequest): void;
 }
 
-const MODES = ['serving', 'draining', 'rebuilding', 'down', 'stopped'] as const satisfies readonly PartitionMode[];
+const MODES = [
+  'serving',
+  'draining',
+  'rebuilding',
+  'down',
+  'stopped',
+  'unowned',
+  'acquiring',
+  'releasing',
+] as const satisfies readonly PartitionMode[];
 /** Fails to compile if PartitionMode gains a mode this list lacks. */
 const EVERY_MODE: Record<Exclude<PartitionMode, (typeof MODES)[number]>, never> = {};
 void EVERY_MODE;

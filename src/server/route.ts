@@ -6,6 +6,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import type { ClusterDirectory } from './server-options.ts';
 import type { EventLog } from '../log/event-log.ts';
 import type { RunQueueApi } from '../queue/types.ts';
 import { compileCheck, type Check } from '../wire/index.ts';
@@ -22,6 +23,8 @@ export interface RouteRequest<Body = unknown, Query = unknown> {
   readonly queue: RunQueueApi;
   /** The server's log, for routes that read it (the event stream); absent when the server was given none. */
   readonly log: EventLog | undefined;
+  /** Who serves which partition (GET /v1/cluster): the cluster node's map, or this single server owning them all. */
+  readonly cluster: ClusterDirectory;
   readonly caller: Caller;
   /** The path's {names}, decoded. */
   readonly params: Readonly<Record<string, string>>;

@@ -7,6 +7,7 @@ import { Type } from '@sinclair/typebox';
 import {
   AttemptJson,
   CancelBody,
+  ClusterAnswer,
   ClosedAnswer,
   ClosedQuery,
   CloseBody,
@@ -38,7 +39,7 @@ import { cancel, closed, entry, openEntries, submit } from './handlers/entries.t
 import { close, extend, nextDue, startAttempt, take, takeEntry, yieldLease } from './handlers/leases.ts';
 import { healthz, prometheusText, readyz } from './handlers/probes.ts';
 import { PROMETHEUS_CONTENT_TYPE } from './prometheus.ts';
-import { health, metrics, now } from './handlers/signals.ts';
+import { cluster, health, metrics, now } from './handlers/signals.ts';
 import { workStream } from './handlers/work-stream.ts';
 import { EventsQuery, eventStream } from './event-stream.ts';
 import { openApiDocument, type OpenApiDocument } from './openapi.ts';
@@ -67,6 +68,7 @@ const API: readonly Route[] = [
   jsonRoute('GET', '/v1/metrics', ANY_ROLE, { summary: "the queue's metrics", answer: QueueMetricsJson }, metrics),
   jsonRoute('GET', '/v1/health', ANY_ROLE, { summary: "each partition's mode, and why one does not serve", answer: HealthAnswer }, health),
   jsonRoute('GET', '/v1/now', ANY_ROLE, { summary: 'the store clock now', answer: NowAnswer }, now),
+  jsonRoute('GET', '/v1/cluster', ANY_ROLE, { summary: 'who serves which partition: the group, its members and each partition\'s owner (a single server owns them all)', answer: ClusterAnswer }, cluster),
   rawRoute('GET', '/v1/work', ['worker'], { summary: "Server-Sent Events: a `work` event each time the queue's onWork fires (coalesced), a ping comment every 15 s", contentType: 'text/event-stream' }, workStream),
   rawRoute('GET', '/v1/events', ['admin'], { summary: 'Server-Sent Events of the decoded events of the log, filtered by tenant, thread and entry, resumable from an id (Last-Event-ID or ?from=; from=0: the whole log; default: from the end)', query: EventsQuery, contentType: 'text/event-stream' }, eventStream),
   jsonRoute('GET', '/healthz', 'public', { summary: 'the process serves HTTP', answer: HealthzAnswer }, healthz),

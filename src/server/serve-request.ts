@@ -18,6 +18,7 @@ import type { Router } from './router.ts';
 import type { PrometheusMetrics } from './prometheus.ts';
 import { forbiddenRoute, mayCall } from './scope.ts';
 import type { Authenticator, Caller, Logger } from './types.ts';
+import type { ClusterDirectory } from './server-options.ts';
 
 export interface ServerContext {
   readonly queue: RunQueueApi;
@@ -31,6 +32,8 @@ export interface ServerContext {
   readonly prometheus: PrometheusMetrics;
   /** Aborted when the server closes. */
   readonly closing: AbortSignal;
+  /** Who serves which partition (GET /v1/cluster). */
+  readonly cluster: ClusterDirectory;
 }
 
 /** Who calls a public route: nobody in particular, with no role and no tenant. */
@@ -118,6 +121,7 @@ function requestOf(context: ServerContext, response: ServerResponse, requestId: 
   return {
     queue: context.queue,
     log: context.log,
+    cluster: context.cluster,
     signal: ended.signal,
     closing: context.closing,
     maxWaitMs: context.maxWaitMs,

@@ -2,7 +2,7 @@
 import { invalidArgument } from '../errors.ts';
 import type { EventLog } from '../log/event-log.ts';
 import type { RunQueueApi } from '../queue/types.ts';
-import { MAX_WAIT_MS } from '../wire/index.ts';
+import { MAX_WAIT_MS, type ClusterAnswer } from '../wire/index.ts';
 import { describe, isUint8Array, requireInteger, requireName, requireObject } from '../validation/index.ts';
 import type { Authenticator, Logger } from './types.ts';
 
@@ -21,13 +21,20 @@ export interface ServerOptions {
   maxInputBytes: number;
   /** The longest a long-poll waits, ms (default and at most 60,000). */
   maxWaitMs?: number;
+  /** A cluster node's map of who serves which partition (GET /v1/cluster); absent: a single server owning every partition. */
+  cluster?: ClusterDirectory;
 }
 
-const KEYS = ['queue', 'log', 'authenticator', 'logger', 'host', 'port', 'tls', 'maxInputBytes', 'maxWaitMs'] as const;
+/** What GET /v1/cluster answers on a cluster node (src/cluster keeps it from the group's assignments). */
+export interface ClusterDirectory {
+  describe(): ClusterAnswer | Promise<ClusterAnswer>;
+}
+
+const KEYS = ['queue', 'log', 'authenticator', 'logger', 'host', 'port', 'tls', 'maxInputBytes', 'maxWaitMs', 'cluster'] as const;
 
 export function checkServerOptions(
   options: ServerOptions,
-): Required<Omit<ServerOptions, 'log' | 'tls'>> & Pick<ServerOptions, 'log' | 'tls'> {
+): Required<Omit<ServerOptions, 'log' | 'tls' | 'cluster'>> & Pick<ServerOptions, 'log' | 'tls' | 'cluster'> {
   const body = requireObject('server options', options, KEYS);
   return {
     queue: withMethods<RunQueueApi>('queue', body.queue, ['submit', 'take', 'onWork', 'now', 'health']),
@@ -39,6 +46,7 @@ export function checkServerOptions(
     tls: body.tls === undefined ? undefined : tlsOf(body.tls),
     maxInputBytes: requireInteger('maxInputBytes', body.maxInputBytes, 1),
     maxWaitMs: requireInteger('maxWaitMs', body.maxWaitMs ?? MAX_WAIT_MS, 0, MAX_WAIT_MS),
+    cluster: body.cluster === undefined ? undefined : withMethods<ClusterDirectory>('cluster', body.cluster, ['describe']),
   };
 }
 

@@ -17,7 +17,9 @@ import { PrometheusMetrics } from './prometheus.ts';
 import { Router } from './router.ts';
 import { ROUTES } from './routes.ts';
 import { serveRequest, type ServerContext } from './serve-request.ts';
-import { checkServerOptions, type ServerOptions } from './server-options.ts';
+import { checkServerOptions, type ClusterDirectory, type ServerOptions } from './server-options.ts';
+import type { RunQueueApi } from '../queue/types.ts';
+import type { ClusterAnswer } from '../wire/index.ts';
 
 export type { ServerOptions };
 
@@ -33,6 +35,7 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
   const options = checkServerOptions(given);
   const closing = new AbortController();
   setMaxListeners(0, closing.signal); // one listener per request in flight: no limit to warn of
+  const self = { url: '' }; // known once listening
   const context: ServerContext = {
     queue: options.queue,
     log: options.log,
@@ -43,6 +46,7 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
     maxWaitMs: options.maxWaitMs,
     prometheus: new PrometheusMetrics(options.queue),
     closing: closing.signal,
+    cluster: options.cluster ?? singleServer(options.queue, self),
   };
   const inFlight = new Set<Promise<void>>();
   const handler = (request: IncomingMessage, response: ServerResponse): void => {
@@ -62,8 +66,27 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
   const server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) : createHttpServer(handler);
   const port = await listen(server, options.host, options.port);
   const url = `${options.tls ? 'https' : 'http'}://${hostInUrl(options.host)}:${port}`;
+  self.url = url;
   let closed: Promise<void> | undefined;
   return { url, port, close: () => (closed ??= shutDown(server, closing, inFlight)) };
+}
+
+/** A server that is no cluster node: not in a group, owning every partition of its queue. */
+function singleServer(queue: RunQueueApi, self: { url: string }): ClusterDirectory {
+  return {
+    async describe(): Promise<ClusterAnswer> {
+      const partitions = (await queue.health()).length;
+      const node = { node: 'single', url: self.url };
+      return {
+        group: null,
+        generation: 0,
+        partitions,
+        self: node,
+        members: [node],
+        owners: Array.from({ length: partitions }, () => self.url),
+      };
+    },
+  };
 }
 
 function listen(server: Server, host: string, port: number): Promise<number> {

@@ -51,6 +51,7 @@ export function errorBody(error: RunlogError, status = statusOf(error.code)): Er
     code: error.code,
     message: error.message,
     retriable: error.retriable,
+    ...(error.owner === undefined ? {} : { owner: error.owner }),
   };
 }
 
@@ -59,7 +60,10 @@ export function errorBody(error: RunlogError, status = statusOf(error.code)): Er
  * proxy's error page, say) still becomes a RunlogError: by its status, saying what came.
  */
 export function errorFromBody(status: number, body: unknown): RunlogError {
-  if (isErrorBody(body)) return new RunlogError(body.code, body.message, { retriable: body.retriable });
+  if (isErrorBody(body)) {
+    const owner = (body as { owner?: unknown }).owner;
+    return new RunlogError(body.code, body.message, { retriable: body.retriable, ...(typeof owner === 'string' ? { owner } : {}) });
+  }
   const shown = typeof body === 'string' ? body.slice(0, 200) : JSON.stringify(body)?.slice(0, 200);
   return new RunlogError(codeOfStatus(status), `HTTP ${status} without a runlog problem body: ${shown ?? String(body)}`);
 }

@@ -30,6 +30,7 @@ export const ErrorBody = Type.Object(
     code: OneOf(ERROR_CODES),
     message: Type.String(),
     retriable: Type.Boolean(),
+    owner: Type.Optional(Type.String({ description: "NotOwner: the base URL of the node that owns the call's partition, when known" })),
   },
   { description: 'A RunlogError (application/problem+json)' },
 );
@@ -96,7 +97,7 @@ export const QueueMetricsJson = Type.Object({
 
 export const PartitionHealthJson = Type.Object({
   partition: Type.Integer(),
-  mode: OneOf(['serving', 'draining', 'rebuilding', 'down', 'stopped']),
+  mode: OneOf(['serving', 'draining', 'rebuilding', 'down', 'stopped', 'unowned', 'acquiring', 'releasing']),
   error: Type.Optional(ErrorBody),
 });
 
@@ -112,7 +113,27 @@ export const NowAnswer = Type.Object({ now: StoreTime });
 export const HealthzAnswer = Type.Object({ status: Type.Literal('ok') });
 export const ReadyzAnswer = Type.Object({ ready: Type.Boolean(), partitions: Type.Array(PartitionHealthJson) });
 
+export const NodeJson = Type.Object({
+  node: Type.String({ description: "a node's stable id" }),
+  url: Type.String({ description: 'the base URL the node advertises' }),
+});
+export const ClusterAnswer = Type.Object(
+  {
+    group: Nullable(Type.String({ description: 'the consumer group of the nodes; null: a single server, not a cluster' })),
+    generation: Type.Integer({ minimum: 0, description: "the group generation this node's map is of (0: not a cluster)" }),
+    partitions: Type.Integer({ minimum: 1 }),
+    self: NodeJson,
+    members: Type.Array(NodeJson),
+    owners: Type.Array(Nullable(Type.String()), {
+      description: 'per partition, the base URL of the node that owns it; null while unassigned',
+    }),
+  },
+  { description: 'Who serves which partition. A single server answers group null and owns every partition.' },
+);
+
 export type ErrorBody = Static<typeof ErrorBody>;
+export type NodeJson = Static<typeof NodeJson>;
+export type ClusterAnswer = Static<typeof ClusterAnswer>;
 export type LeaseJson = Static<typeof LeaseJson>;
 export type AttemptJson = Static<typeof AttemptJson>;
 export type EntryJson = Static<typeof EntryJson>;

@@ -17,6 +17,7 @@ describe('server: /openapi.json', () => {
     assert.deepEqual(Object.keys(doc.components.schemas.Problem.properties).sort(), [
       'code',
       'message',
+      'owner',
       'retriable',
       'status',
       'title',

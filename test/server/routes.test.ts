@@ -140,6 +140,19 @@ describe('server: every route', () => {
     assert.deepEqual([ready.status, ready.body.ready, ready.body.partitions.length], [200, true, 3]);
   });
 
+  it('cluster: a single server answers group null, owning every partition at its own URL', async (t) => {
+    const { call, server } = await serverOn(t, { partitions: 3 });
+    const self = { node: 'single', url: server.url };
+    assert.deepEqual((await call('GET', '/v1/cluster')).body, {
+      group: null,
+      generation: 0,
+      partitions: 3,
+      self,
+      members: [self],
+      owners: [server.url, server.url, server.url],
+    });
+  });
+
   it('readyz answers 503 once a partition does not serve', async (t) => {
     const { call, queue } = await serverOn(t);
     await queue.stop();
@@ -166,6 +179,7 @@ describe('server: every route', () => {
       'POST /v1/leases/close',
       'POST /v1/next-due',
       'GET /v1/metrics',
+      'GET /v1/cluster',
       'GET /v1/health',
       'GET /v1/now',
       'GET /healthz',

@@ -46,6 +46,16 @@ describe('wire: errors over HTTP', () => {
     });
   }
 
+  it("carries NotOwner's owner URL both ways, and nothing of the kind for others", () => {
+    const error = new RunlogError('NotOwner', 'partition 3 is served by http://n2:7070', { owner: 'http://n2:7070' });
+    const body = errorBody(error);
+    assert.equal(body.owner, 'http://n2:7070');
+    const back = errorFromBody(421, JSON.parse(JSON.stringify(body)));
+    assert.deepEqual([back.code, back.owner, back.retriable], ['NotOwner', 'http://n2:7070', true]);
+    assert.equal(errorFromBody(421, errorBody(new RunlogError('NotOwner', 'rebalancing'))).owner, undefined);
+    assert.equal('owner' in errorBody(new RunlogError('Stopped', 'x')), false);
+  });
+
   it('keeps a retriable flag the error set itself', () => {
     const error = new RunlogError('Stopped', 'x', { retriable: true });
     assert.equal(errorFromBody(503, errorBody(error)).retriable, true);

@@ -72,6 +72,7 @@ class KafkaLog implements KafkaEventLog {
   readonly #admin: Admin;
   readonly #ends: ReadYourWrites;
   readonly #pipelines: TransactionPipeline[];
+  readonly #newPipeline: (partition: number) => TransactionPipeline;
   readonly #tailWaitMs: number;
   readonly #readers = new Set<AbortController>();
   readonly #maxMessageBytes: number;
@@ -95,17 +96,17 @@ class KafkaLog implements KafkaEventLog {
     this.partitions = options.partitions;
     this.#tailWaitMs = options.tailWaitMs ?? 200;
     this.#ends = new ReadYourWrites(admin, options.topic, options.partitions, () => this.#refuseIfClosed());
-    this.#pipelines = Array.from({ length: options.partitions }, (_, partition) => {
-      const transactionTimeoutMs = options.transactionTimeoutMs;
-      const batchBytes = batchBytesFor(facts.maxMessageBytes);
-      return new TransactionPipeline({
+    const transactionTimeoutMs = options.transactionTimeoutMs;
+    const batchBytes = batchBytesFor(facts.maxMessageBytes);
+    this.#newPipeline = (partition) =>
+      new TransactionPipeline({
         kafka: clients.writers,
         topic: options.topic,
         partition,
         batchBytes,
         ...(transactionTimeoutMs ? { transactionTimeoutMs } : {}),
       });
-    });
+    this.#pipelines = Array.from({ length: options.partitions }, (_, partition) => this.#newPipeline(partition));
   }
 
   #open(partition: number): number {
@@ -130,6 +131,18 @@ class KafkaLog implements KafkaEventLog {
 
   async claim(partition: number): Promise<void> {
     await this.#pipelines[this.#openToWrite(partition, 'claim')]!.claim();
+  }
+
+  /**
+   * A cluster node hands the partition over: its pipeline closes (appends in flight settle,
+   * its producers disconnect) and a fresh one, not yet connected, takes its place, so a later
+   * claim() starts over even after this writer was fenced (a fenced pipeline never connects again).
+   */
+  async release(partition: number): Promise<void> {
+    const p = this.#openToWrite(partition, 'release');
+    const old = this.#pipelines[p]!;
+    this.#pipelines[p] = this.#newPipeline(p);
+    await old.close();
   }
 
   read(partition: number, fromOffset: bigint, options?: ReadOptions): AsyncIterable<LogRecord> {

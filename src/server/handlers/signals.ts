@@ -1,7 +1,7 @@
-/** What any caller may ask of the queue itself: metrics (unscoped tokens only), health, the store clock. */
+/** What any caller may ask of the queue itself: metrics (unscoped tokens only), health, the store clock, who serves which partition. */
 import { RunlogError } from '../../errors.ts';
 import type { QueueMetrics } from '../../queue/types.ts';
-import { healthToJson, type PartitionHealthJson } from '../../wire/index.ts';
+import { healthToJson, type ClusterAnswer, type PartitionHealthJson } from '../../wire/index.ts';
 import type { RouteRequest } from '../route.ts';
 
 /** The counts span every tenant, so a token scoped to some may not read them: nothing crosses tenants. */
@@ -17,6 +17,11 @@ export async function metrics({ queue, caller }: RouteRequest): Promise<QueueMet
 
 export async function health({ queue }: RouteRequest): Promise<{ partitions: PartitionHealthJson[] }> {
   return { partitions: (await queue.health()).map(healthToJson) };
+}
+
+/** Who serves which partition: a client of a cluster routes each call to its partition's owner by it. */
+export async function cluster({ cluster }: RouteRequest): Promise<ClusterAnswer> {
+  return cluster.describe();
 }
 
 export async function now({ queue }: RouteRequest): Promise<{ now: number }> {
