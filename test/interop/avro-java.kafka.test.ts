@@ -7,15 +7,13 @@
  *
  * Needs a broker, java and mvn: `node test/run-tests.mjs avro-java` (starts a broker), or
  * `KAFKA_BROKERS=host:port node --import tsx --test test/interop/avro-java.kafka.test.ts`.
- * The Java part is built here (`mvn -B -q -f test/interop/pom.xml package`) unless its classes
- * and lib/ are newer than its sources; a failed build fails the test with Maven's output.
+ * The Java part is built here (maven-build.ts: `mvn -B -q -f test/interop/pom.xml package`) unless
+ * built since its sources last changed; a failed build fails the test with Maven's output.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { decodeEvent, schemaFor, writerSchemaFingerprint } from '../../src/events/codec.ts';
 import type { AvroRecordSchema } from '../../src/events/schemas.ts';
@@ -26,52 +24,11 @@ import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { FakeClock } from '../contract/fixtures.ts';
 import { deleteTopic, kafkaBrokers, uniqueTopic } from '../log/kafka-test-support.ts';
 import { onCleanup } from '../support/cleanup.ts';
+import { ROOT, buildInterop, run } from './maven-build.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const INTEROP = join(ROOT, 'test', 'interop');
 const SCHEMAS = join(ROOT, 'schemas');
 const MAIN_CLASS = 'runlog.interop.DecodeEvents';
-const BUILD_TIMEOUT_MS = 5 * 60_000;
 const TTL = 30_000;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(command: string, args: string[], timeoutMs: number): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(command, args, { cwd: ROOT, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-      const why = error !== null && code === null ? `\n(${error.message})` : '';
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) + why });
-    });
-  });
-}
-
-function newestMtime(path: string): number {
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  return Math.max(stat.mtimeMs, ...readdirSync(path).map((name) => newestMtime(join(path, name))));
-}
-
-/** Builds the Java decoder unless its class and lib/ are newer than pom.xml and src/. */
-async function buildDecoder(): Promise<string> {
-  const classFile = join(INTEROP, 'target', 'classes', ...MAIN_CLASS.split('.')) + '.class';
-  const lib = join(INTEROP, 'lib');
-  const built =
-    existsSync(classFile) &&
-    existsSync(lib) &&
-    readdirSync(lib).some((f) => /^avro-\d.*\.jar$/.test(f)) &&
-    statSync(classFile).mtimeMs >= Math.max(newestMtime(join(INTEROP, 'pom.xml')), newestMtime(join(INTEROP, 'src')));
-  if (!built) {
-    const result = await run('mvn', ['-B', '-q', '-f', join(INTEROP, 'pom.xml'), 'package'], BUILD_TIMEOUT_MS);
-    assert.equal(result.code, 0, `building test/interop with Maven failed (exit ${result.code}):\n${result.stdout}\n${result.stderr}`);
-    assert.ok(existsSync(classFile), `Maven succeeded but ${classFile} is missing`);
-  }
-  return [join(INTEROP, 'target', 'classes'), join(lib, '*')].join(delimiter);
-}
 
 interface Decoded {
   file: string;
@@ -223,7 +180,7 @@ describe('Avro interop: Apache Avro (Java) reads what runlog wrote to Kafka', ()
     'every record value of the topic decodes with BinaryMessageDecoder to the event decodeEvent reads',
     { timeout: 10 * 60_000 },
     async (t) => {
-      const classpath = await buildDecoder();
+      const classpath = await buildInterop([MAIN_CLASS], [/^avro-\d.*\.jar$/]);
 
       const topic = uniqueTopic('runlog-interop');
       const clock = new FakeClock();
