@@ -57,6 +57,18 @@ const MALFORMED: readonly [args: string[], says: RegExp][] = [
   [['export', '--dir', 'DIR', '--format', 'avro'], /--format avro writes a file: give --out FILE/],
   [['export', '--dir', 'DIR', '--format', 'avro', '--out', 'DIR/x.avro', '--json'], /--json and --format avro: give one/],
   [['export', '--dir', 'DIR', '--compress'], /Unknown option '--compress'/],
+  // migrate (refused before any broker is asked)
+  [['migrate', '--dir', 'DIR', '--topic', 'runlog'], /--brokers is required/],
+  [['migrate', '--dir', 'DIR', '--brokers', 'localhost:9092'], /--topic is required/],
+  [['migrate', '--dir', 'DIR', '--brokers', 'localhost', '--topic', 'runlog'], /--brokers must be HOST:PORT\[,...\], got "localhost"/],
+  [['migrate', '--dir', 'DIR', '--brokers', 'localhost:9092', '--topic', ''], /--topic must not be empty/],
+  [['migrate', '--dir', '', '--brokers', 'localhost:9092', '--topic', 'runlog'], /--dir must not be empty/],
+  [
+    ['migrate', '--dir', 'DIR/nowhere', '--brokers', 'localhost:9092', '--topic', 'runlog'],
+    /InvalidArgument: .*nowhere holds no runlog file log/,
+  ],
+  [['migrate', 'now', '--dir', 'DIR', '--brokers', 'localhost:9092', '--topic', 'runlog'], /unexpected argument "now"/],
+  [['migrate', '--dir', 'DIR', '--brokers', 'localhost:9092', '--topic', 'runlog', '--partitions', '3'], /Unknown option '--partitions'/],
 ];
 
 async function scratchLog(t: import('node:test').TestContext): Promise<{ dir: string; entryId: string }> {

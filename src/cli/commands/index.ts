@@ -6,8 +6,9 @@ import { exportCommand } from './export.ts';
 import { get } from './get.ts';
 import { history } from './history.ts';
 import { list } from './list.ts';
+import { migrate } from './migrate.ts';
 import { replay } from './replay.ts';
 import { submit } from './submit.ts';
 import { tail } from './tail.ts';
 
-export const COMMANDS: readonly AnyCommand[] = [serveCommand, submit, get, cancel, list, history, replay, tail, exportCommand];
+export const COMMANDS: readonly AnyCommand[] = [serveCommand, submit, get, cancel, list, history, replay, tail, exportCommand, migrate];
