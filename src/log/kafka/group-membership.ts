@@ -264,7 +264,8 @@ class KafkaGroupMembership implements GroupMembership {
   }
 
   #deliver(assignment: GroupAssignment): void {
-    if (this.#stop.signal.aborted) return;
+    // A follower that rejoins with unchanged metadata (after an error between JoinGroup and SyncGroup) gets its generation again.
+    if (this.#stop.signal.aborted || this.#assignment?.generation === assignment.generation) return;
     this.#assignment = Object.freeze({
       ...assignment,
       mine: Object.freeze([...assignment.mine]),
