@@ -6,7 +6,9 @@
  * is told through onLost, and joins again.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline';
 import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError, type RunlogError } from '../../src/errors.ts';
 import { joinGroup, type GroupAssignment, type GroupMembership, type MembershipOptions } from '../../src/log/kafka/group-membership.ts';
@@ -86,6 +88,31 @@ function assertOneMap(members: readonly Member[], assignments: readonly GroupAss
 
 const counts = (assignments: readonly GroupAssignment[]): number[] => assignments.map((a) => a.mine.length).sort();
 
+interface ChildLine {
+  event: 'assignment' | 'lost' | 'alive';
+  generation?: number;
+  mine?: number[];
+  members?: number;
+  alive?: boolean;
+  code?: string;
+}
+
+/** A member in a child process (membership-child.ts), which the test can SIGSTOP; its lines as they come. */
+function spawnMember(t: TestContext, topic: string, group: string, name: string): { pid: number; lines: ChildLine[] } {
+  const script = new URL('./membership-child.ts', import.meta.url).pathname;
+  const args = [topic, group, name, String(SESSION_MS), String(HEARTBEAT_MS)];
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  onCleanup(t, async () => {
+    child.kill('SIGCONT');
+    child.kill('SIGTERM');
+    await exited;
+  });
+  const lines: ChildLine[] = [];
+  createInterface({ input: child.stdout }).on('line', (line) => lines.push(JSON.parse(line) as ChildLine));
+  return { pid: child.pid!, lines };
+}
+
 function busyWait(ms: number): void {
   const until = performance.now() + ms;
   while (performance.now() < until);
@@ -151,6 +178,58 @@ describe('group membership (Kafka)', () => {
     assert.deepEqual(again.mine, before.mine);
     assert.equal(member.membership.alive(), true);
     assert.equal(member.losses.length, 1);
+  });
+
+  it('a member SIGSTOPped past its session: the other takes everything; resumed, it sees alive() false before anything else, is told through onLost, and gets its share back', async (t) => {
+    const { topic } = await openTestKafkaLog(t, PARTITIONS);
+    const group = `g-${randomUUID()}`;
+    const a = await join(t, topic, group, 'a');
+    const b = spawnMember(t, topic, group, 'b');
+    const lastOf = (event: ChildLine['event']) => b.lines.filter((l) => l.event === event).at(-1);
+    const both = await until(
+      'both members to settle',
+      () => {
+        const mine = a.membership.current();
+        const theirs = lastOf('assignment');
+        return mine?.members.length === 2 && theirs?.generation === mine.generation ? mine : undefined;
+      },
+      [a],
+    );
+    assert.equal(both.mine.length, 4);
+    assert.deepEqual(lastOf('alive'), { event: 'alive', alive: true });
+
+    const stoppedAt = performance.now();
+    process.kill(b.pid, 'SIGSTOP');
+    const alone = await until(
+      'the other member to own everything',
+      () => {
+        const mine = a.membership.current();
+        return mine?.members.length === 1 ? mine : undefined;
+      },
+      [a],
+    );
+    t.diagnostic(`from SIGSTOP to the other member owning every partition: ${Math.round(performance.now() - stoppedAt)} ms`);
+    assert.deepEqual(alone.mine, [...Array(PARTITIONS).keys()]);
+    const seenBefore = b.lines.length;
+
+    process.kill(b.pid, 'SIGCONT');
+    const rejoined = await until(
+      'the resumed member to get its share back',
+      () => {
+        const mine = a.membership.current();
+        const theirs = lastOf('assignment');
+        return mine?.members.length === 2 && theirs?.generation === mine.generation && theirs.generation > alone.generation
+          ? theirs
+          : undefined;
+      },
+      [a],
+    );
+    // Timers run before any answer is read: alive() turns false (and the watchdog reports the loss) before a new assignment.
+    const after = b.lines.slice(seenBefore).map((l) => (l.event === 'assignment' ? l.event : `${l.event}=${l.alive}`));
+    assert.deepEqual(after.slice(0, 2).sort(), ['alive=false', 'lost=false'], `the resumed member's lines: ${after.join(', ')}`);
+    assert.deepEqual(after.slice(2).sort(), ['alive=true', 'assignment'], `the resumed member's lines: ${after.join(', ')}`);
+    assert.equal(rejoined.mine!.length, 4);
+    assert.deepEqual(a.losses, []);
   });
 
   it('a topic that does not exist, or a session the broker refuses, is InvalidArgument', async (t) => {
