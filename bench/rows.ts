@@ -4,6 +4,7 @@ import type { RemoteLatency } from './remote.ts';
 import type { MemoryPerEntry } from './memory.ts';
 import type { Replay } from './replay.ts';
 import type { Rate } from './throughput.ts';
+import type { ClusterRate } from './cluster/cluster-rate.ts';
 
 export interface Row {
   name: string;
@@ -170,5 +171,17 @@ export function remoteLatencyRow(latency: RemoteLatency): Row {
     target: '',
     verdict: '',
     note: `a Worker over the client in a child process, submits through a client at ${perSecond(latency.offeredPerSecond)} (half the remote lifecycles/s; submitted ${perSecond(latency.achievedPerSecond)}), ${latency.samples} samples, max ${latency.maxMs.toFixed(1)} ms${latency.unstarted === 0 ? '' : `, ${latency.unstarted} not started by the end`}`,
+  };
+}
+
+/** One node count's aggregate lifecycles/s through the client (bench/cluster/cluster-rate.ts), without a target. */
+export function clusterRow(rate: ClusterRate, callers: number): Row {
+  const mode = rate.grouped ? `runlog serve --group` : 'one runlog serve without --group';
+  return {
+    name: `cluster lifecycles, ${rate.nodes} node${rate.nodes === 1 ? '' : 's'} (${rate.partitions} partitions)`,
+    value: perSecond(rate.perSecond),
+    target: '',
+    verdict: '',
+    note: `${rate.count} lifecycles in ${rate.seconds.toFixed(1)} s, ${callers} callers in the bench process through one client; ${mode}`,
   };
 }

@@ -1,5 +1,10 @@
 /**
- * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,lifecycle,raw,latency,remote,replay] [--profile dir] [--partitions N]`
+ * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,lifecycle,raw,latency,remote,replay,cluster] [--profile dir] [--partitions N] [--nodes 1,2,3]`
+ *
+ * `--nodes` (Kafka only; alone it runs only `cluster`): for each node count, that many `runlog
+ * serve --group` child processes on a fresh topic of `--partitions` partitions (default 6, so 1,
+ * 2 and 3 nodes own equal shares), and the aggregate lifecycles/s of 64 callers in this process
+ * through the client (bench/cluster/cluster-rate.ts).
  *
  * `remote` runs the lifecycles through the HTTP client against an in-process server (and
  * the in-process lifecycles too, for the ratio, if `lifecycle` is not run), then submit-to-start
@@ -28,6 +33,7 @@ import {
   remoteRows,
   replayRows,
   spreadRow,
+  clusterRow,
   type Row,
 } from './rows.ts';
 import { remoteLifecycleRate, remoteSubmitToStart } from './remote.ts';
@@ -38,8 +44,10 @@ import { memoryPerEntry } from './memory.ts';
 import { profileInto } from './profile.ts';
 import { warmUp } from './warm-up.ts';
 import { DEFAULT_KAFKA_PARTITIONS } from '../src/log/kafka/kafka-log.ts';
+import { clusterLifecycleRate, parseNodeCounts } from './cluster/cluster-rate.ts';
 
 const BENCHES = ['memory', 'lifecycle', 'raw', 'latency', 'remote', 'replay'] as const;
+const CLUSTER_PARTITIONS = 6;
 const CALLERS = 64;
 
 const { values } = parseArgs({
@@ -49,6 +57,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     profile: { type: 'string' },
     partitions: { type: 'string' },
+    nodes: { type: 'string' },
   },
 });
 const kind = values.log as LogKind;
@@ -57,7 +66,9 @@ profileInto(values.profile);
 const partitions = values.partitions === undefined ? 1 : Number(values.partitions);
 if (partitions !== undefined && !(Number.isInteger(partitions) && partitions >= 1))
   throw new Error(`--partitions must be a positive integer, got ${values.partitions}`);
-const only = new Set(values.only === undefined ? BENCHES : values.only.split(','));
+const only = new Set<string>(values.only === undefined ? (values.nodes === undefined ? BENCHES : ['cluster']) : values.only.split(','));
+const nodeCounts = only.has('cluster') ? parseNodeCounts(values.nodes ?? '1,2,3') : [];
+if (nodeCounts.length > 0 && kind !== 'kafka') throw new Error(`--nodes (the cluster run) needs --log kafka, got --log ${kind}`);
 const quick = values.quick;
 const durationMs = quick ? 1_500 : 5_000;
 const warmupMs = quick ? 300 : 1_000;
@@ -85,7 +96,7 @@ if (only.has('memory')) {
   rows.push(...memoryRows(await on('memory', (site) => memoryPerEntry(site, count))));
 }
 let warmUpNote = kind === 'kafka' && quick ? '; quick: the broker was not warmed up first (a cold broker runs several times slower)' : '';
-if (kind === 'kafka' && !quick && (only.has('lifecycle') || only.has('latency') || only.has('raw'))) {
+if (kind === 'kafka' && !quick && (only.has('lifecycle') || only.has('latency') || only.has('raw') || only.has('cluster'))) {
   progress('warming the broker up (windows of 5 s until the rate stops rising)');
   const warm = await warmUp(kind, partitions, CALLERS, progress);
   warmUpNote = `; after a broker warm-up of ${warm.seconds.toFixed(0)} s (lifecycles/s per 5 s window: ${warm.windows.join(', ')})`;
@@ -121,6 +132,14 @@ if (only.has('remote') && lifecycle !== undefined) {
   );
   rows.push(remoteLatencyRow(await on('remote-latency', (site) => remoteSubmitToStart(site, perSecond, CALLERS, durationMs, warmupMs))));
 }
+if (nodeCounts.length > 0) {
+  const clusterPartitions = values.partitions === undefined ? CLUSTER_PARTITIONS : partitions;
+  const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+  for (const nodes of nodeCounts) {
+    const run = { brokers, partitions: clusterPartitions, callers: CALLERS, durationMs, warmupMs, progress };
+    rows.push(clusterRow(await clusterLifecycleRate(nodes, run), CALLERS));
+  }
+}
 if (only.has('replay')) {
   const lifecycles = quick ? 25_000 : 250_000;
   progress(`replay: building a log of ${lifecycles * 4} events`);
@@ -146,3 +165,8 @@ console.log(line(['figure', 'measured', 'target', '']));
 console.log(widths.map((w) => '-'.repeat(w)).join('  '));
 for (const row of rows) console.log(line([row.name, row.value, row.target, row.verdict]));
 for (const row of rows) if (row.note) console.log(`  ${row.name}: ${row.note}`);
+if (nodeCounts.length > 0) {
+  console.log(
+    `  cluster: the nodes, the broker and the bench's callers all share this machine's ${os.cpus().length} cores, so a second or third node adds processes, not CPU: here the aggregate cannot grow with the node count, and what the rows show is what spreading the partitions over processes costs (more HTTP hops, more producers and transactions on one broker). With a machine per node, each node serves its share of partitions on cores of its own: expect the aggregate to grow with the nodes until the broker's transaction work (a transaction stream per partition) bounds it.`,
+  );
+}

@@ -145,3 +145,15 @@ export async function startNodes(count: number, spec: NodeSpec): Promise<ServeNo
   }
   return nodes;
 }
+
+/** Whether this checkout's `runlog serve` has cluster mode (`--group`); without it only a single node can serve a topic. */
+export async function serveHasGroups(): Promise<boolean> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/runlog.ts', 'serve', '--help'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  let usage = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (usage += chunk));
+  await once(child, 'close');
+  return usage.includes('--group');
+}
