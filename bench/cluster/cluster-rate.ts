@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { connect } from '../../src/client/index.ts';
 import { concurrently, lifecycle, type Rate } from '../throughput.ts';
 import { serveHasGroups, startNodes } from './nodes.ts';
+import { settle } from './settle.ts';
 
 export interface ClusterRate extends Rate {
   nodes: number;
@@ -41,7 +42,10 @@ export async function clusterLifecycleRate(nodeCount: number, run: ClusterRun): 
   const group = grouped ? { group: `runlog-bench-cluster-${id}` } : {};
   const nodes = await startNodes(nodeCount, { ...spec, ...group });
   try {
-    run.progress(`cluster: ${nodeCount} node(s) listening; ${run.callers} callers through the client for ${run.durationMs} ms`);
+    const settled = await settle(nodes, 120_000);
+    run.progress(
+      `cluster: ${nodeCount} node(s) serving (partitions owned ${JSON.stringify(settled.owned)}); ${run.callers} callers through the client for ${run.durationMs} ms`,
+    );
     const client = await connect({ url: nodes[0]!.url, onWarning: () => {} });
     try {
       await concurrently(run.callers, run.warmupMs, (caller, n) => lifecycle(client, caller, n));

@@ -17,6 +17,7 @@ import { connect } from '../../src/client/index.ts';
 import { check, readEventsTopic, type SoakCounts } from './check.ts';
 import { ClosedTracker } from './closed-tracker.ts';
 import { startNodes, type ServeNode } from './nodes.ts';
+import { settle } from './settle.ts';
 import { submitAll, type Acknowledged, type SubmitResult } from './submitter.ts';
 import type { ChildMessage, HandlerRun, WorkerChildOptions } from './worker-child.ts';
 
@@ -60,6 +61,8 @@ export interface SoakReport {
 }
 
 const AGENT = 'soak';
+/** How long a cluster may take to settle (a dead member leaves the group only after its session timeout). */
+const SETTLE_MS = 120_000;
 const TENANT = 'soak';
 
 export async function runClusterSoak(options: SoakOptions): Promise<SoakReport> {
@@ -68,7 +71,11 @@ export async function runClusterSoak(options: SoakOptions): Promise<SoakReport> 
   const spec = { brokers: options.brokers, topic: options.topic, partitions: options.partitions, extraArgs: ['--log-level', 'info'] };
   const nodes = await startNodes(options.nodes, options.group === undefined ? spec : { ...spec, group: options.group });
   const urls = nodes.map((node) => node.url);
-  say(`${nodes.length} node(s) listening: ${urls.join(' ')}`);
+  const settled = await settle(nodes, SETTLE_MS).catch(async (error: unknown) => {
+    await Promise.all(nodes.map((node) => node.kill()));
+    throw error;
+  });
+  say(`${nodes.length} node(s) serving, generation ${settled.generation}, partitions owned ${JSON.stringify(settled.owned)}`);
   const workers = new WorkerChildren();
   const chaos = new Chaos(nodes, options.killEveryMs, options.maxKills ?? Infinity, say);
   let tracker: ClosedTracker | undefined;
@@ -186,8 +193,12 @@ class Chaos {
       this.kills++;
       const downAt = performance.now();
       await this.#restart(node);
+      const listeningMs = Math.round(performance.now() - downAt);
+      const settled = await settle(this.nodes, SETTLE_MS);
       this.#restarting = false;
-      this.say(`killed ${node.name} (SIGKILL) and started it again: listening after ${Math.round(performance.now() - downAt)} ms`);
+      this.say(
+        `killed ${node.name} (SIGKILL), started it again: listening after ${listeningMs} ms, every partition served again after ${Math.round(performance.now() - downAt)} ms (generation ${settled.generation}, owned ${JSON.stringify(settled.owned)})`,
+      );
     }
   }
 
