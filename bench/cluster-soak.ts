@@ -7,7 +7,7 @@
  * the handlers' own start/end times), per-thread order broken, entries not closed or closed
  * twice (all must be 0), and the throughput. Exit code 1 if a count that must be 0 is not.
  *
- *   node --import tsx bench/cluster-soak.ts [--nodes 3] [--entries 20000] [--threads 1000]
+ *   node --import tsx bench/cluster-soak.ts [--nodes 3] [--entries 5000] [--threads 1000]
  *     [--kill-every-ms 5000] [--partitions 8] [--worker-processes 2] [--deadline-s 900]
  *
  * More than one node runs in cluster mode (`runlog serve --group`). The broker: KAFKA_BROKERS,
@@ -22,7 +22,7 @@ import { runClusterSoak } from './cluster/soak.ts';
 const { values } = parseArgs({
   options: {
     nodes: { type: 'string', default: '3' },
-    entries: { type: 'string', default: '20000' },
+    entries: { type: 'string', default: '5000' },
     threads: { type: 'string', default: '1000' },
     'kill-every-ms': { type: 'string', default: '5000' },
     partitions: { type: 'string', default: '8' },
