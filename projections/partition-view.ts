@@ -132,6 +132,7 @@ export class PartitionView {
       this.ticketKey = { secret: event.secret, legacyThrough: event.legacyThrough };
       return;
     }
+    if (event.type === 'CommandAnswered') return;
     const entry = this.entries.get(event.entryId);
     if (entry === undefined) return;
     switch (event.type) {

@@ -59,7 +59,7 @@ export function checkFromSyntax(values: OptionValues): void {
 /** One event: JSON Lines with --json, else a line of time, place, type, tenant/thread, entry and fields. */
 export function printEvent(io: CliIo, values: OptionValues, event: RunlogEvent, partition: number, offset: bigint): Promise<void> {
   if (flag(values, 'json')) return writeJson(io.stdout, eventJson(event, partition, offset));
-  const about = event.tenant === '' ? '(partition)' : `${event.tenant}/${event.thread} ${event.entryId}`;
+  const about = event.tenant === '' ? '(partition)' : `${event.tenant}/${event.thread} ${event.entryId ?? '-'}`;
   const place = `p${partition}@${offset}`;
   return writeLine(
     io.stdout,

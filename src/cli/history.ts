@@ -72,6 +72,15 @@ export function describeEvent(event: RunlogEvent): string {
       return fields({ pruned: event.entryIds.length });
     case 'TicketKeyCreated':
       return fields({ legacyThrough: event.legacyThrough }); // never the secret itself
+    case 'CommandAnswered':
+      return fields({
+        command: event.command,
+        request: JSON.stringify(event.requestId),
+        entry: event.entryId,
+        created: event.created ? 'true' : null,
+        refused: event.code,
+        message: quoted(event.message),
+      });
   }
 }
 

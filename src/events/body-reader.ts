@@ -9,7 +9,7 @@
  * schemas still go through avsc and schema resolution (codec.ts).
  *
  * Only the types runlog's schemas use are compiled: string, bytes, int, long (exact, as
- * exact-long.ts), enum, map and array of strings, and unions of null with one of those.
+ * exact-long.ts), boolean (any non-zero byte is true, as avsc reads it), enum, map and array of strings, and unions of null with one of those.
  * For any other schema `compileBodyReader` returns null and avsc is used. Bytes fields are
  * copied out of the input, as avsc's are. Malformed input throws `BodyError` (the codec turns it
  * into Corrupt) or reads past `end`, which the caller checks.
@@ -145,8 +145,14 @@ function readStringArray(c: Cursor): string[] {
   return items;
 }
 
+function readBoolean(c: Cursor): boolean {
+  if (c.pos >= c.end) throw new BodyError('boolean runs past the body', true);
+  return c.buf[c.pos++] !== 0;
+}
+
 const PRIMITIVES: Readonly<Record<string, (c: Cursor) => unknown>> = {
   string: readString,
+  boolean: readBoolean,
   bytes: readBytes,
   int: readInt,
   long: readLong,
@@ -158,7 +164,8 @@ function valueReader(type: unknown): ((c: Cursor) => unknown) | null {
   if (Array.isArray(type)) return unionReader(type);
   if (typeof type !== 'object' || type === null) return null;
   const t = type as { type?: unknown; name?: unknown; namespace?: unknown; symbols?: unknown; values?: unknown; items?: unknown };
-  if (t.type === 'long' || t.type === 'int' || t.type === 'string' || t.type === 'bytes') return PRIMITIVES[t.type]!;
+  if (t.type === 'long' || t.type === 'int' || t.type === 'string' || t.type === 'bytes' || t.type === 'boolean')
+    return PRIMITIVES[t.type]!;
   if (t.type === 'map') return t.values === 'string' ? readStringMap : null;
   if (t.type === 'array') return t.items === 'string' ? readStringArray : null;
   if (t.type === 'enum' && Array.isArray(t.symbols)) return enumReader(String(t.name), t.symbols as string[]);

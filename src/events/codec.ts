@@ -23,18 +23,21 @@ export const SINGLE_OBJECT_MARKER: readonly [number, number] = [0xc3, 0x01];
 const HEADER_LENGTH = 10;
 const SCRATCH_LENGTH = 64 * 1024;
 
-export interface EventCodec {
-  encode(event: RunlogEvent): Uint8Array;
-  decode(bytes: Uint8Array): RunlogEvent;
-  /** The newest schema of an event type (the one `encode` writes). */
-  schemaFor(eventType: EventType): AvroRecordSchema;
-  /** CRC-64-AVRO fingerprint (unsigned) of the newest schema of an event type. */
-  fingerprintOf(eventType: EventType): bigint;
+/** A codec of one family of records (events; commands: command-codec.ts), each a plain object with its record name as `type`. */
+export interface Codec<V extends { type: string }> {
+  encode(value: V): Uint8Array;
+  decode(bytes: Uint8Array): V;
+  /** The newest schema of a type (the one `encode` writes). */
+  schemaFor(type: V['type']): AvroRecordSchema;
+  /** CRC-64-AVRO fingerprint (unsigned) of the newest schema of a type. */
+  fingerprintOf(type: V['type']): bigint;
 }
+
+export type EventCodec = Codec<RunlogEvent>;
 
 /** What encoding an event type needs: its newest schema and its 10-byte header. */
 interface Writer {
-  readonly version: SchemaVersion;
+  readonly version: SchemaVersion<string>;
   readonly type: avsc.Type;
   readonly header: Buffer;
   readonly bytesFields: readonly string[];
@@ -48,7 +51,7 @@ interface Reader {
   readonly type: avsc.Type;
   /** Absent when the writer schema is the reader schema. */
   readonly resolver: avsc.Resolver | undefined;
-  readonly toEvent: ToEvent;
+  readonly toEvent: ToEvent<Record<string, unknown>>;
   /** Reads the body straight into the event; null: decode with avsc (and resolve). */
   readonly body: BodyReader | null;
 }
@@ -56,31 +59,41 @@ interface Reader {
 export interface CodecOptions {
   /** Read records of the newest schemas with compiled body readers (body-reader.ts). Default true; false: avsc only (for tests). */
   bodyReaders?: boolean;
+  /** What a record is called in errors, and the decode function's name: default 'event', 'decodeEvent'. */
+  noun?: string;
+  decoderName?: string;
 }
 
 /** A codec over the given schema versions (all versions of every event type it must read). */
-export function createCodec(schemas: readonly SchemaVersion[], options: CodecOptions = {}): EventCodec {
-  return new AvroEventCodec(schemas, options.bodyReaders ?? true);
+export function createCodec(schemas: readonly SchemaVersion[], options?: CodecOptions): EventCodec;
+export function createCodec<V extends { type: string }>(schemas: readonly SchemaVersion<V['type']>[], options?: CodecOptions): Codec<V>;
+export function createCodec(schemas: readonly SchemaVersion<string>[], options: CodecOptions = {}): Codec<{ type: string }> {
+  const names = { noun: options.noun ?? 'event', decoderName: options.decoderName ?? 'decodeEvent' };
+  return new AvroCodec(schemas, options.bodyReaders ?? true, names);
 }
 
-class AvroEventCodec implements EventCodec {
-  readonly #writers = new Map<EventType, Writer>();
+class AvroCodec<V extends { type: string }> implements Codec<V> {
+  readonly #writers = new Map<string, Writer>();
   /** Readers keyed by the low 32 bits of the fingerprint (read without BigInt per record). */
   readonly #readers = new Map<number, Reader[]>();
   readonly #scratch = Buffer.allocUnsafe(SCRATCH_LENGTH);
   #wrapped: Buffer = Buffer.alloc(0);
   readonly #cursor: Cursor = { buf: this.#wrapped, pos: 0, end: 0 };
 
-  constructor(schemas: readonly SchemaVersion[], bodyReaders: boolean) {
+  readonly #names: { noun: string; decoderName: string };
+
+  constructor(schemas: readonly SchemaVersion<string>[], bodyReaders: boolean, names: { noun: string; decoderName: string }) {
+    this.#names = names;
     for (const version of newestPerType(schemas)) this.#writers.set(version.eventType, createWriter(version));
     for (const version of schemas) this.#addReader(version, bodyReaders);
   }
 
-  encode(event: RunlogEvent): Uint8Array {
-    if (!isPlainObject(event)) throw invalidArgument(`an event must be a plain object, got ${describe(event)}`);
-    const writer = this.#writers.get(readField(event, 'type') as EventType);
-    if (!writer) throw invalidArgument(`cannot encode event of unknown type ${describe(readField(event, 'type'))}`);
-    const value = readingFields(() => toAvroValue(event, writer));
+  encode(event: V): Uint8Array {
+    const noun = this.#names.noun;
+    if (!isPlainObject(event)) throw invalidArgument(`an ${noun} must be a plain object, got ${describe(event)}`);
+    const writer = this.#writers.get(readField(event, 'type') as string);
+    if (!writer) throw invalidArgument(`cannot encode ${noun} of unknown type ${describe(readField(event, 'type'))}`);
+    const value = readingFields(() => toAvroValue(event, writer), noun);
     const end = this.#encodeInto(writer, value, this.#scratch);
     if (end < 0) {
       // Larger than the scratch buffer: encode again into a buffer of its own, returned as is.
@@ -92,8 +105,8 @@ class AvroEventCodec implements EventCodec {
     return out;
   }
 
-  decode(bytes: Uint8Array): RunlogEvent {
-    if (!isUint8Array(bytes)) throw invalidArgument(`decodeEvent needs a Uint8Array, got ${describe(bytes)}`);
+  decode(bytes: Uint8Array): V {
+    if (!isUint8Array(bytes)) throw invalidArgument(`${this.#names.decoderName} needs a Uint8Array, got ${describe(bytes)}`);
     const reader = this.#readerFor(bytes);
     const [buf, start] = this.#asBuffer(bytes);
     const end = start + bytes.length;
@@ -108,10 +121,10 @@ class AvroEventCodec implements EventCodec {
       throw corrupt(`truncated or malformed ${reader.file} body (${bytes.length} bytes in all)`);
     }
     if (decoded.offset < end) throw corrupt(`${end - decoded.offset} trailing bytes after the ${reader.file} body`);
-    return reader.toEvent(decoded.value);
+    return reader.toEvent(decoded.value) as V;
   }
 
-  #readBody(reader: Reader, body: BodyReader, buf: Buffer, start: number, end: number): RunlogEvent {
+  #readBody(reader: Reader, body: BodyReader, buf: Buffer, start: number, end: number): V {
     const cursor = this.#cursor;
     cursor.buf = buf;
     cursor.pos = start;
@@ -127,7 +140,7 @@ class AvroEventCodec implements EventCodec {
     }
     if (cursor.pos > end) throw corrupt(`truncated or malformed ${reader.file} body (${end - start + HEADER_LENGTH} bytes in all)`);
     if (cursor.pos < end) throw corrupt(`${end - cursor.pos} trailing bytes after the ${reader.file} body`);
-    return event as unknown as RunlogEvent;
+    return event as unknown as V;
   }
 
   /**
@@ -144,11 +157,11 @@ class AvroEventCodec implements EventCodec {
     return [this.#wrapped, bytes.byteOffset];
   }
 
-  schemaFor(eventType: EventType): AvroRecordSchema {
+  schemaFor(eventType: V['type']): AvroRecordSchema {
     return this.#writer(eventType).version.schema;
   }
 
-  fingerprintOf(eventType: EventType): bigint {
+  fingerprintOf(eventType: V['type']): bigint {
     return this.#writer(eventType).version.fingerprint;
   }
 
@@ -160,14 +173,14 @@ class AvroEventCodec implements EventCodec {
     } catch (error) {
       if (error instanceof RunlogError) throw error;
       throw invalidArgument(
-        `cannot encode ${writer.version.eventType}: ${readingFields(() => describeInvalid(writer.type, value, error))}`,
+        `cannot encode ${writer.version.eventType}: ${readingFields(() => describeInvalid(writer.type, value, error), this.#names.noun)}`,
       );
     }
   }
 
   #readerFor(bytes: Uint8Array): Reader {
     if (bytes.length < HEADER_LENGTH) {
-      throw corrupt(`event record of ${bytes.length} bytes is shorter than the ${HEADER_LENGTH}-byte single-object header`);
+      throw corrupt(`${this.#names.noun} record of ${bytes.length} bytes is shorter than the ${HEADER_LENGTH}-byte single-object header`);
     }
     if (bytes[0] !== SINGLE_OBJECT_MARKER[0] || bytes[1] !== SINGLE_OBJECT_MARKER[1]) {
       throw corrupt(`bad single-object marker 0x${hex(bytes[0]!)} 0x${hex(bytes[1]!)}, expected 0xc3 0x01`);
@@ -179,33 +192,33 @@ class AvroEventCodec implements EventCodec {
     throw corrupt(`unknown writer schema fingerprint 0x${fingerprint.toString(16).padStart(16, '0')}`);
   }
 
-  #addReader(version: SchemaVersion, bodyReaders: boolean): void {
+  #addReader(version: SchemaVersion<string>, bodyReaders: boolean): void {
     const newest = this.#writer(version.eventType);
     const low = Number(version.fingerprint & 0xffff_ffffn);
     const list = this.#readers.get(low) ?? [];
     const high = Number(version.fingerprint >> 32n);
     if (list.some((r) => r.fingerprintHigh === high)) throw new Error(`schema ${version.file} has the fingerprint of another schema`);
     const resolver = version === newest.version ? undefined : newest.type.createResolver(avroType(version.schema));
-    const toEvent = compileToEvent(version.eventType, fieldPlans(newest.version.schema));
+    const toEvent = compileToEvent<Record<string, unknown>>(version.eventType, fieldPlans(newest.version.schema));
     const body = bodyReaders && resolver === undefined ? compileBodyReader(version.eventType, version.schema) : null;
     list.push({ file: version.file, fingerprintHigh: high, type: newest.type, resolver, toEvent, body });
     this.#readers.set(low, list);
   }
 
-  #writer(eventType: EventType): Writer {
+  #writer(eventType: string): Writer {
     const writer = this.#writers.get(eventType);
-    if (!writer) throw invalidArgument(`no schema for event type ${describe(eventType)}`);
+    if (!writer) throw invalidArgument(`no schema for ${this.#names.noun} type ${describe(eventType)}`);
     return writer;
   }
 }
 
-function newestPerType(schemas: readonly SchemaVersion[]): SchemaVersion[] {
-  const newest = new Map<EventType, SchemaVersion>();
+function newestPerType(schemas: readonly SchemaVersion<string>[]): SchemaVersion<string>[] {
+  const newest = new Map<string, SchemaVersion<string>>();
   for (const s of schemas) if ((newest.get(s.eventType)?.version ?? -1) < s.version) newest.set(s.eventType, s);
   return [...newest.values()];
 }
 
-function createWriter(version: SchemaVersion): Writer {
+function createWriter(version: SchemaVersion<string>): Writer {
   const header = Buffer.alloc(HEADER_LENGTH);
   header.set(SINGLE_OBJECT_MARKER, 0);
   header.set(fingerprintBytesLE(version.fingerprint), 2);
@@ -220,12 +233,12 @@ function readField(event: object, name: string): unknown {
 }
 
 /** Runs `read` over a caller's event: a getter (or proxy trap) that throws is InvalidArgument, not a raw error. */
-function readingFields<T>(read: () => T): T {
+function readingFields<T>(read: () => T, noun = 'event'): T {
   try {
     return read();
   } catch (error) {
     if (error instanceof RunlogError) throw error;
-    throw invalidArgument(`cannot encode the event: reading it threw ${describe(error)}`);
+    throw invalidArgument(`cannot encode the ${noun}: reading it threw ${describe(error)}`);
   }
 }
 

@@ -2,7 +2,7 @@
  * runlog events as avsc reads and writes them, and back: bytes fields as Buffers going in
  * (toAvroValue), plain objects of the TS shape coming out (compileToEvent).
  */
-import type { EventType, RunlogEvent } from './types.ts';
+import type { RunlogEvent } from './types.ts';
 import type { AvroRecordSchema } from './schemas.ts';
 import { checkText, isOf, type TextField } from './well-formed.ts';
 
@@ -11,7 +11,7 @@ export interface FieldPlan {
   readonly bytes: boolean;
 }
 
-export type ToEvent = (record: Record<string, unknown>) => RunlogEvent;
+export type ToEvent<V = RunlogEvent> = (record: Record<string, unknown>) => V;
 
 export function fieldPlans(schema: AvroRecordSchema): FieldPlan[] {
   return schema.fields.map((f) => ({ name: f.name, bytes: isOf(f.type, 'bytes') }));
@@ -25,7 +25,10 @@ const ON_HEAP_BYTES = 64;
  * small ones: reading `.buffer` would move their bytes off V8's heap into a native backing
  * store, which costs the view that keeps the event's bytes more than they weigh.
  */
-export function toAvroValue(event: RunlogEvent, writer: { bytesFields: readonly string[]; textFields: readonly TextField[] }): unknown {
+export function toAvroValue(
+  event: { type: string },
+  writer: { bytesFields: readonly string[]; textFields: readonly TextField[] },
+): unknown {
   checkText(event.type, event as unknown as Record<string, unknown>, writer.textFields);
   if (writer.bytesFields.length === 0) return event;
   const value: Record<string, unknown> = { ...event };
@@ -46,13 +49,13 @@ function asBuffer(bytes: Uint8Array): Buffer {
  * which V8 builds far faster than property-by-property assignment on the replay path.
  * Field names are Avro names ([A-Za-z_][A-Za-z0-9_]*), checked again here before use.
  */
-export function compileToEvent(eventType: EventType, fields: readonly FieldPlan[]): ToEvent {
+export function compileToEvent<V = RunlogEvent>(eventType: string, fields: readonly FieldPlan[]): ToEvent<V> {
   const parts = fields.map(({ name, bytes }) => {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid Avro field name ${JSON.stringify(name)}`);
     return bytes ? `${name}: view(r.${name})` : `${name}: r.${name}`;
   });
   const body = `return { type: ${JSON.stringify(eventType)}, ${parts.join(', ')} };`;
-  return new Function('view', 'r', body).bind(undefined, asPlainBytes) as ToEvent;
+  return new Function('view', 'r', body).bind(undefined, asPlainBytes) as ToEvent<V>;
 }
 
 function asPlainBytes(value: unknown): unknown {

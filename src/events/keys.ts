@@ -7,7 +7,9 @@
  *                        CancelRequested, Closed, ThreadDeleted (each carries its whole state)
  *   p/pruned             EntriesPruned: the partition's retention watermark
  *   p/ticket-key         TicketKeyCreated: the partition's ticket key (never tombstoned)
- * Pruning an entry tombstones all its keys.
+ *   r/<tenant>/<request> CommandAnswered: the answer to a request of the commands topic (the
+ *                        latest answer of a request id is all its idempotency needs)
+ * Pruning an entry tombstones all its keys, and the answers naming it (see answerKey).
  */
 import type { RunlogEvent } from './types.ts';
 
@@ -36,8 +38,19 @@ export function attemptKey(entryId: string, attempt: number): string {
   return `e/${entryId}/a/${attempt}`;
 }
 
+/**
+ * The key of the answers to `tenant`'s request `requestId`: `r/<tenant>/<requestId>`, with
+ * '%' and '/' in the tenant written %25 and %2F, so that no two (tenant, request id) pairs
+ * share a key (compaction would keep only one of their answers). A request id may hold '/'.
+ */
+export function answerKey(tenant: string, requestId: string): string {
+  return `r/${tenant.replaceAll('%', '%25').replaceAll('/', '%2F')}/${requestId}`;
+}
+
 export function recordKeyOf(event: RunlogEvent): string {
   switch (event.type) {
+    case 'CommandAnswered':
+      return answerKey(event.tenant, event.requestId);
     case 'Submitted':
       return submissionKey(event.entryId);
     case 'AttemptStarted':

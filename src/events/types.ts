@@ -119,6 +119,28 @@ export interface TicketKeyCreated extends EventBase {
   legacyThrough: number;
 }
 
+/**
+ * The answer to one command of the commands topic (command-types.ts), written in the same
+ * append as the command's events and the commit of its offset, under `r/<tenant>/<requestId>`
+ * (keys.ts). `entryId`: the entry submitted or cancelled (null when a refusal names none);
+ * `created`: the first answer that changed something; `code`/`message`: a refusal's.
+ */
+export interface CommandAnswered {
+  type: 'CommandAnswered';
+  tenant: string;
+  thread: string;
+  entryId: string | null;
+  /** Store-clock time, epoch ms. */
+  at: number;
+  requestId: string;
+  command: AnsweredCommand;
+  created: boolean;
+  code: string | null;
+  message: string | null;
+}
+
+export type AnsweredCommand = 'submit' | 'cancel';
+
 export type RunlogEvent =
   | Submitted
   | Leased
@@ -129,7 +151,8 @@ export type RunlogEvent =
   | Closed
   | ThreadDeleted
   | EntriesPruned
-  | TicketKeyCreated;
+  | TicketKeyCreated
+  | CommandAnswered;
 
 export type EventType = RunlogEvent['type'];
 
@@ -144,4 +167,5 @@ export const EVENT_TYPES: readonly EventType[] = [
   'ThreadDeleted',
   'EntriesPruned',
   'TicketKeyCreated',
+  'CommandAnswered',
 ];

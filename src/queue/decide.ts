@@ -350,7 +350,7 @@ function openEntry(view: PartitionView, tenant: string, entryId: string): EntryS
 // ---- What the shell and the worker ask ----------------------------------------------------
 
 /** Events that close an entry: they wake its awaitClosed waiters once durable. */
-export function isClosing(event: RunlogEvent): boolean {
+export function isClosing(event: RunlogEvent): event is Extract<RunlogEvent, { type: 'Closed' | 'CancelRequested' | 'ThreadDeleted' }> {
   return event.type === 'Closed' || event.type === 'CancelRequested' || event.type === 'ThreadDeleted';
 }
 

@@ -1,6 +1,7 @@
 /** fast-check arbitraries of every runlog event, covering the edges the codec must keep. */
 import fc from 'fast-check';
 import type { RunlogEvent } from '../../src/events/types.ts';
+import type { RunlogCommand } from '../../src/events/command-types.ts';
 
 /** The codec's longs: every safe integer. */
 export const LONG_LIMIT = Number.MAX_SAFE_INTEGER;
@@ -64,4 +65,34 @@ export const anyEvent: fc.Arbitrary<RunlogEvent> = fc.oneof(
   record({ ...base, type: fc.constant('ThreadDeleted' as const) }),
   record({ ...base, type: fc.constant('EntriesPruned' as const), entryIds: fc.array(text, { maxLength: 20 }), issuedThrough: long }),
   record({ ...base, type: fc.constant('TicketKeyCreated' as const), secret: bytes, legacyThrough: long }),
+  record({
+    ...base,
+    entryId: orNull(text),
+    type: fc.constant('CommandAnswered' as const),
+    requestId: text,
+    command: fc.constantFrom('submit' as const, 'cancel' as const),
+    created: fc.boolean(),
+    code: orNull(text),
+    message: orNull(text),
+  }),
+);
+
+/** Every command of the commands topic. */
+export const anyCommand: fc.Arbitrary<RunlogCommand> = fc.oneof(
+  record({
+    type: fc.constant('SubmitCommand' as const),
+    requestId: text,
+    tenant: text,
+    thread: text,
+    agent: text,
+    input: bytes,
+    key: orNull(text),
+    strategy: orNull(fc.constantFrom('enqueue' as const, 'reject' as const)),
+    priority: orNull(int),
+    notBefore: orNull(long),
+    deadline: orNull(long),
+    maxAttempts: orNull(int),
+    metadata,
+  }),
+  record({ type: fc.constant('CancelCommand' as const), requestId: text, tenant: text, thread: text, entryId: text, reason: orNull(text) }),
 );

@@ -63,4 +63,16 @@ export const GOLDEN_EVENTS: Readonly<Record<string, RunlogEvent>> = {
     secret: Uint8Array.of(0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff),
     legacyThrough: 41,
   },
+  'CommandAnswered.v1.bin': {
+    tenant: 'acme',
+    thread: 'ticket-42',
+    entryId: null,
+    at: 1_767_225_600_500,
+    type: 'CommandAnswered',
+    requestId: 'req-7a1/ü',
+    command: 'submit',
+    created: false,
+    code: 'QueueFull',
+    message: 'tenant "acme" has 100 open entries, its capacity',
+  },
 };

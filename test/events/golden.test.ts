@@ -6,8 +6,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { RELEASED_SCHEMAS, decodeEvent, encodeEvent } from '../../src/events/codec.ts';
 import { EVENT_TYPES } from '../../src/events/types.ts';
 import { GOLDEN_EVENTS } from './golden-events.ts';
-import { GOLDEN_DIR } from './write-golden.ts';
-import { fingerprintHex, readFingerprints } from './write-fingerprints.ts';
+import { GOLDEN_COMMANDS } from './golden-commands.ts';
+import { GOLDEN_COMMANDS_DIR, GOLDEN_DIR } from './write-golden.ts';
+import { fingerprintHex, readFingerprints, releasedSchemaFiles } from './write-fingerprints.ts';
+import { RELEASED_COMMAND_SCHEMAS, decodeCommand, encodeCommand } from '../../src/events/command-codec.ts';
+import { COMMAND_TYPES } from '../../src/events/command-types.ts';
 
 const goldenFiles = readdirSync(GOLDEN_DIR).filter((f) => f.endsWith('.bin'));
 const currentVersion = new Map(RELEASED_SCHEMAS.map((s) => [s.eventType, s.version]));
@@ -36,9 +39,22 @@ test('encoding the expected events at the current version reproduces the golden 
   }
 });
 
+test('every command type has a golden record at its current version, which decodes to its expected command and is what encoding writes', () => {
+  const files = readdirSync(GOLDEN_COMMANDS_DIR).filter((f) => f.endsWith('.bin'));
+  const current = new Map(RELEASED_COMMAND_SCHEMAS.map((s) => [s.eventType, s.version]));
+  for (const type of COMMAND_TYPES) assert.ok(files.includes(`${type}.v${current.get(type)}.bin`), `missing ${type}`);
+  for (const file of files) {
+    const expected = GOLDEN_COMMANDS[file];
+    assert.ok(expected, `${file} has no expected command in golden-commands.ts`);
+    const bytes = new Uint8Array(readFileSync(new URL(file, GOLDEN_COMMANDS_DIR)));
+    assert.deepEqual(decodeCommand(bytes), expected, file);
+    if (file === `${expected.type}.v${current.get(expected.type)}.bin`) assert.deepEqual(encodeCommand(expected), bytes, file);
+  }
+});
+
 test('no released schema changed its fingerprint (schemas/fingerprints.json)', () => {
   const listed = readFingerprints();
-  for (const schema of RELEASED_SCHEMAS) {
+  for (const schema of releasedSchemaFiles()) {
     const recorded = listed[schema.file];
     assert.ok(
       recorded,
@@ -46,6 +62,6 @@ test('no released schema changed its fingerprint (schemas/fingerprints.json)', (
     );
     assert.equal(fingerprintHex(schema.fingerprint), recorded, `${schema.file} was edited after release: add a new version instead`);
   }
-  const present = new Set(RELEASED_SCHEMAS.map((s) => s.file));
+  const present = new Set(releasedSchemaFiles().map((s) => s.file));
   for (const file of Object.keys(listed)) assert.ok(present.has(file), `released schema ${file} was deleted`);
 });

@@ -5,12 +5,19 @@
  *   node --import tsx test/events/write-fingerprints.ts
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { SCHEMA_DIR, loadSchemaDir } from '../../src/events/schemas.ts';
+import { COMMAND_SCHEMAS, SCHEMA_DIR, loadSchemaDir, loadSchemaFamily } from '../../src/events/schemas.ts';
 
 export const FINGERPRINTS_FILE = new URL('fingerprints.json', SCHEMA_DIR);
 
 export function fingerprintHex(fp: bigint): string {
   return `0x${fp.toString(16).padStart(16, '0')}`;
+}
+
+/** Every released schema as fingerprints.json names it: events by file name, commands as `commands/<file>`. */
+export function releasedSchemaFiles(): Array<{ file: string; fingerprint: bigint }> {
+  const events = loadSchemaDir().map((s) => ({ file: s.file, fingerprint: s.fingerprint }));
+  const commands = loadSchemaFamily(COMMAND_SCHEMAS).map((s) => ({ file: `commands/${s.file}`, fingerprint: s.fingerprint }));
+  return [...events, ...commands];
 }
 
 export function readFingerprints(): Record<string, string> {
@@ -24,7 +31,7 @@ export function readFingerprints(): Record<string, string> {
 
 function main(): void {
   const listed = readFingerprints();
-  for (const schema of loadSchemaDir()) {
+  for (const schema of releasedSchemaFiles()) {
     if (listed[schema.file] !== undefined) continue;
     listed[schema.file] = fingerprintHex(schema.fingerprint);
     console.log(`added ${schema.file} ${listed[schema.file]}`);

@@ -1,25 +1,32 @@
 /**
  * Writes the golden files: one encoded record of every event type at its current schema
- * version, to test/fixtures/golden/<Type>.v<N>.bin. Existing files are never overwritten:
+ * version, to test/fixtures/golden/<Type>.v<N>.bin, and of every command type, to
+ * test/fixtures/golden/commands/<Type>.v<N>.bin. Existing files are never overwritten:
  * they are the bytes released schemas wrote, and must stay readable as they are.
  *   node --import tsx test/events/write-golden.ts
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { encodeEvent } from '../../src/events/codec.ts';
+import { encodeCommand } from '../../src/events/command-codec.ts';
 import { GOLDEN_EVENTS } from './golden-events.ts';
+import { GOLDEN_COMMANDS } from './golden-commands.ts';
 
 export const GOLDEN_DIR = new URL('../fixtures/golden/', import.meta.url);
+export const GOLDEN_COMMANDS_DIR = new URL('commands/', GOLDEN_DIR);
 
 function main(): void {
-  for (const [file, event] of Object.entries(GOLDEN_EVENTS)) {
-    const path = new URL(file, GOLDEN_DIR);
-    if (existsSync(path)) {
-      console.log(`kept    ${file}`);
-      continue;
-    }
-    writeFileSync(path, encodeEvent(event));
-    console.log(`written ${file}`);
+  for (const [file, event] of Object.entries(GOLDEN_EVENTS)) write(new URL(file, GOLDEN_DIR), () => encodeEvent(event));
+  for (const [file, command] of Object.entries(GOLDEN_COMMANDS)) write(new URL(file, GOLDEN_COMMANDS_DIR), () => encodeCommand(command));
+}
+
+function write(path: URL, encode: () => Uint8Array): void {
+  if (existsSync(path)) {
+    console.log(`kept    ${path.pathname}`);
+    return;
   }
+  mkdirSync(new URL('.', path), { recursive: true });
+  writeFileSync(path, encode());
+  console.log(`written ${path.pathname}`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) main();

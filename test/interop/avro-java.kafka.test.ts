@@ -235,7 +235,9 @@ describe('Avro interop: Apache Avro (Java) reads what runlog wrote to Kafka', ()
         assert.deepStrictEqual(fromJavaJson(schemaFor(expected.type), d.record), expected, `${where}: Avro Java read another value`);
         seen.add(expected.type);
       }
-      assert.deepEqual([...seen].sort(), [...EVENT_TYPES].sort(), 'not every event type was written and checked');
+      // CommandAnswered answers the commands topic's records, which this lifecycle does not write.
+      const expectedTypes = EVENT_TYPES.filter((type) => type !== 'CommandAnswered');
+      assert.deepEqual([...seen].sort(), [...expectedTypes].sort(), 'not every event type was written and checked');
 
       // The optional values were exercised both set and null.
       const events = decoded.map((d) => fromJavaJson(schemaFor(decodeEvent(written.get(d.file)!).type), d.record));

@@ -31,7 +31,7 @@ describe('head index', () => {
     for (let seq = 1; seq <= 20_000; seq++) lifecycle(seq, 1_000 + seq).forEach(fold);
     const open = lifecycle(20_001, 50_000)[0]!;
     fold(open);
-    const heads = view.entries.get(open.entryId)!.heads;
+    const heads = view.entries.get(open.entryId!)!.heads;
     assert.ok(heads.itemCount < 5_000, `the index holds ${heads.itemCount} items after 20,000 leases`);
     assert.equal(view.bestHead(['build'], 50_000)?.entryId, open.entryId);
   });

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import type { RunlogEvent } from '../../../src/events/types.ts';
 import { isClosing, openEntryOf, wakesWorkers } from '../../../src/queue/decide.ts';
 import { given, viewOf } from '../../support/decider-spec.ts';
-import { cancelled, closed, idOf, keyCreated, leased, leaseOn, pruned, started, submitted, T0, TTL, yielded } from './events.ts';
+import { answered, cancelled, closed, idOf, keyCreated, leased, leaseOn, pruned, started, submitted, T0, TTL, yielded } from './events.ts';
 
 const NOW = T0 + 500;
 
@@ -82,6 +82,7 @@ describe('decider: what wakes whom', () => {
     ThreadDeleted: { type: 'ThreadDeleted', tenant: 'acme', thread: 't1', entryId: idOf(1), at: T0 },
     EntriesPruned: pruned([1], 1),
     TicketKeyCreated: keyCreated,
+    CommandAnswered: answered({ requestId: 'r1', entryId: idOf(1), created: true }),
   };
 
   it('closing events: Closed, CancelRequested, ThreadDeleted (their awaitClosed waiters wake)', () => {

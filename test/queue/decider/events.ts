@@ -6,6 +6,7 @@ import type {
   AttemptStarted,
   CancelRequested,
   Closed,
+  CommandAnswered,
   EntriesPruned,
   Leased,
   Submitted,
@@ -29,6 +30,22 @@ export const keyCreated: TicketKeyCreated = {
   secret: SECRET,
   legacyThrough: 0,
 };
+
+/** An answer to a request of tenant acme on thread t1 (a submit unless told), accepted unless a code is given. */
+export function answered(fields: Partial<CommandAnswered> & { requestId: string }, at = T0): CommandAnswered {
+  return {
+    type: 'CommandAnswered',
+    tenant: 'acme',
+    thread: 't1',
+    entryId: null,
+    at,
+    command: 'submit',
+    created: false,
+    code: null,
+    message: null,
+    ...fields,
+  };
+}
 
 export function idOf(seq: number): string {
   return formatEntryId(0, seq, SECRET);
