@@ -98,6 +98,8 @@ if (report.unservedMs.length > 0) {
     `partitions unserved after a move: p50 ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted.at(-1)} ms (${sorted.length} moves)`,
   );
 }
+console.log(`submissions sent again, by the error of the try before: ${JSON.stringify(report.submit.retriedAfter)}`);
+if (report.examples.length > 0) console.log(`faults (first few):\n  ${report.examples.join('\n  ')}`);
 console.log(`workers: ${JSON.stringify(report.workers)}`);
 if (report.workerErrors.length > 0) console.log(`worker errors (first few):\n  ${report.workerErrors.join('\n  ')}`);
 if (report.submit.refusals.length > 0) console.log(`submit refusals:\n  ${report.submit.refusals.join('\n  ')}`);

@@ -51,6 +51,8 @@ export interface SoakCounts {
   spanMs: number;
 }
 
+const MAX_EXAMPLES = 20;
+
 /** The counts that must be 0. */
 export const MUST_BE_ZERO = [
   'lost',
@@ -89,11 +91,16 @@ interface ThreadState {
   lastSubmitted: number;
 }
 
+/** Checks a run; `examples` gets a line for each of the first faults found (at most MAX_EXAMPLES). */
 export function check(
   partitions: readonly RunlogEvent[][],
   acknowledged: readonly Acknowledged[],
   runs: readonly HandlerRun[],
+  examples: string[] = [],
 ): SoakCounts {
+  const example = (line: () => string): void => {
+    if (examples.length < MAX_EXAMPLES) examples.push(line());
+  };
   const counts = emptyCounts(acknowledged.length, runs);
   const ackOf = new Map(acknowledged.map((ack) => [ack.entryId, ack]));
   const entryOfKey = new Map<string, string>();
@@ -121,8 +128,17 @@ export function check(
       } else if (event.type === 'AttemptStarted') {
         counts.attempts++;
         attempts.add(`${event.entryId}/${event.attempt}`);
-        if (thread.open !== null) counts.eventOverlaps++;
-        if (thread.pending[0] !== event.entryId) counts.startsOffHead++;
+        const open = thread.open;
+        if (open !== null) {
+          counts.eventOverlaps++;
+          example(
+            () => `eventOverlaps: ${event.entryId} attempt ${event.attempt} started while ${open.entryId} attempt ${open.attempt} was open`,
+          );
+        }
+        if (thread.pending[0] !== event.entryId) {
+          counts.startsOffHead++;
+          example(() => `startsOffHead: ${event.entryId} started while ${thread.pending[0]} was its thread's oldest open entry`);
+        }
         thread.open = { entryId: event.entryId, attempt: event.attempt };
       } else if (event.type === 'Leased') {
         if (thread.open?.entryId === event.entryId) {
@@ -148,13 +164,18 @@ export function check(
   }
   for (const n of closes.values()) if (n > 1) counts.closedTwice++;
   for (const [entryId, , attempt] of runs) if (!attempts.has(`${entryId}/${attempt}`)) counts.runsWithoutAttempt++;
-  checkHandlerRuns(runs, ackOf, counts);
+  checkHandlerRuns(runs, ackOf, counts, example);
   counts.spanMs = Number.isFinite(first) && Number.isFinite(last) ? last - first : 0;
   return counts;
 }
 
 /** Overlaps and order by the handlers' own clock: each thread's runs by start time. */
-function checkHandlerRuns(runs: readonly HandlerRun[], ackOf: ReadonlyMap<string, Acknowledged>, counts: SoakCounts): void {
+function checkHandlerRuns(
+  runs: readonly HandlerRun[],
+  ackOf: ReadonlyMap<string, Acknowledged>,
+  counts: SoakCounts,
+  example: (line: () => string) => void,
+): void {
   const byThread = new Map<string, HandlerRun[]>();
   for (const run of runs) {
     const list = byThread.get(run[1]) ?? [];
@@ -163,17 +184,27 @@ function checkHandlerRuns(runs: readonly HandlerRun[], ackOf: ReadonlyMap<string
   }
   for (const list of byThread.values()) {
     list.sort((a, b) => a[3] - b[3]);
-    let endedAt = -Infinity;
+    let last: HandlerRun | undefined;
     let latest = -1;
-    for (const [entryId, , , startedAt, ended] of list) {
-      if (startedAt < endedAt) counts.handlerOverlaps++;
-      endedAt = Math.max(endedAt, ended);
+    for (const run of list) {
+      const [entryId, , , startedAt, ended] = run;
+      const before = last;
+      if (before !== undefined && startedAt < before[4]) {
+        counts.handlerOverlaps++;
+        example(() => `handlerOverlaps: ${describeRun(run)} started before ${describeRun(before)} ended`);
+      }
+      if (before === undefined || ended > before[4]) last = run;
       const n = ackOf.get(entryId)?.n;
       if (n === undefined) continue;
       if (n < latest) counts.handlerOrderBroken++;
       latest = Math.max(latest, n);
     }
   }
+}
+
+function describeRun([entryId, thread, attempt, startedAt, endedAt, failed, pid]: HandlerRun): string {
+  const at = (ms: number): string => new Date(ms).toISOString().slice(11, 23);
+  return `${thread} ${entryId} attempt ${attempt} (pid ${pid}, ${at(startedAt)}-${at(endedAt)}${failed ? ', failed' : ''})`;
 }
 
 function emptyCounts(acknowledged: number, runs: readonly HandlerRun[]): SoakCounts {

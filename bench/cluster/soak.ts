@@ -48,6 +48,8 @@ export interface SoakOptions {
 
 export interface SoakReport {
   counts: SoakCounts;
+  /** The first faults found, described. */
+  examples: string[];
   /** Wall time from the first submission to the last close seen (or the deadline). */
   seconds: number;
   /** Closed entries per second of the store clock, first Submitted to last Closed. */
@@ -113,10 +115,12 @@ export async function runClusterSoak(options: SoakOptions): Promise<SoakReport> 
     const runs = await workers.stop();
     await Promise.all(nodes.map((node) => node.stop()));
     say('reading the events topic');
-    const counts = check(await readEventsTopic(options.brokers, options.topic), submitted!.acknowledged, runs);
+    const examples: string[] = [];
+    const counts = check(await readEventsTopic(options.brokers, options.topic), submitted!.acknowledged, runs, examples);
     const { acknowledged: _, ...submit } = submitted!;
     return {
       counts,
+      examples,
       seconds,
       lifecyclesPerSecond: counts.spanMs > 0 ? ((counts.succeeded + counts.parked) * 1000) / counts.spanMs : 0,
       kills: chaos.kills,

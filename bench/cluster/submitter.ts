@@ -4,11 +4,13 @@
  * the other (the next once the previous is acknowledged), so their submission order is
  * defined; up to `inFlight` submissions of different threads are under way at once.
  *
- * A submission is acknowledged when submit answers its ticket. One that fails (a node down or
- * moving its partitions: LogUnavailable, NotOwner, a refused connection once the client's own
- * retries ran out) is sent again with the same key until it is acknowledged: the key makes
- * the repeat name the same entry if the first try was made durable. Only a refusal that is
- * not retriable (a bug) or `giveUpAtMs` passing leaves an entry unacknowledged (counted).
+ * A submission is acknowledged when submit answers its ticket. One that fails otherwise than by
+ * a final refusal (bad arguments, a key reused, auth) is sent again with the same key until it
+ * is acknowledged: the key makes the repeat name the same entry if a try before was made
+ * durable, so repeating is safe whatever the error said (LogUnavailable, NotOwner, Fenced, a
+ * refused connection once the client's own retries ran out). The errors that led to a repeat
+ * are counted by code, so the run shows which ones a producer meets. Only a final refusal or
+ * `giveUpAt` passing leaves an entry unacknowledged (counted, the first few kept).
  */
 import { isRunlogError } from '../../src/errors.ts';
 import type { RunQueueApi } from '../../src/queue/types.ts';
@@ -36,6 +38,8 @@ export interface SubmitResult {
   acknowledged: Acknowledged[];
   /** Submissions sent again after a failure. */
   retries: number;
+  /** Those retries by the error code of the failure (`other`: not a RunlogError). */
+  retriedAfter: Record<string, number>;
   /** Entries never acknowledged, and why (the first few). */
   unacknowledged: number;
   refusals: string[];
@@ -50,7 +54,7 @@ export function threadOf(n: number, threads: number): string {
 
 export async function submitAll(queue: RunQueueApi, plan: SubmitPlan, onAcknowledged: (ack: Acknowledged) => void): Promise<SubmitResult> {
   const started = performance.now();
-  const result: SubmitResult = { acknowledged: [], retries: 0, unacknowledged: 0, refusals: [], seconds: 0 };
+  const result: SubmitResult = { acknowledged: [], retries: 0, retriedAfter: {}, unacknowledged: 0, refusals: [], seconds: 0 };
   const slots = new Slots(plan.inFlight);
   const chains = new Map<string, Promise<boolean>>();
   for (let n = 0; n < plan.entries; n++) {
@@ -88,17 +92,25 @@ async function submitOne(queue: RunQueueApi, plan: SubmitPlan, n: number, result
       const ticket = await queue.submit(request);
       return { n, thread, index: Math.floor(n / plan.threads), entryId: ticket.entryId };
     } catch (error) {
-      const retriable = !isRunlogError(error) || error.retriable;
-      if (!retriable || performance.now() > plan.giveUpAt) {
+      if (isFinal(error) || performance.now() > plan.giveUpAt) {
         result.unacknowledged++;
         if (result.refusals.length < 10) result.refusals.push(`e${n}: ${String(error)}`);
         return null;
       }
       result.retries++;
+      const code = isRunlogError(error) ? error.code : 'other';
+      result.retriedAfter[code] = (result.retriedAfter[code] ?? 0) + 1;
       await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
     }
   }
 }
+
+/** A refusal that a repeat would only get again. */
+function isFinal(error: unknown): boolean {
+  return FINAL.some((code) => isRunlogError(error, code));
+}
+
+const FINAL = ['InvalidArgument', 'SubmissionKeyReused', 'Unauthorized', 'Forbidden', 'Stopped'] as const;
 
 /** A counting semaphore. */
 class Slots {

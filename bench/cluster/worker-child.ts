@@ -4,7 +4,7 @@
  * JSON of WorkerChildOptions.
  *
  * The handler notes each run as it happens: [entryId, thread, attempt, startedAt, endedAt,
- * failed], the times in epoch ms (performance.timeOrigin + performance.now(): the same clock
+ * failed, pid], the times in epoch ms (performance.timeOrigin + performance.now(): the same clock
  * in every process of the machine), and fails `failureRate` of its runs (throws: the Worker
  * yields the entry to be retried after its backoff). Runs are sent to the parent over IPC in
  * batches; so are the Workers' error events (calls that failed while a node was down).
@@ -27,8 +27,8 @@ export interface WorkerChildOptions {
   maxWorkMs: number;
 }
 
-/** One handler run: entry id, thread, attempt, started and ended (epoch ms), 1 if it threw. */
-export type HandlerRun = [string, string, number, number, number, 0 | 1];
+/** One handler run: entry id, thread, attempt, started and ended (epoch ms), 1 if it threw, the worker process id. */
+export type HandlerRun = [string, string, number, number, number, 0 | 1, number];
 
 export type ChildMessage =
   { type: 'ready' } | { type: 'runs'; runs: HandlerRun[]; errors: string[] } | { type: 'stopped'; metrics: Record<string, number> };
@@ -75,7 +75,7 @@ async function main(): Promise<void> {
       const startedAt = epochNow();
       await sleep(Math.random() * options.maxWorkMs);
       const failed = Math.random() < options.failureRate;
-      runs.push([entry.entryId, entry.thread, attempt, startedAt, epochNow(), failed ? 1 : 0]);
+      runs.push([entry.entryId, entry.thread, attempt, startedAt, epochNow(), failed ? 1 : 0, process.pid]);
       if (failed) throw new Error('soak: a planned failure');
       return 'ok';
     });

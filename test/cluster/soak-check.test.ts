@@ -95,11 +95,11 @@ const acknowledged: Acknowledged[] = [
 ];
 
 const cleanRuns: HandlerRun[] = [
-  ['a', 't0', 1, 10, 20, 1],
-  ['c', 't1', 1, 12, 30, 0],
-  ['c', 't1', 2, 40, 50, 0],
-  ['a', 't0', 2, 25, 35, 0],
-  ['b', 't0', 1, 36, 45, 0],
+  ['a', 't0', 1, 10, 20, 1, 7],
+  ['c', 't1', 1, 12, 30, 0, 7],
+  ['c', 't1', 2, 40, 50, 0, 8],
+  ['a', 't0', 2, 25, 35, 0, 8],
+  ['b', 't0', 1, 36, 45, 0, 7],
 ];
 
 function faults(counts: SoakCounts): Partial<SoakCounts> {
@@ -150,7 +150,7 @@ describe('the soak checker', () => {
       'a handler run starting before the thread’s previous one ended',
       cleanLog(),
       acknowledged,
-      cleanRuns.map((r) => (r[0] === 'b' ? ['b', 't0', 1, 30, 45, 0] : r)),
+      cleanRuns.map((r) => (r[0] === 'b' ? ['b', 't0', 1, 30, 45, 0, 7] : r)),
       { handlerOverlaps: 1 },
     ],
     [
@@ -189,21 +189,23 @@ describe('the soak checker', () => {
       'handler runs of a thread out of submission order',
       cleanLog(),
       acknowledged,
-      cleanRuns.map((r) => (r[0] === 'b' ? ['b', 't0', 1, 5, 8, 0] : r)),
+      cleanRuns.map((r) => (r[0] === 'b' ? ['b', 't0', 1, 5, 8, 0, 7] : r)),
       { handlerOrderBroken: 2 },
     ],
     [
       'a handler run of an attempt never started',
       cleanLog(),
       acknowledged,
-      [...cleanRuns, ['b', 't0', 2, 60, 61, 0]],
+      [...cleanRuns, ['b', 't0', 2, 60, 61, 0, 7]],
       { runsWithoutAttempt: 1 },
     ],
   ];
   for (const [name, events, acks, runs, expected] of cases) {
     it(`counts ${name}`, () => {
-      const counts = check([events], acks, runs);
+      const examples: string[] = [];
+      const counts = check([events], acks, runs, examples);
       const found = faults(counts);
+      if (found.eventOverlaps || found.handlerOverlaps || found.startsOffHead) assert.ok(examples.length > 0, 'the fault is described');
       assert.deepEqual(found, Object.fromEntries(Object.entries(expected).filter(([, n]) => n !== 0)));
     });
   }

@@ -49,7 +49,11 @@ it(
       `throughput ${report.lifecyclesPerSecond.toFixed(0)} lifecycles/s, ${report.seconds.toFixed(1)} s; ${JSON.stringify(counts)}`,
     );
     const mustBeZero = Object.fromEntries(MUST_BE_ZERO.map((name) => [name, counts[name]]));
-    assert.deepEqual(mustBeZero, Object.fromEntries(MUST_BE_ZERO.map((name) => [name, 0])), report.workerErrors.join('\n'));
+    assert.deepEqual(
+      mustBeZero,
+      Object.fromEntries(MUST_BE_ZERO.map((name) => [name, 0])),
+      [...report.examples, ...report.workerErrors].join('\n'),
+    );
     assert.equal(counts.acknowledged, ENTRIES, report.submit.refusals.join('\n'));
     assert.equal(counts.succeeded + counts.parked, ENTRIES);
     assert.equal(report.kills, KILLS);
