@@ -182,6 +182,13 @@ export function clusterRow(rate: ClusterRate, callers: number): Row {
     value: perSecond(rate.perSecond),
     target: '',
     verdict: '',
-    note: `${rate.count} lifecycles in ${rate.seconds.toFixed(1)} s, ${callers} callers in the bench process through one client; ${mode}`,
+    note: `${rate.count} lifecycles in ${rate.seconds.toFixed(1)} s, ${callers} callers in the bench process through one client; ${mode}${clusterTrouble(rate)}`,
   };
+}
+
+function clusterTrouble(rate: ClusterRate): string {
+  const [from, to] = rate.generations;
+  const moved = from === to ? '' : `; the group rebalanced during the window (generation ${from} to ${to})`;
+  const failed = rate.failed === 0 ? '' : `; ${rate.failed} lifecycles cut short by retriable failures (${rate.failures.join(' | ')})`;
+  return moved + failed;
 }

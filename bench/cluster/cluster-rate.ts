@@ -13,12 +13,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { connect } from '../../src/client/index.ts';
+import { isRunlogError } from '../../src/errors.ts';
 import { concurrently, lifecycle, type Rate } from '../throughput.ts';
 import { serveHasGroups, startNodes } from './nodes.ts';
 import { settle } from './settle.ts';
 
 export interface ClusterRate extends Rate {
   nodes: number;
+  /** Lifecycles cut short by a retriable refusal or a lost answer (a rebalance, a node's trouble), and the first few. */
+  failed: number;
+  failures: string[];
+  /** The generation at the start and end of the timed window (they differ if the group rebalanced meanwhile). */
+  generations: [number, number];
   partitions: number;
   /** Whether the nodes ran in cluster mode (`--group`): false for a single node of a runlog without it. */
   grouped: boolean;
@@ -47,10 +53,38 @@ export async function clusterLifecycleRate(nodeCount: number, run: ClusterRun): 
       `cluster: ${nodeCount} node(s) serving (partitions owned ${JSON.stringify(settled.owned)}); ${run.callers} callers through the client for ${run.durationMs} ms`,
     );
     const client = await connect({ url: nodes[0]!.url, onWarning: () => {} });
+    const failures: string[] = [];
+    let failed = 0;
+    /** One lifecycle; one that a retriable failure cuts short is counted, not fatal: the caller goes on with the next. */
+    const loop = (offset: number) => async (caller: number, n: number) => {
+      try {
+        await lifecycle(client, caller, n + offset);
+      } catch (error) {
+        if (!isRunlogError(error) || !error.retriable) throw error;
+        failed++;
+        if (failures.length < 5) failures.push(`${error.code}: ${error.message}`);
+      }
+    };
     try {
-      await concurrently(run.callers, run.warmupMs, (caller, n) => lifecycle(client, caller, n));
-      const rate = await concurrently(run.callers, run.durationMs, (caller, n) => lifecycle(client, caller, n + 1_000_000_000));
-      return { ...rate, nodes: nodeCount, partitions: run.partitions, grouped };
+      await concurrently(run.callers, run.warmupMs, loop(0));
+      failed = 0;
+      const rate = await concurrently(run.callers, run.durationMs, loop(1_000_000_000));
+      const after = await settle(nodes, 120_000);
+      const crashes = nodes.flatMap((node) => node.crashes);
+      if (crashes.length > 0) throw new Error(`a node crashed during the run:\n${crashes.join('\n')}`);
+      const generations: [number, number] = [settled.generation, after.generation];
+      const count = rate.count - failed; // concurrently counted the cut-short ones too
+      return {
+        ...rate,
+        count,
+        perSecond: count / rate.seconds,
+        nodes: nodeCount,
+        partitions: run.partitions,
+        grouped,
+        failed,
+        failures,
+        generations,
+      };
     } finally {
       await client.stop();
     }

@@ -39,6 +39,9 @@ export class ServeNode {
   #stderr = '';
   starts = 0;
   kills = 0;
+  /** Exits this process did not ask for (a crash), with the tail of stderr. */
+  readonly crashes: string[] = [];
+  #stopping = false;
 
   constructor(
     readonly name: string,
@@ -62,8 +65,13 @@ export class ServeNode {
     });
     this.#child = child;
     this.#stderr = '';
+    this.#stopping = false;
     this.starts++;
     this.#exited = once(child, 'close');
+    void this.#exited.then(() => {
+      if (!this.#stopping)
+        this.crashes.push(`${this.name} exited (${child.exitCode ?? child.signalCode}): ${this.#stderr.trim().slice(-1_000)}`);
+    });
     const listening = this.#readLines(child);
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.#stderr = (this.#stderr + chunk).slice(-4_000)));
     const exit = this.#exited.then(() => {
@@ -77,6 +85,7 @@ export class ServeNode {
   async kill(): Promise<void> {
     if (!this.running) return;
     this.kills++;
+    this.#stopping = true;
     this.#child!.kill('SIGKILL');
     await this.#exited;
   }
@@ -85,6 +94,7 @@ export class ServeNode {
   async stop(): Promise<void> {
     if (!this.running) return;
     const child = this.#child!;
+    this.#stopping = true;
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
     await this.#exited;

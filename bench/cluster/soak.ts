@@ -14,6 +14,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { connect } from '../../src/client/index.ts';
+import { retry, sleep } from '../../src/retry.ts';
 import { check, readEventsTopic, type SoakCounts } from './check.ts';
 import { ClosedTracker } from './closed-tracker.ts';
 import { startNodes, type ServeNode } from './nodes.ts';
@@ -152,8 +153,6 @@ async function until(deadline: number, done: () => boolean, report: () => void):
   report();
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Kills a node (in turn) and starts it again, until stopped. */
 class Chaos {
   kills = 0;
@@ -206,18 +205,13 @@ class Chaos {
     }
   }
 
-  /** Starts the node again; a start that fails (its port taken meanwhile, the broker slow) is tried again. */
-  async #restart(node: ServeNode): Promise<void> {
-    for (let tries = 1; ; tries++) {
-      try {
-        await node.start();
-        return;
-      } catch (error) {
-        if (tries >= 5) throw error;
-        this.say(`${node.name} did not start (${String(error).slice(0, 300)}); trying again`);
-        await sleep(1_000);
-      }
-    }
+  /** Starts the node again; a start that fails (its port taken meanwhile, the broker slow) is tried again, 5 tries in all. */
+  #restart(node: ServeNode): Promise<void> {
+    const retriable = (error: unknown): boolean => {
+      this.say(`${node.name} did not start (${String(error).slice(0, 300)}); trying again`);
+      return true;
+    };
+    return retry(() => node.start(), { firstMs: 1_000, maxMs: 5_000, tries: 5, retriable });
   }
 }
 

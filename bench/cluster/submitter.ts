@@ -13,6 +13,7 @@
  * `giveUpAt` passing leaves an entry unacknowledged (counted, the first few kept).
  */
 import { isRunlogError } from '../../src/errors.ts';
+import { retry } from '../../src/retry.ts';
 import type { RunQueueApi } from '../../src/queue/types.ts';
 
 export interface SubmitPlan {
@@ -45,8 +46,6 @@ export interface SubmitResult {
   refusals: string[];
   seconds: number;
 }
-
-const PAUSE_MS = 200;
 
 export function threadOf(n: number, threads: number): string {
   return `t${n % threads}`;
@@ -87,21 +86,21 @@ export async function submitAll(queue: RunQueueApi, plan: SubmitPlan, onAcknowle
 async function submitOne(queue: RunQueueApi, plan: SubmitPlan, n: number, result: SubmitResult): Promise<Acknowledged | null> {
   const thread = threadOf(n, plan.threads);
   const request = { tenant: plan.tenant, thread, agent: plan.agent, input: String(n), key: `e${n}` };
-  for (;;) {
-    try {
-      const ticket = await queue.submit(request);
-      return { n, thread, index: Math.floor(n / plan.threads), entryId: ticket.entryId };
-    } catch (error) {
-      if (isFinal(error) || performance.now() > plan.giveUpAt) {
-        result.unacknowledged++;
-        if (result.refusals.length < 10) result.refusals.push(`e${n}: ${String(error)}`);
-        return null;
-      }
-      result.retries++;
-      const code = isRunlogError(error) ? error.code : 'other';
-      result.retriedAfter[code] = (result.retriedAfter[code] ?? 0) + 1;
-      await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
-    }
+  const repeat = (error: unknown): boolean => {
+    if (isFinal(error)) return false;
+    result.retries++;
+    const code = isRunlogError(error) ? error.code : 'other';
+    result.retriedAfter[code] = (result.retriedAfter[code] ?? 0) + 1;
+    return true;
+  };
+  try {
+    const forMs = Math.max(0, plan.giveUpAt - performance.now());
+    const ticket = await retry(() => queue.submit(request), { firstMs: 100, maxMs: 1_000, forMs, retriable: repeat });
+    return { n, thread, index: Math.floor(n / plan.threads), entryId: ticket.entryId };
+  } catch (error) {
+    result.unacknowledged++;
+    if (result.refusals.length < 10) result.refusals.push(`e${n}: ${String(error)}`);
+    return null;
   }
 }
 

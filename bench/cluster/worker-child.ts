@@ -14,6 +14,7 @@
  * metrics, and exits. The parent gone (killed, crashed), it exits at once.
  */
 import { connect, Worker } from '../../src/index.ts';
+import { sleep } from '../../src/retry.ts';
 import type { WorkerEvent, WorkerLogRecord } from '../../src/worker/types.ts';
 
 export interface WorkerChildOptions {
@@ -37,7 +38,6 @@ const FLUSH_MS = 100;
 const KEPT_ERRORS = 20;
 
 const epochNow = (): number => performance.timeOrigin + performance.now();
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main(): Promise<void> {
   const options = JSON.parse(process.argv[2]!) as WorkerChildOptions;
