@@ -215,12 +215,12 @@ describe('group membership (Kafka)', () => {
       () => {
         const mine = a.membership.current();
         const theirs = lastOf('assignment');
-        return mine?.members.length === 2 && theirs?.generation === mine.generation ? mine : undefined;
+        const aliveThere = lastOf('alive')?.alive === true;
+        return aliveThere && mine?.members.length === 2 && theirs?.generation === mine.generation ? mine : undefined;
       },
       [a],
     );
     assert.equal(both.mine.length, 4);
-    assert.deepEqual(lastOf('alive'), { event: 'alive', alive: true });
 
     const stoppedAt = performance.now();
     process.kill(b.pid, 'SIGSTOP');
