@@ -12,7 +12,15 @@
  */
 import { parseArgs } from 'node:util';
 import { isRunlogError } from '../errors.ts';
-import { DEFAULT_DIR, DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TOPIC, loadServeConfig, SERVE_FLAGS } from '../server/config.ts';
+import {
+  DEFAULT_DIR,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  DEFAULT_SESSION_TIMEOUT_MS,
+  DEFAULT_TOPIC,
+  loadServeConfig,
+  SERVE_FLAGS,
+} from '../server/config.ts';
 import { openJsonLogger } from '../server/logger.ts';
 import { serve } from '../server/serve.ts';
 import type { Logger } from '../server/types.ts';
@@ -38,6 +46,9 @@ then the config file, then the defaults:
   --tls-cert FILE          RUNLOG_TLS_CERT          [tlsCert] PEM certificate: serve HTTPS
   --tls-key FILE           RUNLOG_TLS_KEY           [tlsKey] its PEM key
   --log-level LEVEL        RUNLOG_LOG_LEVEL         [logLevel] debug, info (default), warn, error
+  --group NAME             RUNLOG_GROUP             [group] be a node of a cluster on Kafka: this consumer group shares the partitions
+  --advertise-url URL      RUNLOG_ADVERTISE_URL     [advertiseUrl] where others reach this node, default http(s)://<host>:<bound port>
+  --session-timeout D      RUNLOG_SESSION_TIMEOUT   [sessionTimeout] a silent node's partitions move after D, default ${DEFAULT_SESSION_TIMEOUT_MS / 1000}s
 
 Exit codes: 0 stopped by a signal, 1 refused (log locked, port taken, forced stop), 2 usage.`;
 

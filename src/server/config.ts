@@ -33,12 +33,24 @@ export interface ServeConfig {
   tokens?: Tokens;
   tls?: { cert: Buffer; key: Buffer };
   logLevel: LogLevel;
+  /** Set: this serve is a node of a cluster sharing a Kafka topic (src/cluster); its consumer group decides what it serves. */
+  cluster?: ClusterConfig;
+}
+
+export interface ClusterConfig {
+  /** The consumer group of the cluster's nodes. */
+  group: string;
+  /** The base URL other nodes and clients reach this node at; undefined: http(s)://<host>:<bound port>. */
+  advertiseUrl?: string;
+  /** How long the group waits for a silent node before giving its partitions to the others. */
+  sessionTimeoutMs: number;
 }
 
 export const DEFAULT_PORT = 7070;
 export const DEFAULT_HOST = '0.0.0.0';
 export const DEFAULT_DIR = './data';
 export const DEFAULT_TOPIC = 'runlog';
+export const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
 
 type Parse = (value: unknown, where: string) => unknown;
 
@@ -64,6 +76,9 @@ const SETTINGS = {
   tlsCert: { flag: 'tls-cert', env: 'RUNLOG_TLS_CERT', parse: (value, where) => requirePath(where, value), path: true },
   tlsKey: { flag: 'tls-key', env: 'RUNLOG_TLS_KEY', parse: (value, where) => requirePath(where, value), path: true },
   logLevel: { flag: 'log-level', env: 'RUNLOG_LOG_LEVEL', parse: (value, where) => requireOneOf(where, value, LOG_LEVELS) },
+  group: { flag: 'group', env: 'RUNLOG_GROUP', parse: groupId },
+  advertiseUrl: { flag: 'advertise-url', env: 'RUNLOG_ADVERTISE_URL', parse: baseUrl },
+  sessionTimeout: { flag: 'session-timeout', env: 'RUNLOG_SESSION_TIMEOUT', parse: bounded(duration, 1_000, 3_600_000) },
 } satisfies Record<string, Setting>;
 
 type Key = keyof typeof SETTINGS;
@@ -104,6 +119,8 @@ export async function loadServeConfig(flags: Flags, env: Env): Promise<ServeConf
   if (tokens !== undefined) config.tokens = tokens;
   const tls = await loadTls(found('tlsCert'), found('tlsKey'));
   if (tls !== undefined) config.tls = tls;
+  const cluster = clusterConfig(found, config.log);
+  if (cluster !== undefined) config.cluster = cluster;
   return config;
 }
 
@@ -157,6 +174,27 @@ function logConfig(found: (key: Key) => Found | undefined): LogConfig {
   };
   if (clientId !== undefined) kafka.clientId = clientId.value as string;
   return kafka;
+}
+
+/** A cluster node's settings, when a group is named: only on Kafka; the others only with a group. */
+function clusterConfig(found: (key: Key) => Found | undefined, log: LogConfig): ClusterConfig | undefined {
+  const [group, advertiseUrl, sessionTimeout] = [found('group'), found('advertiseUrl'), found('sessionTimeout')];
+  if (group === undefined) {
+    const nodeOnly = advertiseUrl ?? sessionTimeout;
+    if (nodeOnly !== undefined)
+      throw invalidArgument(`${nodeOnly.where} is a cluster node's setting, but no group is given (--group or RUNLOG_GROUP)`);
+    return undefined;
+  }
+  if (log.kind !== 'kafka')
+    throw invalidArgument(
+      `${group.where} ${describe(group.value)} makes this serve a cluster node, and a cluster shares a Kafka topic: give brokers (--brokers or RUNLOG_KAFKA_BROKERS)`,
+    );
+  const cluster: ClusterConfig = {
+    group: group.value as string,
+    sessionTimeoutMs: (sessionTimeout?.value as number | undefined) ?? DEFAULT_SESSION_TIMEOUT_MS,
+  };
+  if (advertiseUrl !== undefined) cluster.advertiseUrl = advertiseUrl.value as string;
+  return cluster;
 }
 
 /**
@@ -248,6 +286,42 @@ function duration(value: unknown, where: string): number {
   if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0)
     throw invalidArgument(`${where} must be a duration (milliseconds, or a number with ms, s, m, h or d: 7d), got ${describe(value)}`);
   return ms;
+}
+
+/** A duration between `min` and `max` ms. */
+function bounded(parse: Parse, min: number, max: number): Parse {
+  return (value, where) => {
+    const ms = parse(value, where) as number;
+    if (ms < min || ms > max) throw invalidArgument(`${where} must be from ${min} ms to ${max} ms, got ${describe(value)}`);
+    return ms;
+  };
+}
+
+/** A Kafka consumer group id: a name of at most 255 characters. */
+function groupId(value: unknown, where: string): string {
+  const group = requireName(where, value);
+  if (group.length > 255) throw invalidArgument(`${where} must be at most 255 characters, got ${describe(group)}`);
+  return group;
+}
+
+/** An http(s) base URL: scheme, host and port only (clients append /v1/...); a trailing slash is dropped. */
+function baseUrl(value: unknown, where: string): string {
+  const url = typeof value === 'string' && URL.canParse(value) ? new URL(value) : null;
+  const bare =
+    url !== null &&
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    url.username === '' &&
+    url.password === '' &&
+    url.pathname === '/' &&
+    url.search === '' &&
+    url.hash === '' &&
+    !(value as string).includes('?') &&
+    !(value as string).includes('#');
+  if (!bare)
+    throw invalidArgument(
+      `${where} must be an http or https URL of scheme, host and port only (http://10.0.0.5:7070), got ${describe(value)}`,
+    );
+  return url.origin;
 }
 
 /** Kafka brokers, host:port each: comma-separated text, or (config file) an array of them. */

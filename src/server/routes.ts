@@ -72,7 +72,7 @@ const API: readonly Route[] = [
   rawRoute('GET', '/v1/work', ['worker'], { summary: "Server-Sent Events: a `work` event each time the queue's onWork fires (coalesced), a ping comment every 15 s", contentType: 'text/event-stream' }, workStream),
   rawRoute('GET', '/v1/events', ['admin'], { summary: 'Server-Sent Events of the decoded events of the log, filtered by tenant, thread and entry, resumable from an id (Last-Event-ID or ?from=; from=0: the whole log; default: from the end)', query: EventsQuery, contentType: 'text/event-stream' }, eventStream),
   jsonRoute('GET', '/healthz', 'public', { summary: 'the process serves HTTP', answer: HealthzAnswer }, healthz),
-  jsonRoute('GET', '/readyz', 'public', { summary: 'every partition serves (else 503)', answer: ReadyzAnswer }, readyz),
+  jsonRoute('GET', '/readyz', 'public', { summary: 'every partition serves; a cluster node: joined, and every partition assigned to it serves (else 503)', answer: ReadyzAnswer }, readyz),
   rawRoute('GET', '/metrics', 'public', { operationId: 'getPrometheusMetrics', summary: "Prometheus metrics: the queue's counters, open entries, warnings, partition modes, HTTP requests", contentType: PROMETHEUS_CONTENT_TYPE }, prometheusText),
 ];
 

@@ -14,6 +14,8 @@
  * answered to its taker (or its taker went away before the answer was written).
  */
 import { isIP } from 'node:net';
+import { hostname } from 'node:os';
+import { ClusterNode } from '../cluster/node.ts';
 import type { RunlogWarning } from '../warnings.ts';
 import { openRunQueue } from '../queue/open-run-queue.ts';
 import type { RunQueue } from '../queue/run-queue.ts';
@@ -33,6 +35,7 @@ export interface Serving {
 
 export async function serve(config: ServeConfig, logger: Logger): Promise<Serving> {
   const queue = await openRunQueue(queueOptions(config, logger));
+  const node = clusterNode(config, queue, logger);
   let server: RunningServer;
   try {
     server = await startServer({
@@ -44,14 +47,46 @@ export async function serve(config: ServeConfig, logger: Logger): Promise<Servin
       port: config.port,
       maxInputBytes: queue.maxInputBytes,
       ...(config.tls === undefined ? {} : { tls: config.tls }),
+      ...(node === undefined ? {} : { cluster: node }),
     });
   } catch (error) {
     await queue.stop();
     throw error;
   }
   logger.log('info', 'serve.listening', listening(config, queue, server));
+  if (node !== undefined) {
+    try {
+      await node.start(config.cluster?.advertiseUrl ?? advertisedUrl(server.url));
+    } catch (error) {
+      await stop(server, queue, logger, node);
+      throw error;
+    }
+  }
   let stopped: Promise<void> | undefined;
-  return { url: server.url, port: server.port, queue, stop: () => (stopped ??= stop(server, queue, logger)) };
+  return { url: server.url, port: server.port, queue, stop: () => (stopped ??= stop(server, queue, logger, node)) };
+}
+
+/** The cluster node of a serve in a group (its queue owns no partition until the group assigns it some), or undefined. */
+function clusterNode(config: ServeConfig, queue: RunQueue, logger: Logger): ClusterNode | undefined {
+  const { cluster, log } = config;
+  if (cluster === undefined || log.kind !== 'kafka') return undefined;
+  return new ClusterNode({
+    queue,
+    brokers: log.brokers,
+    topic: log.topic,
+    ...(log.clientId === undefined ? {} : { clientId: log.clientId }),
+    group: cluster.group,
+    sessionTimeoutMs: cluster.sessionTimeoutMs,
+    logger,
+    // The command intake of the commands topic (src/cluster/command-intake.ts) is given here as `work`: the node starts it per partition once the partition serves and stops it before releasing it.
+  });
+}
+
+/** The URL to advertise by default: the server's own, with this machine's host name for a wildcard address. */
+function advertisedUrl(serverUrl: string): string {
+  const url = new URL(serverUrl);
+  if (url.hostname === '0.0.0.0' || url.hostname === '[::]') url.hostname = hostname();
+  return url.origin;
 }
 
 function queueOptions(config: ServeConfig, logger: Logger): RunQueueOptions {
@@ -62,6 +97,7 @@ function queueOptions(config: ServeConfig, logger: Logger): RunQueueOptions {
   if (config.partitions !== undefined) options.partitions = config.partitions;
   if (config.maxInputBytes !== undefined) options.maxInputBytes = config.maxInputBytes;
   if (config.ticketLifetimeMs !== undefined) options.retention = { ticketLifetimeMs: config.ticketLifetimeMs };
+  if (config.cluster !== undefined) options.ownership = 'assigned';
   return options;
 }
 
@@ -98,14 +134,20 @@ function listening(config: ServeConfig, queue: RunQueue, server: RunningServer):
     ...log,
     partitions: queue.partitions,
     maxInputBytes: queue.maxInputBytes,
+    ...(config.cluster === undefined ? {} : { group: config.cluster.group }),
   };
 }
 
-async function stop(server: RunningServer, queue: RunQueue, logger: Logger): Promise<void> {
+/** A cluster node leaves its group and releases its partitions first; then the server closes, then the queue stops. */
+async function stop(server: RunningServer, queue: RunQueue, logger: Logger, node: ClusterNode | undefined): Promise<void> {
   try {
-    await server.close();
+    await node?.stop();
   } finally {
-    await queue.stop();
+    try {
+      await server.close();
+    } finally {
+      await queue.stop();
+    }
   }
   logger.log('info', 'serve.stopped');
 }

@@ -28,6 +28,8 @@ export interface ServerOptions {
 /** What GET /v1/cluster answers on a cluster node (src/cluster keeps it from the group's assignments). */
 export interface ClusterDirectory {
   describe(): ClusterAnswer | Promise<ClusterAnswer>;
+  /** /readyz on a cluster node: joined, and every partition assigned to it serves (absent: every partition serves). */
+  ready?(): boolean | Promise<boolean>;
 }
 
 const KEYS = ['queue', 'log', 'authenticator', 'logger', 'host', 'port', 'tls', 'maxInputBytes', 'maxWaitMs', 'cluster'] as const;

@@ -38,6 +38,14 @@ async function fixtures(t: Parameters<typeof scratchDir>[0]) {
     'inline.json': JSON.stringify({ tokens: TOKENS, partitions: 4, maxInputBytes: '4096' }),
     'kafka.json': JSON.stringify({ brokers: ['a:9092', 'b:9093'], topic: 'jobs', clientId: 'svc' }),
     'not-pem.pem': 'not a certificate',
+    'cluster.json': JSON.stringify({
+      brokers: 'k:9092',
+      group: 'nodes',
+      advertiseUrl: 'https://node-1.example:7443/',
+      sessionTimeout: 8000,
+    }),
+    'group-number.json': JSON.stringify({ brokers: 'k:9092', group: 7 }),
+    'group-file-log.json': JSON.stringify({ group: 'nodes' }),
   };
   for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
   return { dir, tls: selfSigned(dir), other: selfSigned(dir, 'other') };
@@ -163,6 +171,76 @@ describe('serve configuration', () => {
         { RUNLOG_KAFKA_BROKERS: 'a:1' },
         /^config file .*dir\.json: dir and RUNLOG_KAFKA_BROKERS name two logs/,
       ],
+      // A cluster node: a group on Kafka; its other settings only with a group.
+      [
+        'a group without Kafka',
+        { group: 'nodes' },
+        {},
+        /^--group "nodes" makes this serve a cluster node, and a cluster shares a Kafka topic: give brokers/,
+      ],
+      [
+        'a group with a dir',
+        { dir: 'x' },
+        { RUNLOG_GROUP: 'nodes' },
+        /^RUNLOG_GROUP "nodes" makes this serve a cluster node, .* give brokers/,
+      ],
+      [
+        'a file group on the file log',
+        { config: at('group-file-log.json') },
+        {},
+        /group-file-log\.json: group "nodes" makes this serve a cluster node/,
+      ],
+      ['a group empty', { group: '', brokers: 'k:1' }, {}, /^--group must be a non-empty string, got ""$/],
+      ['a group too long', { group: 'g'.repeat(256), brokers: 'k:1' }, {}, /^--group must be at most 255 characters/],
+      ['a group number', { config: at('group-number.json') }, {}, /group-number\.json: group must be a non-empty string, got 7$/],
+      [
+        'an advertise URL without group',
+        { 'advertise-url': 'http://a:1', brokers: 'k:1' },
+        {},
+        /^--advertise-url is a cluster node's setting, but no group is given/,
+      ],
+      [
+        'a session timeout without group',
+        {},
+        { RUNLOG_SESSION_TIMEOUT: '6s' },
+        /^RUNLOG_SESSION_TIMEOUT is a cluster node's setting, but no group/,
+      ],
+      ...(
+        [
+          ['not a URL', 'node-1:7070'],
+          ['ftp', 'ftp://node-1:21'],
+          ['with a path', 'http://node-1:7070/runlog'],
+          ['with a query', 'http://node-1:7070/?a=1'],
+          ['with a fragment', 'http://node-1:7070/#x'],
+          ['with credentials', 'http://u:p@node-1:7070'],
+          ['empty', ''],
+        ] as const
+      ).map(([what, url]): [string, Vars, Vars, RegExp] => [
+        `an advertise URL ${what}`,
+        { group: 'g', brokers: 'k:1', 'advertise-url': url },
+        {},
+        new RegExp(
+          `^--advertise-url must be an http or https URL of scheme, host and port only \\(http://10\\.0\\.0\\.5:7070\\), got ${esc(JSON.stringify(url))}$`,
+        ),
+      ]),
+      [
+        'a session timeout too short',
+        { group: 'g', brokers: 'k:1', 'session-timeout': '999' },
+        {},
+        /^--session-timeout must be from 1000 ms to 3600000 ms, got "999"$/,
+      ],
+      [
+        'a session timeout too long',
+        { group: 'g', brokers: 'k:1', 'session-timeout': '2h' },
+        {},
+        /^--session-timeout must be from 1000 ms to 3600000 ms, got "2h"$/,
+      ],
+      [
+        'a session timeout unit',
+        { group: 'g', brokers: 'k:1' },
+        { RUNLOG_SESSION_TIMEOUT: '10 s' },
+        /^RUNLOG_SESSION_TIMEOUT must be a duration/,
+      ],
     ];
     for (const [what, flags, env, message] of rows) {
       await t.test(what, async () => {
@@ -249,6 +327,28 @@ describe('serve configuration', () => {
     assert.deepEqual(secure.tls, { cert: tls.cert, key: tls.key });
   });
 
+  it("reads a cluster node's settings from any source", async (t) => {
+    const { dir } = await fixtures(t);
+    assert.equal((await loadServeConfig({ brokers: 'k:1' }, {})).cluster, undefined, 'no group: no cluster');
+    assert.deepEqual((await loadServeConfig({ brokers: 'k:1', group: 'nodes' }, {})).cluster, { group: 'nodes', sessionTimeoutMs: 10_000 });
+    assert.deepEqual(
+      (
+        await loadServeConfig(
+          {},
+          { RUNLOG_KAFKA_BROKERS: 'k:1', RUNLOG_GROUP: 'g', RUNLOG_ADVERTISE_URL: 'http://10.0.0.5:7070', RUNLOG_SESSION_TIMEOUT: '6s' },
+        )
+      ).cluster,
+      { group: 'g', advertiseUrl: 'http://10.0.0.5:7070', sessionTimeoutMs: 6_000 },
+    );
+    const fromFile = await loadServeConfig({ config: join(dir, 'cluster.json') }, {});
+    assert.deepEqual(fromFile.cluster, { group: 'nodes', advertiseUrl: 'https://node-1.example:7443', sessionTimeoutMs: 8_000 });
+    const flagsFirst = await loadServeConfig(
+      { config: join(dir, 'cluster.json'), group: 'flag', 'session-timeout': '7000' },
+      { RUNLOG_GROUP: 'env' },
+    );
+    assert.deepEqual([flagsFirst.cluster?.group, flagsFirst.cluster?.sessionTimeoutMs], ['flag', 7_000]);
+  });
+
   it('names every flag and environment variable it reads', () => {
     assert.deepEqual(SERVE_ENV_VARS, [
       'RUNLOG_CONFIG',
@@ -265,6 +365,9 @@ describe('serve configuration', () => {
       'RUNLOG_TLS_CERT',
       'RUNLOG_TLS_KEY',
       'RUNLOG_LOG_LEVEL',
+      'RUNLOG_GROUP',
+      'RUNLOG_ADVERTISE_URL',
+      'RUNLOG_SESSION_TIMEOUT',
       'RUNLOG_TOKENS',
     ]);
     assert.deepEqual(SERVE_FLAGS, [
@@ -282,6 +385,9 @@ describe('serve configuration', () => {
       'tls-cert',
       'tls-key',
       'log-level',
+      'group',
+      'advertise-url',
+      'session-timeout',
     ]);
   });
 });

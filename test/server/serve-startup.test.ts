@@ -97,6 +97,20 @@ describe('runlog serve: startup', () => {
         /^runlog serve: InvalidArgument: tokens file .*bad-tokens\.json \(--tokens\)\[0\] \(name "x"\): token must be at least 16 characters$/,
       ],
       [
+        'a group without Kafka',
+        ['--dir', join(dir, 'g'), '--group', 'nodes'],
+        {},
+        2,
+        /^runlog serve: InvalidArgument: --group "nodes" makes this serve a cluster node, and a cluster shares a Kafka topic: give brokers/,
+      ],
+      [
+        'a bad advertise URL',
+        ['--brokers', '127.0.0.1:1', '--group', 'nodes'],
+        { RUNLOG_ADVERTISE_URL: 'node-1:7070' },
+        2,
+        /^runlog serve: InvalidArgument: RUNLOG_ADVERTISE_URL must be an http or https URL of scheme, host and port only .* got "node-1:7070"$/,
+      ],
+      [
         'too many partitions for the file log',
         ['--dir', join(dir, 'p'), '--partitions', '1000'],
         {},

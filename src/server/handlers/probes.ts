@@ -1,4 +1,7 @@
-/** Unauthenticated probes: the process serves HTTP (/healthz); every partition serves (/readyz); Prometheus scrapes (/metrics). */
+/**
+ * Unauthenticated probes: the process serves HTTP (/healthz); every partition serves, or on a
+ * cluster node every partition assigned to it (/readyz); Prometheus scrapes (/metrics).
+ */
 import type { ServerResponse } from 'node:http';
 import { healthToJson, type PartitionHealthJson } from '../../wire/index.ts';
 import { PROMETHEUS_CONTENT_TYPE } from '../prometheus.ts';
@@ -8,9 +11,9 @@ export async function healthz(): Promise<{ status: 'ok' }> {
   return { status: 'ok' };
 }
 
-export async function readyz({ queue }: RouteRequest): Promise<Reply> {
+export async function readyz({ queue, cluster }: RouteRequest): Promise<Reply> {
   const partitions: PartitionHealthJson[] = (await queue.health()).map(healthToJson);
-  const ready = partitions.every((partition) => partition.mode === 'serving');
+  const ready = cluster.ready === undefined ? partitions.every((partition) => partition.mode === 'serving') : await cluster.ready();
   return new Reply(ready ? 200 : 503, { ready, partitions });
 }
 

@@ -1,0 +1,71 @@
+/**
+ * The cluster node in process, on the real broker with its real group membership: before it
+ * has joined and once it has stopped it refuses every call (NotOwner, retriable) and is not
+ * ready; joined alone, it owns and serves every partition, and its map says so; stopped, it
+ * has released them all.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { isRunlogError } from '../../src/errors.ts';
+import { ClusterNode } from '../../src/cluster/node.ts';
+import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
+import { submitOf } from '../contract/fixtures.ts';
+import { kafkaBrokers, openTestKafkaLog, uniqueTopic } from '../log/kafka-test-support.ts';
+import { onCleanup } from '../support/cleanup.ts';
+
+const PARTITIONS = 3;
+
+describe('a cluster node', () => {
+  it('serves nothing before it joins and after it stops; joined alone it serves every partition', async (t) => {
+    const topic = uniqueTopic('runlog-node');
+    const log = await openTestKafkaLog(t, PARTITIONS, { topic });
+    const queue = await openRunQueueOnLog(log, { ownership: 'assigned' });
+    onCleanup(t, () => queue.stop());
+    const lines: { event: string; fields: Record<string, unknown> }[] = [];
+    const node = new ClusterNode({
+      queue,
+      brokers: kafkaBrokers(),
+      topic,
+      group: `${topic}-nodes`,
+      sessionTimeoutMs: 6_000,
+      nodeId: 'node-1',
+      logger: { log: (_level, event, fields = {}) => void lines.push({ event, fields }) },
+    });
+    onCleanup(t, () => node.stop());
+    const refusedWith = (why: RegExp) => (error: unknown) =>
+      isRunlogError(error, 'NotOwner') && error.retriable && why.test(error.message) && error.owner === undefined;
+
+    await assert.rejects(queue.submit(submitOf('acme', 'order-1')), refusedWith(/has not joined yet/));
+    assert.equal(await node.ready(), false);
+    assert.deepEqual(await node.describe(), {
+      group: `${topic}-nodes`,
+      generation: 0,
+      partitions: PARTITIONS,
+      self: { node: 'node-1', url: '' },
+      members: [],
+      owners: [null, null, null],
+    });
+
+    await node.start('http://127.0.0.1:1');
+    const self = { node: 'node-1', url: 'http://127.0.0.1:1' };
+    for (let i = 0; i < 100 && !(await node.ready()); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(await node.ready(), true);
+    const map = await node.describe();
+    assert.ok(map.generation >= 1);
+    assert.deepEqual([map.self, map.members, map.owners], [self, [self], Array(PARTITIONS).fill(self.url)]);
+    const ticket = await queue.submit(submitOf('acme', 'order-1'));
+    assert.equal((await queue.entry('acme', ticket.entryId)).entryId, ticket.entryId);
+    const serving = lines.filter((line) => line.event === 'cluster.partition.serving').map((line) => line.fields.partition);
+    assert.deepEqual(serving.sort(), [0, 1, 2]);
+    assert.ok(lines.some((line) => line.event === 'cluster.assignment' && line.fields.generation === map.generation));
+
+    await node.stop();
+    await assert.rejects(queue.entry('acme', ticket.entryId), refusedWith(/is leaving/));
+    assert.deepEqual(
+      (await queue.health()).map((h) => h.mode),
+      ['unowned', 'unowned', 'unowned'],
+    );
+    assert.equal(await node.ready(), false);
+    assert.ok(lines.some((line) => line.event === 'cluster.left'));
+  });
+});
