@@ -15,7 +15,7 @@
  */
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
-import { ClusterNode } from '../cluster/node.ts';
+import type { ClusterNode } from '../cluster/node.ts';
 import type { RunlogWarning } from '../warnings.ts';
 import { openRunQueue } from '../queue/open-run-queue.ts';
 import type { RunQueue } from '../queue/run-queue.ts';
@@ -35,7 +35,13 @@ export interface Serving {
 
 export async function serve(config: ServeConfig, logger: Logger): Promise<Serving> {
   const queue = await openRunQueue(queueOptions(config, logger));
-  const node = clusterNode(config, queue, logger);
+  let node: ClusterNode | undefined;
+  try {
+    node = await clusterNode(config, queue, logger);
+  } catch (error) {
+    await queue.stop();
+    throw error;
+  }
   let server: RunningServer;
   try {
     server = await startServer({
@@ -66,10 +72,14 @@ export async function serve(config: ServeConfig, logger: Logger): Promise<Servin
   return { url: server.url, port: server.port, queue, stop: () => (stopped ??= stop(server, queue, logger, node)) };
 }
 
-/** The cluster node of a serve in a group (its queue owns no partition until the group assigns it some), or undefined. */
-function clusterNode(config: ServeConfig, queue: RunQueue, logger: Logger): ClusterNode | undefined {
+/**
+ * The cluster node of a serve in a group (its queue owns no partition until the group assigns it
+ * some), or undefined. Loaded only then: the node brings kafkajs, which a file log never needs.
+ */
+async function clusterNode(config: ServeConfig, queue: RunQueue, logger: Logger): Promise<ClusterNode | undefined> {
   const { cluster, log } = config;
   if (cluster === undefined || log.kind !== 'kafka') return undefined;
+  const { ClusterNode } = await import('../cluster/node.ts');
   return new ClusterNode({
     queue,
     brokers: log.brokers,
