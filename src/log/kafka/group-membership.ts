@@ -27,6 +27,9 @@
  * last proof of membership is younger than the session timeout, by the monotonic clock. A
  * proof is dated when its request was SENT, not when its answer came: an answer read after a
  * long pause may describe a session that has since expired.
+ *
+ * (A little over 300 lines: the loop, its recovery and the watchdog share one member's state,
+ * and splitting them would spread that state over files.)
  */
 import kafkajs from 'kafkajs';
 import { RunlogError } from '../../errors.ts';
