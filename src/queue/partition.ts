@@ -123,6 +123,11 @@ export class Partition {
     return this.#mode.kind === 'serving';
   }
 
+  /** Whether the partition is not this queue's (ownership 'assigned'): unowned, or being released. */
+  get unowned(): boolean {
+    return this.#is('unowned') || this.#is('releasing');
+  }
+
   health(): PartitionHealth {
     const mode = this.#mode;
     const error = mode.kind === 'down' || mode.kind === 'rebuilding' ? mode.error : null;
@@ -177,7 +182,9 @@ export class Partition {
     // The entries these events close, taken now: one pruned in the same group is gone from the view once durable.
     const closed = this.#closes.awaitedIn(view, events);
     for (const record of tombstones) view.apply(null, record.key, null);
-    const offsets = await this.#writer.write(records);
+    const offsets = await this.#writer.write(records).catch((error: unknown) => {
+      throw this.#lostToAnother(error) ? this.#claimedMeanwhile(error) : error;
+    });
     view.appended(offsets[offsets.length - 1]!);
     this.#closes.wakeAll(closed);
     if (events.some(wakesWorkers)) this.host.work();
@@ -201,6 +208,17 @@ export class Partition {
   /** Resolves once everything committed before the call is durable (or has failed). */
   barrier(): Promise<void> {
     return this.#writer.barrier();
+  }
+
+  /**
+   * Whether everything folded into the view so far is durable: false once an append in flight
+   * has failed (the view held its events; the rebuilt one may not). For an answer read off the
+   * view rather than written (a submission key naming an entry already): decide it again if not.
+   */
+  async durable(): Promise<boolean> {
+    const writer = this.#writer;
+    await writer.barrier();
+    return !writer.failed;
   }
 
   /**
@@ -251,6 +269,12 @@ export class Partition {
         if (this.#is('acquiring')) this.#setServing(view);
       } catch (error) {
         if (!this.#is('acquiring')) throw error;
+        // The claim may have gone through before the replay failed: let go of that writer, so the
+        // next acquire claims afresh. Kept, the next claim would find it connected and fence
+        // nobody, though another node may have claimed the partition in between (and goes on
+        // acknowledging beside this one, which replayed and serves).
+        await this.log.release?.(this.partition).catch(() => undefined);
+        if (!this.#is('acquiring')) throw error;
         this.#mode = { kind: 'unowned' };
         this.#settle(this.host.notOwner(this.partition));
         throw error;
@@ -292,6 +316,18 @@ export class Partition {
       const why = failure instanceof Error ? failure.message : String(failure);
       this.host.warn({ code: 'RUNLOG_PARTITION_LOST', message: `releasing partition ${this.partition} failed: ${why}` });
     });
+  }
+
+  /**
+   * A command's append failed as another node claimed the partition (ownership 'assigned'):
+   * retriable, as any handover's refusal, but LogUnavailable and not NotOwner, since whether it
+   * was written is unknown here (a commit whose answer was lost may have landed before the
+   * claim; its new owner then has it). Fenced, which says this queue is done for, would stop
+   * a client retrying through the handover.
+   */
+  #claimedMeanwhile(error: RunlogError): RunlogError {
+    const message = `partition ${this.partition} was claimed by another node while this command's append was in flight; its new owner has the command's events if they were written: ${error.message}`;
+    return new RunlogError('LogUnavailable', message, { cause: error, retriable: true });
   }
 
   /** Whether `error` says another writer owns the partition now, in a queue whose partitions are assigned (then it is released, not down). */

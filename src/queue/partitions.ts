@@ -43,7 +43,7 @@ export class Partitions {
    * many were pruned. Each partition decides its share (one being rebuilt, once it serves again).
    */
   async prune(closedBy: number, limit: number): Promise<number> {
-    const due = this.all
+    const due = this.#owned()
       .flatMap((partition) =>
         partition.view.oldestClosed(limit, (entry) => isPrunable(entry, closedBy)).map((entry) => ({ partition, entry })),
       )
@@ -57,9 +57,17 @@ export class Partitions {
     return sum(await Promise.all(pruned));
   }
 
-  /** Closes `expired` every open entry whose start deadline passed unstarted, in every partition; answers how many. */
+  /** Closes `expired` every open entry whose start deadline passed unstarted, in every partition this queue owns; answers how many. */
   async expireOverdue(): Promise<number> {
-    return sum(await Promise.all(this.all.map((partition) => partition.run({ type: 'Expire' }, ({ events }) => events.length))));
+    return sum(await Promise.all(this.#owned().map((partition) => partition.run({ type: 'Expire' }, ({ events }) => events.length))));
+  }
+
+  /**
+   * The partitions a sweep covers: all but those another node owns (ownership 'assigned'),
+   * which would refuse it with NotOwner, failing every sweep of a cluster node.
+   */
+  #owned(): Partition[] {
+    return this.all.filter((partition) => !partition.unowned);
   }
 
   openOf(tenant: string): number {

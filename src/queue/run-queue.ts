@@ -141,19 +141,23 @@ export class RunQueue implements RunQueueApi {
 
   async submit(request: SubmitRequest): Promise<Ticket> {
     this.requireRunning();
-    const fields = submissionFields(request, this.maxInputBytes);
-    const now = this.now();
-    // notBefore and deadline are by the caller's wall clock: into store time (a no-op unless the wall stepped).
-    fields.notBefore = this.clock.fromWall(fields.notBefore);
-    fields.deadline = this.clock.fromWall(fields.deadline);
-    const partition = this.#partitions.of(fields.tenant, fields.thread);
-    if (!partition.serving) await partition.ready();
-    const counts = { tenant: this.#partitions.openOf(fields.tenant), total: this.#partitions.openTotal() };
-    const freshSecret = partition.view.ticketKey === null ? newTicketSecret() : null;
-    const decision = partition.decide({ type: 'Submit', submission: fields, capacity: this.capacity, counts, freshSecret }, now);
-    const created = decision.kind === 'created';
-    await (created ? partition.commit(decision.events) : partition.barrier());
-    return { tenant: fields.tenant, thread: fields.thread, entryId: decision.entryId, created };
+    const asked = submissionFields(request, this.maxInputBytes);
+    const partition = this.#partitions.of(asked.tenant, asked.thread);
+    for (;;) {
+      // The clock is read once the partition serves: acquiring it may have raised the clock past its events' times.
+      if (!partition.serving) await partition.ready();
+      const now = this.now();
+      // notBefore and deadline are by the caller's wall clock: into store time (a no-op unless the wall stepped).
+      const fields = { ...asked, notBefore: this.clock.fromWall(asked.notBefore), deadline: this.clock.fromWall(asked.deadline) };
+      const counts = { tenant: this.#partitions.openOf(fields.tenant), total: this.#partitions.openTotal() };
+      const freshSecret = partition.view.ticketKey === null ? newTicketSecret() : null;
+      const decision = partition.decide({ type: 'Submit', submission: fields, capacity: this.capacity, counts, freshSecret }, now);
+      const created = decision.kind === 'created';
+      // An entry its key names may be one whose append is in flight: answered only once that is durable, else decided again.
+      if (created) await partition.commit(decision.events);
+      else if (!(await partition.durable())) continue;
+      return { tenant: fields.tenant, thread: fields.thread, entryId: decision.entryId, created };
+    }
   }
 
   /**
@@ -286,6 +290,8 @@ export class RunQueue implements RunQueueApi {
     this.requireRunning();
     const { signal, timeoutMs } = awaitOptions(options);
     const partition = this.#partitions.ofEntry(tenant, entryId);
+    // Not serving (being acquired, say), its view may not hold the entry yet: an open entry would be answered as it is.
+    if (!partition.serving) await partition.ready();
     // Open now: wait in this same turn, so its close (folded later) wakes the waiter once durable.
     if (openEntryOf(partition.view, tenant, entryId) !== undefined) return partition.awaitClose(entryId, signal, timeoutMs);
     return this.entry(tenant, entryId);

@@ -148,7 +148,8 @@ export class LanePair {
     this.#turn = 0;
   }
 
-  async drop(abortAhead: boolean): Promise<void> {
-    await Promise.all(this.#lanes.map((lane) => lane.drop(abortAhead)));
+  /** Drops both lanes for good (the writer closes): neither connects again. */
+  async close(): Promise<void> {
+    await Promise.all(this.#lanes.map((lane) => lane.close()));
   }
 }

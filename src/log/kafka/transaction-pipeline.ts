@@ -131,7 +131,7 @@ export class TransactionPipeline {
     this.#stopped ??= new RunlogError('Stopped', `the Kafka log is closed (${this.#describe})`);
     this.#failQueued(this.#stopped);
     await this.#lastOutcome;
-    await this.#lanes.drop(true);
+    await this.#lanes.close();
   }
 
   async #drain(): Promise<void> {

@@ -46,6 +46,8 @@ export class TransactionalLane {
   #ended: Promise<void> = Promise.resolve();
   #ahead: BegunAhead | null = null;
   #lastCommitted = false;
+  /** The writer was closed: the lane never connects again. */
+  #closed = false;
 
   constructor(options: LaneOptions) {
     this.#options = options;
@@ -105,8 +107,20 @@ export class TransactionalLane {
   }
 
   connected(): Promise<TransactionalProducer> {
+    if (this.#closed) return Promise.reject(new RunlogError('Stopped', `the writer of ${this.#options.describe} is closed`));
     this.#producer ??= this.#connect();
     return this.#producer;
+  }
+
+  /**
+   * Drops the lane for good: a claim still connecting the other lane when the writer closes
+   * (a queue stopped or a partition released during an acquire or a rebuild) must not connect
+   * this one after: its producer would never be disconnected (the process would not exit), and
+   * its InitProducerId would fence the partition's next owner.
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.drop(true);
   }
 
   /**
