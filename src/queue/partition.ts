@@ -100,6 +100,12 @@ export class Partition {
   #rebuildWaiters: Array<(failure: RunlogError | null) => void> = [];
   /** Ends the pause between rebuild attempts when the queue stops (the pause keeps the process alive: commands may wait). */
   readonly #stopping = new AbortController();
+  /**
+   * The rebuilds begun: a rebuild goes on only while it is the latest. A partition released
+   * during a rebuild and acquired again may rebuild anew while the old one's claim or replay is
+   * still under way; served, that older replay would lack what was acknowledged since.
+   */
+  #rebuildsBegun = 0;
 
   constructor(
     private readonly log: EventLog,
@@ -381,19 +387,20 @@ export class Partition {
     if (this.#lostToAnother(error)) return this.#releaseLost(error);
     if (isFinal(error)) return this.#setDown(error);
     this.#setRebuilding(null);
-    void this.#rebuild();
+    void this.#rebuild(++this.#rebuildsBegun);
   }
 
-  async #rebuild(): Promise<void> {
+  async #rebuild(rebuild: number): Promise<void> {
     const backoff = new Backoff({ ...REBUILD_BACKOFF, signal: this.#stopping.signal });
-    while (this.#is('rebuilding')) {
+    const current = (): boolean => this.#is('rebuilding') && this.#rebuildsBegun === rebuild;
+    while (current()) {
       try {
         await this.log.claim?.(this.partition);
         const view = await replayPartition(this.log, this.partition);
-        if (this.#is('rebuilding')) this.#setServing(view);
+        if (current()) this.#setServing(view);
         return;
       } catch (error) {
-        if (!this.#is('rebuilding')) return;
+        if (!current()) return;
         if (this.#lostToAnother(error)) return this.#releaseLost(error);
         if (isFinal(error)) return this.#setDown(error);
         const failure = this.#whyRebuildFails(error);
