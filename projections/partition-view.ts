@@ -12,7 +12,8 @@
  * record alone would say.
  */
 import type { AttemptStarted, EntriesPruned, RunlogEvent, Submitted, TicketKeyCreated } from '../src/events/types.ts';
-import { entryIdOfKey, threadKey } from '../src/events/keys.ts';
+import { entryIdOfKey, isAnswerKey, threadKey } from '../src/events/keys.ts';
+import { Answers } from './answers.ts';
 import { Heap } from './heap.ts';
 import { HeadIndex, takesBefore } from './head-index.ts';
 import { EntryState, addAttempt } from './entry-state.ts';
@@ -40,6 +41,8 @@ export class PartitionView {
   readonly entries = new Map<string, EntryState>();
   readonly threads = new Map<string, ThreadState<EntryState>>();
   readonly submissionKeys = new Map<string, string>();
+  /** Answers to requests of the commands topic (answers.ts). */
+  readonly answers = new Answers();
   readonly openByTenant = new TenantCounts();
   readonly metrics: MetricCounters = emptyMetrics();
   private readonly heads = new Map<string, HeadIndex<EntryState>>();
@@ -132,7 +135,7 @@ export class PartitionView {
       this.ticketKey = { secret: event.secret, legacyThrough: event.legacyThrough };
       return;
     }
-    if (event.type === 'CommandAnswered') return;
+    if (event.type === 'CommandAnswered') return this.answers.fold(event, this.#isEntryOf);
     const entry = this.entries.get(event.entryId);
     if (entry === undefined) return;
     switch (event.type) {
@@ -158,6 +161,8 @@ export class PartitionView {
         return this.close(entry, event);
     }
   }
+
+  readonly #isEntryOf = (entryId: string, tenant: string): boolean => this.entries.get(entryId)?.tenant === tenant;
 
   private submit(event: Submitted): void {
     if (this.entries.has(event.entryId)) return;
@@ -229,6 +234,7 @@ export class PartitionView {
   }
 
   private applyTombstone(key: string): void {
+    if (isAnswerKey(key)) return this.answers.remove(key);
     const entryId = entryIdOfKey(key);
     if (entryId !== null) this.remove(entryId);
   }
@@ -238,6 +244,7 @@ export class PartitionView {
     const entry = this.entries.get(entryId);
     if (entry === undefined || !entry.closed) return;
     this.entries.delete(entryId);
+    this.answers.entryRemoved(entryId);
     this.metrics.dropped++;
     const thread = entry.threadState;
     for (const attempt of entry.attempts) thread.deleteRunId(attempt.runId);

@@ -13,7 +13,7 @@ import { avroType } from './avro-types.ts';
 /** The released command schemas, read from schemas/commands/ once, at module load. */
 export const RELEASED_COMMAND_SCHEMAS: readonly SchemaVersion<CommandType>[] = loadSchemaFamily(COMMAND_SCHEMAS);
 const codec = createCodec<RunlogCommand>(RELEASED_COMMAND_SCHEMAS, { noun: 'command', decoderName: 'decodeCommand' });
-const fingerprints = new Set(RELEASED_COMMAND_SCHEMAS.map((s) => s.fingerprint));
+const typeOf = new Map(RELEASED_COMMAND_SCHEMAS.map((s) => [s.fingerprint, s.eventType]));
 
 export function encodeCommand(command: RunlogCommand): Uint8Array {
   return codec.encode(command);
@@ -34,6 +34,8 @@ export function commandSchemaFingerprint(type: CommandType): bigint {
 
 /** Who a command is from, as far as a record that does not decode whole still says. */
 export interface CommandIds {
+  /** The command schema its header names. */
+  type: CommandType;
   requestId: string;
   tenant: string;
   thread: string;
@@ -55,11 +57,12 @@ const IDS_TYPE: avsc.Type = avroType({
 export function peekCommandIds(bytes: Uint8Array): CommandIds | null {
   if (bytes.length < 10 || bytes[0] !== SINGLE_OBJECT_MARKER[0] || bytes[1] !== SINGLE_OBJECT_MARKER[1]) return null;
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (!fingerprints.has(buf.readBigUInt64LE(2))) return null;
+  const type = typeOf.get(buf.readBigUInt64LE(2));
+  if (type === undefined) return null;
   try {
-    const { value, offset } = IDS_TYPE.decode(buf, 10) as { value: CommandIds | undefined; offset: number };
+    const { value, offset } = IDS_TYPE.decode(buf, 10) as { value: Omit<CommandIds, 'type'> | undefined; offset: number };
     if (value === undefined || offset < 0 || offset > buf.length) return null;
-    return { requestId: value.requestId, tenant: value.tenant, thread: value.thread };
+    return { type, requestId: value.requestId, tenant: value.tenant, thread: value.thread };
   } catch {
     return null;
   }

@@ -47,6 +47,11 @@ export function answerKey(tenant: string, requestId: string): string {
   return `r/${tenant.replaceAll('%', '%25').replaceAll('/', '%2F')}/${requestId}`;
 }
 
+/** Whether a record key is an answer's (answerKey). */
+export function isAnswerKey(key: string): boolean {
+  return key.startsWith('r/');
+}
+
 export function recordKeyOf(event: RunlogEvent): string {
   switch (event.type) {
     case 'CommandAnswered':

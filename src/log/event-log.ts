@@ -19,6 +19,30 @@ export interface LogRecord extends AppendRecord {
   offset: bigint;
 }
 
+/**
+ * Offsets consumed from another topic, committed in the same transaction as an append
+ * (Kafka's exactly-once consume-transform-produce: src/cluster/command-intake.ts commits its
+ * commands-topic offsets with the commands' events). `offset` is the NEXT offset to consume
+ * (Kafka's committed-offset convention: the consumed record's offset + 1).
+ */
+export interface ConsumedOffset {
+  /** The consumer group whose committed offset this is. */
+  group: string;
+  topic: string;
+  partition: number;
+  offset: bigint;
+}
+
+export interface AppendOptions {
+  /** Commit this consumed offset atomically with the records. Only the Kafka log can: the others refuse it (InvalidArgument). */
+  consumed?: ConsumedOffset;
+}
+
+/** A ConsumedOffset's identity: which offset of which group it moves. */
+export function consumedKey(consumed: ConsumedOffset): string {
+  return `${consumed.group}\u0000${consumed.topic}\u0000${consumed.partition}`;
+}
+
 export interface ReadOptions {
   /** Stop after this many records (default: no limit). */
   maxRecords?: number;
@@ -93,6 +117,9 @@ export interface EventLog extends RecordLimits {
    */
   readonly appendsInFlight?: number;
 
+  /** Whether append takes `consumed` (AppendOptions): Kafka's log does; the others leave it out (false). */
+  readonly commitsConsumedOffsets?: boolean;
+
   /**
    * Appends `records` to `partition` as one atomic batch: after a crash either all of
    * them are there or none. Resolves once the batch is durable (fsync'd; committed),
@@ -103,8 +130,11 @@ export interface EventLog extends RecordLimits {
    * fails, every append to that partition called before the failure was reported fails
    * too, and none of them ever becomes visible: what a partition holds is always a prefix
    * of the appends made to it, so a writer may keep several in flight.
+   *
+   * `options.consumed` commits a consumed offset in the same atomic batch (Kafka only; the
+   * other backends refuse it with InvalidArgument, writing nothing).
    */
-  append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]>;
+  append(partition: number, records: readonly AppendRecord[], options?: AppendOptions): Promise<bigint[]>;
 
   /** The records of `partition` from `fromOffset` up to the end offset at the time of the call. */
   read(partition: number, fromOffset: bigint, options?: ReadOptions): AsyncIterable<LogRecord>;

@@ -2,12 +2,23 @@
  * Argument checks every EventLog backend applies before it touches anything, so that a
  * bad call is `InvalidArgument` (naming the value) and writes nothing, whatever the backend.
  */
-import { describe, isUint8Array, isWellFormed, readArray, requireInteger, requireObject, requireSignal } from '../validation/index.ts';
+import {
+  describe,
+  isUint8Array,
+  isWellFormed,
+  readArray,
+  requireInteger,
+  requireName,
+  requireObject,
+  requireSignal,
+} from '../validation/index.ts';
 import { invalidArgument } from '../errors.ts';
 import {
   appendBytes,
   recordBytes,
+  type AppendOptions,
   type AppendRecord,
+  type ConsumedOffset,
   type EventLog,
   type ReadOptions,
   type RecordLimits,
@@ -98,6 +109,37 @@ function checkRecord(record: unknown, i: number): AppendRecord {
     throw invalidArgument(`records[${i}].value must be a Uint8Array or null, got ${describe(value)}`);
   }
   return { key, value };
+}
+
+/**
+ * An append's options: a plain object of known keys; `consumed` (group and topic non-empty
+ * strings, partition a non-negative integer, offset a non-negative bigint) only where the
+ * backend commits consumed offsets (`canCommit`, else InvalidArgument naming the backend).
+ */
+export function checkAppendOptions(options: AppendOptions | undefined, canCommit: boolean, log: string): ConsumedOffset | null {
+  if (options === undefined) return null;
+  const body = requireObject('append options', options, ['consumed']);
+  if (body.consumed === undefined) return null;
+  if (!canCommit) {
+    throw invalidArgument(
+      `${log} cannot commit consumed offsets with an append (only the Kafka log can), got consumed ${describe(body.consumed)}`,
+    );
+  }
+  return checkConsumed(body.consumed);
+}
+
+/** A ConsumedOffset: group and topic names, partition a non-negative integer, offset a non-negative bigint. */
+export function checkConsumed(value: unknown): ConsumedOffset {
+  const consumed = requireObject('consumed', value, ['group', 'topic', 'partition', 'offset']);
+  const offset = consumed.offset;
+  if (typeof offset !== 'bigint' || offset < 0n)
+    throw invalidArgument(`consumed.offset must be a non-negative bigint, got ${describe(offset)}`);
+  return {
+    group: requireName('consumed.group', consumed.group),
+    topic: requireName('consumed.topic', consumed.topic),
+    partition: requireInteger('consumed.partition', consumed.partition, 0, 1_000_000),
+    offset,
+  };
 }
 
 export function checkReadOptions(options: ReadOptions | undefined): number {

@@ -8,9 +8,11 @@
  */
 import type { RunlogError } from '../errors.ts';
 import type {
+  AnsweredCommand,
   AttemptStarted,
   CancelRequested,
   Closed,
+  CommandAnswered,
   EntriesPruned,
   LeaseExtended,
   Leased,
@@ -53,8 +55,22 @@ export type Command =
   | { type: 'DeleteThread'; tenant: string; thread: string }
   /** Close `expired` every entry of the partition whose start deadline passed unstarted. */
   | { type: 'Expire' }
-  /** Prune up to `limit` closed entries closed at or before `closedBy`, oldest close first. */
-  | { type: 'Prune'; closedBy: number; limit: number };
+  /**
+   * Prune up to `limit` closed entries closed at or before `closedBy`, oldest close first, and
+   * up to `answerLimit` (default 0) loose answers (projections/answers.ts) last answered by then.
+   */
+  | { type: 'Prune'; closedBy: number; limit: number; answerLimit?: number }
+  /**
+   * Answer a request of the commands topic (src/events/command-types.ts) exactly once: its
+   * events and a CommandAnswered, or a CommandAnswered alone (a refusal, or a repeated request id).
+   */
+  | { type: 'Answer'; requestId: string; tenant: string; thread: string; request: Request };
+
+/** A request of the commands topic, checked as far as the shell could: the command it asks for, or why it is refused. */
+export type Request =
+  | { kind: 'submit'; command: CommandOf<'Submit'> }
+  | { kind: 'cancel'; command: CommandOf<'Cancel'> }
+  | { kind: 'invalid'; command: AnsweredCommand; error: RunlogError };
 
 export type CommandOf<T extends Command['type']> = Extract<Command, { type: T }>;
 
@@ -71,6 +87,10 @@ export type ExpiredInstead = { kind: 'expired'; events: [Closed] };
 export type Unchanged = { kind: 'unchanged'; events: never[] };
 /** The command is refused; the shell throws `error`. */
 export type Refused = { kind: 'refused'; error: RunlogError };
+/** Entries pruned (EntriesPruned, empty when only answers are), and the keys of loose answers to tombstone with it. */
+export type Pruning = { kind: 'append'; events: [EntriesPruned]; tombstones: readonly string[] };
+/** A request answered: its events (none for a refusal or a repeat), the answer last. */
+export type Answering = { kind: 'answered'; events: RunlogEvent[]; answer: CommandAnswered };
 
 /** What each command may decide. */
 export interface Decisions {
@@ -84,7 +104,8 @@ export interface Decisions {
   Cancel: Append<[CancelRequested]> | Refused;
   DeleteThread: Append<ThreadDeleted[]> | Unchanged;
   Expire: Append<Closed[]> | Unchanged;
-  Prune: Append<[EntriesPruned]> | Unchanged;
+  Prune: Pruning | Unchanged;
+  Answer: Answering;
 }
 
 export type DecisionOf<T extends Command['type']> = Decisions[T];

@@ -9,7 +9,17 @@
  */
 import { RunlogError } from '../errors.ts';
 import { describe } from '../validation/index.ts';
-import type { Closed, EntriesPruned, Leased, RunlogEvent, Submitted, TicketKeyCreated, Yielded } from '../events/types.ts';
+import type {
+  AnsweredCommand,
+  Closed,
+  CommandAnswered,
+  EntriesPruned,
+  Leased,
+  RunlogEvent,
+  Submitted,
+  TicketKeyCreated,
+  Yielded,
+} from '../events/types.ts';
 import type { EntryState } from '../../projections/entry-state.ts';
 import { submissionKeyId, type PartitionView } from '../../projections/partition-view.ts';
 import type {
@@ -62,6 +72,8 @@ function decideCommand(view: PartitionView, command: Command, now: number): Deci
       return expire(view, now);
     case 'Prune':
       return prune(view, command, now);
+    case 'Answer':
+      return answer(view, command, now);
     default:
       return unknownCommand(command);
   }
@@ -284,10 +296,15 @@ export function isPrunable(entry: EntryState, closedBy: number): boolean {
   return entry.closedAt !== null && entry.closedAt <= closedBy;
 }
 
-/** Prunes up to `limit` prunable entries, oldest close first (none due: unchanged). */
-function prune(view: PartitionView, { closedBy, limit }: CommandOf<'Prune'>, now: number): Decisions['Prune'] {
+/**
+ * Prunes up to `limit` prunable entries, oldest close first, and up to `answerLimit` loose
+ * answers last answered by `closedBy` (tombstones only: nothing else records them), in one
+ * append (none due: unchanged).
+ */
+function prune(view: PartitionView, { closedBy, limit, answerLimit }: CommandOf<'Prune'>, now: number): Decisions['Prune'] {
   const due = view.oldestClosed(limit, (entry) => isPrunable(entry, closedBy));
-  if (due.length === 0) return UNCHANGED;
+  const tombstones = view.answers.looseDue(closedBy, answerLimit ?? 0);
+  if (due.length === 0 && tombstones.length === 0) return UNCHANGED;
   const entryIds = due.map((entry) => entry.entryId);
   const pruned: EntriesPruned = {
     type: 'EntriesPruned',
@@ -298,7 +315,60 @@ function prune(view: PartitionView, { closedBy, limit }: CommandOf<'Prune'>, now
     entryIds,
     issuedThrough: view.issuedThrough,
   };
-  return append(pruned);
+  return { kind: 'append', events: [pruned], tombstones };
+}
+
+// ---- Answer: a request of the commands topic -----------------------------------------------
+
+/**
+ * Every request gets exactly one CommandAnswered, in the same append as its events. A request
+ * id of the tenant answered before (and not pruned since) gets that first answer again, with
+ * created false, and nothing else; else the request's command is decided as through the API,
+ * and its refusal (QueueFull, ThreadBusy, TicketNotFound, ... or InvalidArgument for a request
+ * the shell could not make a command of) becomes the answer's code and message.
+ */
+function answer(view: PartitionView, command: CommandOf<'Answer'>, now: number): Decisions['Answer'] {
+  const { requestId, tenant, thread, request } = command;
+  const base = { type: 'CommandAnswered', tenant, thread, at: now, requestId } as const;
+  const first = view.answers.of(tenant, requestId);
+  if (first !== undefined) {
+    const { command: kind, entryId, code, message } = first;
+    return answered([], { ...base, command: kind, entryId, created: false, code, message });
+  }
+  if (request.kind === 'invalid') return answered([], refusal(base, request.command, null, request.error));
+  if (request.kind === 'submit') {
+    const decision = submit(view, request.command, now);
+    if (decision.kind === 'refused') return answered([], refusal(base, 'submit', null, decision.error));
+    const { entryId } = decision;
+    return answered(decision.events, {
+      ...base,
+      command: 'submit',
+      entryId,
+      created: decision.kind === 'created',
+      code: null,
+      message: null,
+    });
+  }
+  const decision = cancel(view, request.command, now);
+  const entryId = request.command.entryId;
+  if (decision.kind === 'refused') {
+    const named = lookUp(view, tenant, entryId) instanceof RunlogError ? null : entryId; // EntryClosed names the tenant's entry
+    return answered([], refusal(base, 'cancel', named, decision.error));
+  }
+  return answered(decision.events, { ...base, command: 'cancel', entryId, created: true, code: null, message: null });
+}
+
+function answered(events: RunlogEvent[], answer: CommandAnswered): Decisions['Answer'] {
+  return { kind: 'answered', events: [...events, answer], answer };
+}
+
+function refusal(
+  base: Pick<CommandAnswered, 'type' | 'tenant' | 'thread' | 'at' | 'requestId'>,
+  command: AnsweredCommand,
+  entryId: string | null,
+  error: RunlogError,
+): CommandAnswered {
+  return { ...base, command, entryId, created: false, code: error.code, message: error.message };
 }
 
 // ---- Looking entries up (tenant isolation) ------------------------------------------------

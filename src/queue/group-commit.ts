@@ -19,11 +19,17 @@
  * true and the owner hears of it at once (`failed`: it stops deciding against the view);
  * once nothing is in flight any more, it hears `drained`: it must rebuild the view from
  * the log before serving the partition again, with a new GroupCommit (partition.ts).
+ *
+ * Consumed offsets (a command intake's: EventLog.append's `consumed`) ride the group: a group
+ * commits the highest offset its commands consumed, atomically with their records (groups
+ * land in order, so the committed offset never passes a command whose records are not in).
+ * Commands consuming another group's, topic's or partition's offsets go in another group.
  */
-import { appendBytes, type AppendRecord, type EventLog } from '../log/event-log.ts';
+import { appendBytes, consumedKey, type AppendRecord, type ConsumedOffset, type EventLog } from '../log/event-log.ts';
 
 interface Pending {
   records: AppendRecord[];
+  consumed: ConsumedOffset | null;
   bytes: number;
   resolve: (offsets: bigint[]) => void;
   reject: (error: unknown) => void;
@@ -57,11 +63,14 @@ export class GroupCommit {
     return this.failure !== null;
   }
 
-  /** Resolves with the records' offsets once they are durable. The records must fit one append (record-bounds.ts). */
-  write(records: AppendRecord[]): Promise<bigint[]> {
+  /**
+   * Resolves with the records' offsets once they are durable (and `consumed` committed with
+   * them, when given). The records must fit one append (record-bounds.ts).
+   */
+  write(records: AppendRecord[], consumed: ConsumedOffset | null = null): Promise<bigint[]> {
     if (this.failure !== null) return Promise.reject(this.failure);
     const written = new Promise<bigint[]>((resolve, reject) => {
-      this.queue.push({ records, bytes: appendBytes(records), resolve, reject });
+      this.queue.push({ records, consumed, bytes: appendBytes(records), resolve, reject });
       this.schedule();
     });
     this.lastWrite = written.then(noop, noop);
@@ -95,12 +104,16 @@ export class GroupCommit {
     });
   }
 
-  /** The queued commands, oldest first, that fit one append together (always at least one). */
+  /** The queued commands, oldest first, that fit one append together (always at least one) and consume one group's offsets if any. */
   private takeGroup(): Pending[] {
     let bytes = 0;
     let taken = 0;
+    let consumed: string | null = null;
     for (const pending of this.queue) {
       if (taken > 0 && bytes + pending.bytes > this.log.maxAppendBytes) break;
+      const key = pending.consumed === null ? null : consumedKey(pending.consumed);
+      if (key !== null && consumed !== null && key !== consumed) break;
+      consumed ??= key;
       bytes += pending.bytes;
       taken++;
     }
@@ -109,10 +122,11 @@ export class GroupCommit {
 
   private async appendGroup(group: Pending[]): Promise<void> {
     try {
-      const offsets = await this.log.append(
-        this.partition,
-        group.flatMap((pending) => pending.records),
-      );
+      const records = group.flatMap((pending) => pending.records);
+      const consumed = highestConsumed(group);
+      const offsets = await (consumed === null
+        ? this.log.append(this.partition, records)
+        : this.log.append(this.partition, records, { consumed }));
       let next = 0;
       for (const pending of group) {
         pending.resolve(offsets.slice(next, next + pending.records.length));
@@ -133,6 +147,12 @@ export class GroupCommit {
     this.failureReported = true;
     this.owner.drained(this.failure);
   }
+}
+
+function highestConsumed(group: readonly Pending[]): ConsumedOffset | null {
+  let highest: ConsumedOffset | null = null;
+  for (const { consumed } of group) if (consumed !== null && (highest === null || consumed.offset > highest.offset)) highest = consumed;
+  return highest;
 }
 
 function noop(): void {}

@@ -43,9 +43,9 @@
  * still owns the partition, fencing nobody if not) and then replays it, so the replay sees
  * everything any earlier writer had acknowledged.
  */
-import { RunlogError, isRunlogError } from '../errors.ts';
+import { RunlogError, invalidArgument, isRunlogError } from '../errors.ts';
 import type { Closed, RunlogEvent } from '../events/types.ts';
-import type { EventLog } from '../log/event-log.ts';
+import type { ConsumedOffset, EventLog } from '../log/event-log.ts';
 import { replayPartition } from '../projector/replay.ts';
 import { PartitionView } from '../../projections/partition-view.ts';
 import type { RunlogWarning } from '../warnings.ts';
@@ -71,6 +71,11 @@ type Mode =
   | { kind: 'releasing' }
   | { kind: 'unowned' };
 
+export interface CommitOptions {
+  tombstones?: readonly string[];
+  consumed?: ConsumedOffset;
+}
+
 /** What a command decided, when it was not refused (a refusal is thrown). */
 export type Accepted<C extends Command> = Exclude<DecisionOf<C['type']>, Refused>;
 
@@ -93,6 +98,7 @@ export class Partition {
   #view: PartitionView;
   #writer: GroupCommit;
   #mode: Mode;
+  #generation = 0;
   /** The last acquire() or release() of the partition: the next one starts once it has ended. */
   #ownershipChange: Promise<void> = Promise.resolve();
   readonly #closes = new ClosedWaiters();
@@ -134,6 +140,15 @@ export class Partition {
     return this.#is('unowned') || this.#is('releasing');
   }
 
+  /**
+   * Counts the views the partition has served from: one more each time it serves again after
+   * a rebuild or an acquire. A command intake reads from the committed offset for one
+   * generation, and its commands are refused once another began (command-intake.ts).
+   */
+  get generation(): number {
+    return this.#generation;
+  }
+
   health(): PartitionHealth {
     const mode = this.#mode;
     const error = mode.kind === 'down' || mode.kind === 'rebuilding' ? mode.error : null;
@@ -160,7 +175,8 @@ export class Partition {
   async run<C extends Command, A>(command: C, answer: (decision: Accepted<C>) => A): Promise<A> {
     if (!this.serving) await this.ready();
     const decision = this.decide(command, this.host.now());
-    const durable = decision.events.length > 0 ? this.commit(decision.events) : null;
+    const tombstones = 'tombstones' in decision ? decision.tombstones : [];
+    const durable = decision.events.length > 0 ? this.commit(decision.events, { tombstones }) : null;
     const answered = answer(decision);
     await durable;
     return answered;
@@ -177,18 +193,23 @@ export class Partition {
    * Encodes, checks the records fit the log, folds, appends durably, then wakes waiters.
    * Encoding and checking first: a bad or oversized event changes nothing. Everything up to
    * the append runs in the caller's turn (the function's first await is the append), so the
-   * events are folded when this returns.
+   * events are folded when this returns. `options.tombstones`: record keys tombstoned with the
+   * events (loose answers a Prune removes); `options.consumed`: an offset consumed elsewhere,
+   * committed with them (a command intake's: group-commit.ts).
    */
-  async commit(events: RunlogEvent[]): Promise<void> {
+  async commit(events: RunlogEvent[], options: CommitOptions = {}): Promise<void> {
     this.#requireServing();
     const view = this.#view;
-    const { records, tombstones } = recordsOf(view, events);
+    const { records, tombstones } = recordsOf(view, events, options.tombstones);
     checkRecordsFit(this.log, events, records);
+    if (options.consumed !== undefined && this.log.commitsConsumedOffsets !== true) {
+      throw invalidArgument(`the ${this.log.kind} log cannot commit consumed offsets with an append (only the Kafka log can)`);
+    }
     for (const [i, event] of events.entries()) view.apply(null, records[i]!.key, event);
     // The entries these events close, taken now: one pruned in the same group is gone from the view once durable.
     const closed = this.#closes.awaitedIn(view, events);
     for (const record of tombstones) view.apply(null, record.key, null);
-    const offsets = await this.#writer.write(records).catch((error: unknown) => {
+    const offsets = await this.#writer.write(records, options.consumed ?? null).catch((error: unknown) => {
       throw this.#lostToAnother(error) ? this.#claimedMeanwhile(error) : error;
     });
     view.appended(offsets[offsets.length - 1]!);
@@ -439,6 +460,7 @@ export class Partition {
 
   #setServing(view: PartitionView): void {
     this.#setMode({ kind: 'serving' }, ['rebuilding', 'acquiring']);
+    this.#generation++;
     this.#view = view;
     this.host.raiseClockTo(view.lastAt);
     this.#writer = this.#newWriter();

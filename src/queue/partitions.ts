@@ -40,7 +40,8 @@ export class Partitions {
 
   /**
    * Prunes the `limit` oldest closes at or before `closedBy` across partitions; answers how
-   * many were pruned. Each partition decides its share (one being rebuilt, once it serves again).
+   * many were pruned. Each partition decides its share (one being rebuilt, once it serves again),
+   * and tombstones up to `limit` of its loose answers (refusals) last answered by `closedBy`.
    */
   async prune(closedBy: number, limit: number): Promise<number> {
     const due = this.#owned()
@@ -51,8 +52,12 @@ export class Partitions {
       .slice(0, limit);
     const perPartition = new Map<Partition, number>();
     for (const { partition } of due) perPartition.set(partition, (perPartition.get(partition) ?? 0) + 1);
+    for (const partition of this.all) {
+      if (!perPartition.has(partition) && partition.view.answers.looseDue(closedBy, 1).length > 0) perPartition.set(partition, 0);
+    }
     const pruned = [...perPartition].map(([partition, count]) => {
-      return partition.run({ type: 'Prune', closedBy, limit: count }, ({ events }) => events[0]?.entryIds.length ?? 0);
+      const command = { type: 'Prune', closedBy, limit: count, answerLimit: limit } as const;
+      return partition.run(command, ({ events }) => events[0]?.entryIds.length ?? 0);
     });
     return sum(await Promise.all(pruned));
   }

@@ -1,6 +1,7 @@
 /**
  * The records a commit appends: each event encoded under its record key (events/keys.ts),
- * then a tombstone for every record of each entry an EntriesPruned event removes, in the
+ * then a tombstone for every record of each entry an EntriesPruned event removes (its
+ * answers' included) and for each key in `alsoTombstone` (loose answers pruned), in the
  * same append (compaction then drops those records). Taken from the view before the events
  * are folded: the pruned entries are still in it.
  */
@@ -10,10 +11,15 @@ import type { RunlogEvent } from '../events/types.ts';
 import type { AppendRecord } from '../log/event-log.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
 
-export function recordsOf(view: PartitionView, events: RunlogEvent[]): { records: AppendRecord[]; tombstones: AppendRecord[] } {
+export function recordsOf(
+  view: PartitionView,
+  events: RunlogEvent[],
+  alsoTombstone: readonly string[] = [],
+): { records: AppendRecord[]; tombstones: AppendRecord[] } {
   const tombstones = events.flatMap((event) =>
     event.type === 'EntriesPruned' ? event.entryIds.flatMap((id) => tombstonesOf(view, id)) : [],
   );
+  for (const key of alsoTombstone) tombstones.push({ key, value: null });
   const records: AppendRecord[] = events.map((event) => ({ key: recordKeyOf(event), value: encodeEvent(event) }));
   records.push(...tombstones);
   return { records, tombstones };
@@ -23,5 +29,6 @@ function tombstonesOf(view: PartitionView, entryId: string): AppendRecord[] {
   const entry = view.entries.get(entryId)!;
   const keys = [submissionKey(entryId), stateKey(entryId)];
   for (const attempt of entry.attempts) keys.push(attemptKey(entryId, attempt.attempt));
+  keys.push(...view.answers.keysOf(entryId));
   return keys.map((key) => ({ key, value: null }));
 }

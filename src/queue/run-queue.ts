@@ -6,7 +6,11 @@
  * health, nextDueAt; and it runs the retention timer.
  */
 import { RunlogError } from '../errors.ts';
-import type { EventLog } from '../log/event-log.ts';
+import type { ConsumedOffset, EventLog } from '../log/event-log.ts';
+import type { RunlogCommand } from '../events/command-types.ts';
+import type { CommandAnswered } from '../events/types.ts';
+import { answerOptions, requestOf, requestOfRecord, requireCommand, type RequestContext } from './command-requests.ts';
+import type { CommandOf, SubmissionFields } from './commands.ts';
 import type { EntryState } from '../../projections/entry-state.ts';
 import { leaseOf, toPublicEntry } from './public-entry.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
@@ -149,15 +153,77 @@ export class RunQueue implements RunQueueApi {
       const now = this.now();
       // notBefore and deadline are by the caller's wall clock: into store time (a no-op unless the wall stepped).
       const fields = { ...asked, notBefore: this.clock.fromWall(asked.notBefore), deadline: this.clock.fromWall(asked.deadline) };
-      const counts = { tenant: this.#partitions.openOf(fields.tenant), total: this.#partitions.openTotal() };
-      const freshSecret = partition.view.ticketKey === null ? newTicketSecret() : null;
-      const decision = partition.decide({ type: 'Submit', submission: fields, capacity: this.capacity, counts, freshSecret }, now);
+      const decision = partition.decide(this.#submitCommand(partition, fields), now);
       const created = decision.kind === 'created';
       // An entry its key names may be one whose append is in flight: answered only once that is durable, else decided again.
       if (created) await partition.commit(decision.events);
       else if (!(await partition.durable())) continue;
       return { tenant: fields.tenant, thread: fields.thread, entryId: decision.entryId, created };
     }
+  }
+
+  /**
+   * Resolves once `partition` serves, with its generation (Partition.generation): a command
+   * intake passes it to answerCommand, which then refuses, rather than waits, once the
+   * partition stopped serving that view. Rejects as a command would (NotOwner, Stopped, down).
+   */
+  async awaitServing(partition: number): Promise<number> {
+    this.requireRunning();
+    const part = this.#partitionNumbered(partition);
+    if (!part.serving) await part.ready();
+    return part.generation;
+  }
+
+  /** The decider's Submit command of checked fields for `partition`: the capacity, the open counts now, a ticket secret if it has none. */
+  #submitCommand(partition: Partition, submission: SubmissionFields): CommandOf<'Submit'> {
+    const counts = { tenant: this.#partitions.openOf(submission.tenant), total: this.#partitions.openTotal() };
+    const freshSecret = partition.view.ticketKey === null ? newTicketSecret() : null;
+    return { type: 'Submit', submission, capacity: this.capacity, counts, freshSecret };
+  }
+
+  /**
+   * Answers a command of the commands topic (src/cluster/command-intake.ts), a record's value
+   * (or the command decoded), read from commands partition `partition`: the command is decided
+   * on that partition and its events and exactly one CommandAnswered are appended together,
+   * with `options.consumed` committed in the same append (Kafka only). A repeated request id
+   * gets its first answer again; a refusal (a bad command: InvalidArgument, one on the wrong
+   * partition, a record that does not decode but names its request id) is an answer too.
+   * Resolves with the answer once durable; with null for a record naming no request id at
+   * all, skipped with a RUNLOG_COMMAND warning (nothing written, nothing committed). Rejects,
+   * with nothing of it written, when the partition does not serve (NotOwner, LogUnavailable,
+   * Stopped): decided in the caller's turn when it serves, so calls made one after the other
+   * are decided (and land) in call order.
+   */
+  async answerCommand(
+    partition: number,
+    command: Uint8Array | null | RunlogCommand,
+    options: { consumed?: ConsumedOffset; generation?: number } = {},
+  ): Promise<CommandAnswered | null> {
+    this.requireRunning();
+    const part = this.#partitionNumbered(partition);
+    const { consumed, generation } = answerOptions(options);
+    requireCommand(command);
+    if (generation !== undefined) refuseOtherGeneration(part, generation);
+    else if (!part.serving) await part.ready();
+    const context: RequestContext = {
+      partition,
+      partitions: this.partitions,
+      maxInputBytes: this.maxInputBytes,
+      fromWall: (at) => this.clock.fromWall(at),
+      submitCommand: (fields) => this.#submitCommand(part, fields),
+    };
+    const request = command === null || command instanceof Uint8Array ? requestOfRecord(command, context) : requestOf(command, context);
+    if ('unreadable' in request) {
+      const where = consumed === undefined ? '' : ` at offset ${consumed.offset - 1n} of ${consumed.topic}`;
+      this.warnings.report({
+        code: 'RUNLOG_COMMAND',
+        message: `skipped a command record of partition ${partition}${where}: ${request.unreadable}`,
+      });
+      return null;
+    }
+    const decision = part.decide({ type: 'Answer', ...request }, this.now());
+    await part.commit(decision.events, consumed === undefined ? {} : { consumed });
+    return decision.answer;
   }
 
   /**
@@ -339,6 +405,21 @@ export class RunQueue implements RunQueueApi {
     const refusal = this.#guard?.();
     if (refusal) throw refusal;
   }
+}
+
+/**
+ * Commands read in order from a commands partition must land in that order: one arriving once
+ * the partition left the view its predecessors were decided on (an append failed: they are
+ * lost and will be read again from the committed offset) is refused, never decided later.
+ */
+function refuseOtherGeneration(partition: Partition, generation: number): void {
+  if (partition.serving && partition.generation === generation) return;
+  const why = partition.serving ? `it serves a newer view (generation ${partition.generation})` : 'it is not serving';
+  throw new RunlogError(
+    'LogUnavailable',
+    `partition ${partition.partition} no longer serves generation ${generation} of its view: ${why}; read the commands again from the committed offset`,
+    { retriable: true },
+  );
 }
 
 /** What take answers for an entry whose lease it has just folded (so the lease is there). */

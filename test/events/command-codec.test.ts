@@ -55,8 +55,14 @@ test('peekCommandIds reads request id, tenant and thread of a command whose body
   const bytes = encodeCommand(submit);
   const cut = bytes.subarray(0, bytes.length - 20);
   fails('Corrupt', () => decodeCommand(cut), /truncated or malformed/);
-  assert.deepEqual(peekCommandIds(cut), { requestId: submit.requestId, tenant: submit.tenant, thread: submit.thread });
-  assert.deepEqual(peekCommandIds(encodeCommand(cancel)), { requestId: cancel.requestId, tenant: 'acme', thread: 'ticket-42' });
+  const ids = { requestId: submit.requestId, tenant: submit.tenant, thread: submit.thread };
+  assert.deepEqual(peekCommandIds(cut), { type: 'SubmitCommand', ...ids });
+  assert.deepEqual(peekCommandIds(encodeCommand(cancel)), {
+    type: 'CancelCommand',
+    requestId: 'req-7a2',
+    tenant: 'acme',
+    thread: 'ticket-42',
+  });
   assert.equal(peekCommandIds(bytes.subarray(0, 14)), null, 'cut inside the request id');
   assert.equal(peekCommandIds(encodeEvent(GOLDEN_EVENTS['Leased.v1.bin']!)), null, 'an event: not a command schema');
   assert.equal(peekCommandIds(Uint8Array.of(1, 2, 3)), null);

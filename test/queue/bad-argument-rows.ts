@@ -225,6 +225,18 @@ export function eventLogRows(log: EventLog): Row[] {
       [['bytes', '"bytes"'], [[1], '[ 1 ]'], [undefined, 'undefined'], ...notBytes()],
       (value) => log.append(0, [{ key: 'k', value }] as never),
     ),
+    ...objectRows(`${log.kind} append options`, 'append options', 'consumed', (options) => log.append(0, [], options as never)),
+    log.commitsConsumedOffsets === true
+      ? {
+          label: `${log.kind} append consumed offset not a bigint`,
+          call: () => log.append(0, [], { consumed: { group: 'g', topic: 't', partition: 0, offset: 1 } } as never),
+          mentions: ['consumed.offset', '1'],
+        }
+      : {
+          label: `${log.kind} append consumed (only Kafka commits consumed offsets)`,
+          call: () => log.append(0, [], { consumed: { group: 'g', topic: 't', partition: 0, offset: 1n } }),
+          mentions: ['consumed', 'only the Kafka log'],
+        },
     {
       label: `${log.kind} append record with unknown key`,
       call: () => log.append(0, [{ key: 'k', value: null, offset: 5n }] as never),

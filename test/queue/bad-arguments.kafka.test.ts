@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { openRunQueueOnLog } from '../../src/index.ts';
-import { openTestKafkaLog } from '../log/kafka-test-support.ts';
+import { kafkaBrokers, openTestKafkaLog } from '../log/kafka-test-support.ts';
+import { openKafkaCommandSource } from '../../src/log/kafka/command-source.ts';
 import {
   endOffsets,
   escapes,
@@ -37,6 +38,28 @@ describe('bad arguments on the Kafka log', () => {
           [Number.NaN, 'NaN'],
         ],
         (partition) => log.claim(partition as never),
+      ),
+      ...objectRows('openKafkaCommandSource', 'command source options', 'group', (options) => openKafkaCommandSource(options as never)),
+      ...rows('openKafkaCommandSource group', 'group', NOT_NAMES, (group) =>
+        openKafkaCommandSource({ brokers: kafkaBrokers(), topic: 'runlog-x', group, partitions: 2 } as never),
+      ),
+      ...rows(
+        'openKafkaCommandSource topic',
+        'topic',
+        [
+          ['a b', '"a b"'],
+          [7, '7'],
+        ],
+        (topic) => openKafkaCommandSource({ brokers: kafkaBrokers(), topic, group: 'g', partitions: 2 } as never),
+      ),
+      ...rows(
+        'openKafkaCommandSource partitions',
+        'partitions',
+        [
+          [0, '0'],
+          ['2', '"2"'],
+        ],
+        (partitions) => openKafkaCommandSource({ brokers: kafkaBrokers(), topic: 'runlog-x', group: 'g', partitions } as never),
       ),
       ...rows('submit tenant', 'tenant', NOT_NAMES, (tenant) => queue.submit({ tenant, thread: 't', agent: 'build', input: 'x' } as never)),
       ...objectRows(

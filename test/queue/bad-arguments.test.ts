@@ -279,6 +279,39 @@ describe('bad arguments', () => {
         ),
         ...runQueueApiRows(queue, { submit, open, lease }),
         // what only the RunQueue has
+        ...rows('answerCommand partition', 'partition', [...NOT_INTEGERS, [99, '99']], (partition) =>
+          queue.answerCommand(partition as never, null),
+        ),
+        ...rows(
+          'answerCommand command',
+          'command',
+          [
+            ['x', '"x"'],
+            [42, '42'],
+            [{ type: 'Submitted' }, "{ type: 'Submitted' }"],
+          ],
+          (command) => queue.answerCommand(0, command as never),
+        ),
+        ...objectRows('answerCommand options', 'answerCommand options', 'consumed', (options) =>
+          queue.answerCommand(0, null, options as never),
+        ),
+        ...rows('answerCommand generation', 'generation', NOT_INTEGERS, (generation) =>
+          queue.answerCommand(0, null, { generation } as never),
+        ),
+        ...rows(
+          'answerCommand consumed',
+          'consumed',
+          [
+            [{ group: 'g', topic: 't', partition: 0, offset: 5 }, 'offset'],
+            [{ group: '', topic: 't', partition: 0, offset: 5n }, 'group'],
+            [{ group: 'g', topic: 't', partition: -1, offset: 5n }, 'partition'],
+            [{ group: 'g', topic: 't', offset: 5n, colour: 1 }, '"colour"'],
+          ],
+          (consumed) => queue.answerCommand(0, null, { consumed } as never),
+        ),
+        ...rows('awaitServing partition', 'partition', [...NOT_INTEGERS, [99, '99']], (partition) =>
+          queue.awaitServing(partition as never),
+        ),
         ...objectRows('sweep', 'sweep options', 'ticketLifetimeMs', (options) => queue.sweep(options as never), 'everyMs'),
         ...rows('sweep ticketLifetimeMs', 'ticketLifetimeMs', [...NOT_INTEGERS, [undefined, 'undefined']], (ticketLifetimeMs) =>
           queue.sweep({ ticketLifetimeMs } as never),

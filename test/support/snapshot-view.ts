@@ -3,6 +3,7 @@
  * Index internals (heaps, lazy deletions) are left out; they change no answer.
  */
 import type { PartitionView } from '../../projections/partition-view.ts';
+import type { Answer } from '../../projections/answers.ts';
 import { toPublicEntry } from '../../src/queue/public-entry.ts';
 import type { Entry } from '../../src/queue/types.ts';
 
@@ -14,6 +15,8 @@ export interface ViewSnapshot {
   runIds: Record<string, string>;
   submissionKeys: Record<string, string>;
   openByTenant: Record<string, number>;
+  /** Answers to requests of the commands topic, by record key. */
+  answers: Record<string, Omit<Answer, 'key'>>;
 }
 
 export function snapshotView(view: PartitionView): ViewSnapshot {
@@ -35,6 +38,12 @@ export function snapshotView(view: PartitionView): ViewSnapshot {
     runIds,
     submissionKeys: Object.fromEntries([...view.submissionKeys].sort(byKey)),
     openByTenant: Object.fromEntries([...view.openByTenant].sort(byKey)),
+    answers: Object.fromEntries(
+      view.answers
+        .all()
+        .map(({ key, ...answer }): [string, Omit<Answer, 'key'>] => [key, answer])
+        .sort(byKey),
+    ),
   };
 }
 

@@ -12,7 +12,7 @@ export function wrapLog<R extends Partial<EventLog>>(log: EventLog, replace: R):
     partitions: log.partitions,
     maxRecordBytes: log.maxRecordBytes,
     maxAppendBytes: log.maxAppendBytes,
-    append: (partition, records) => log.append(partition, records),
+    append: (partition, records, options) => log.append(partition, records, options),
     read: (partition, from, options) => log.read(partition, from, options),
     tail: (partition, from, options) => log.tail(partition, from, options),
     endOffset: (partition) => log.endOffset(partition),

@@ -15,8 +15,16 @@ import { mkdir, stat } from 'node:fs/promises';
 import { describe, requireBoolean, requireFunction, requireInteger, requirePath } from '../../validation/index.ts';
 import { RunlogError, invalidArgument, isRunlogError } from '../../errors.ts';
 import { emitProcessWarning, type WarningListener, WarningCounter } from '../../warnings.ts';
-import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
-import { checkOffset, checkPartition, checkPartitionCount, checkReadOptions, checkRecords, checkTailOptions } from '../log-arguments.ts';
+import type { AppendOptions, AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
+import {
+  checkAppendOptions,
+  checkOffset,
+  checkPartition,
+  checkPartitionCount,
+  checkReadOptions,
+  checkRecords,
+  checkTailOptions,
+} from '../log-arguments.ts';
 import { tailRecords, type TailSource } from '../tail.ts';
 import { FRAME_LIMITS } from './frame.ts';
 import { openFailure } from './fs-errors.ts';
@@ -229,8 +237,9 @@ class FileLogImpl implements FileLog {
     return part;
   }
 
-  async append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]> {
+  async append(partition: number, records: readonly AppendRecord[], options?: AppendOptions): Promise<bigint[]> {
     const part = this.#partition(partition);
+    checkAppendOptions(options, false, `the file log in ${this.#dir}`);
     const checked = checkRecords(records, this, `the file log in ${this.#dir}`);
     if (checked.length === 0) return [];
     return part.appender.append(checked);

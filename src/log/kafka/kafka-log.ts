@@ -21,8 +21,16 @@ import kafkajs from 'kafkajs';
 import type { Admin, Kafka } from 'kafkajs';
 import { describe, requireBoolean, requireInteger, requireObject } from '../../validation/index.ts';
 import { RunlogError, invalidArgument } from '../../errors.ts';
-import type { AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
-import { checkOffset, checkPartition, checkPartitionCount, checkReadOptions, checkRecords, checkTailOptions } from '../log-arguments.ts';
+import type { AppendOptions, AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
+import {
+  checkAppendOptions,
+  checkOffset,
+  checkPartition,
+  checkPartitionCount,
+  checkReadOptions,
+  checkRecords,
+  checkTailOptions,
+} from '../log-arguments.ts';
 import { batchBytesFor, kafkaRecordLimits } from './batch-size.ts';
 import { quietLogCreator, toRunlogError } from './errors.ts';
 import { readPartition } from './partition-reader.ts';
@@ -64,6 +72,8 @@ class KafkaLog implements KafkaEventLog {
   readonly partitions: number;
   /** Transactions are pipelined on two lanes, and batches coalesce behind them (transaction-pipeline.ts). */
   readonly appendsInFlight = 16;
+  /** append's `consumed` commits in the append's transaction (TxnOffsetCommit: transactional-producer.ts). */
+  readonly commitsConsumedOffsets = true;
   /** A record must fit one record batch of the topic's max.message.bytes; an append is split into as many as it needs (batch-size.ts). */
   readonly maxRecordBytes: number;
   readonly maxAppendBytes: number;
@@ -121,10 +131,13 @@ class KafkaLog implements KafkaEventLog {
     return p;
   }
 
-  async append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]> {
+  /** `options.consumed`: committed in the append's transaction (sendOffsets: transaction-pipeline.ts). */
+  async append(partition: number, records: readonly AppendRecord[], options?: AppendOptions): Promise<bigint[]> {
     const p = this.#openToWrite(partition, 'append');
     const limit = `topic ${this.topic} (its max.message.bytes ${this.#maxMessageBytes} less a record batch's overhead)`;
-    const offsets = await this.#pipelines[p]!.append(checkRecords(records, this, limit));
+    const checked = checkRecords(records, this, limit);
+    const consumed = checkAppendOptions(options, true, `the Kafka log of topic ${this.topic}`);
+    const offsets = await this.#pipelines[p]!.append(checked, consumed);
     this.#ends.committed(p, offsets);
     return offsets;
   }

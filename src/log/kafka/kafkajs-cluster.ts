@@ -20,6 +20,15 @@ export interface ClusterBroker {
   addPartitionsToTxn(request: TransactionRef & { topics: Array<{ topic: string; partitions: number[] }> }): Promise<unknown>;
   produce(request: TransactionRef & { acks: -1; timeout: number; topicData: ProduceTopicData[] }): Promise<ProduceResponse>;
   endTxn(request: TransactionRef & { transactionResult: boolean }): Promise<unknown>;
+  /** At the transaction coordinator: the group's offsets partition joins the transaction. */
+  addOffsetsToTxn(request: TransactionRef & { groupId: string }): Promise<unknown>;
+  /** At the group's coordinator: offsets committed when (and only if) the transaction commits. */
+  txnOffsetCommit(
+    request: TransactionRef & {
+      groupId: string;
+      topics: Array<{ topic: string; partitions: Array<{ partition: number; offset: string; metadata: string | null }> }>;
+    },
+  ): Promise<unknown>;
 }
 
 export interface TransactionRef {
@@ -51,6 +60,8 @@ export interface Cluster {
 
 /** kafkajs's coordinator type for transactional ids (FindCoordinator key_type 1). */
 export const TRANSACTION_COORDINATOR = 1;
+/** ... and for consumer groups (key_type 0). */
+export const GROUP_COORDINATOR = 0;
 
 const CREATE_CLUSTER = 'private:Kafka:createCluster';
 const CLUSTER_METHODS = [

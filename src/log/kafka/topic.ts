@@ -55,7 +55,7 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<TopicF
 const SERVED_TIMEOUT_MS = 30_000;
 
 /** Waits until every partition has a leader that answers ListOffsets for it. */
-async function waitUntilServed(admin: Admin, topic: string): Promise<void> {
+export async function waitUntilServed(admin: Admin, topic: string): Promise<void> {
   const served = async (): Promise<void> => {
     const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
     const partitions = metadata.topics[0]?.partitions ?? [];

@@ -47,7 +47,7 @@
  */
 import type { Kafka } from 'kafkajs';
 import { RunlogError, isRunlogError } from '../../errors.ts';
-import type { AppendRecord } from '../event-log.ts';
+import { consumedKey, type AppendRecord, type ConsumedOffset } from '../event-log.ts';
 import { splitBatches } from './batch-size.ts';
 import { isFencingError, toRunlogError } from './errors.ts';
 import { LanePair } from './lane-pair.ts';
@@ -63,6 +63,8 @@ const MAX_RECLAIMS = 3;
 
 interface Pending {
   records: readonly AppendRecord[];
+  /** The offset consumed elsewhere that commits with these records (EventLog.append's options), or null. */
+  consumed: ConsumedOffset | null;
   resolve: (offsets: bigint[]) => void;
   reject: (error: unknown) => void;
 }
@@ -105,13 +107,13 @@ export class TransactionPipeline {
     );
   }
 
-  append(records: readonly AppendRecord[]): Promise<bigint[]> {
+  append(records: readonly AppendRecord[], consumed: ConsumedOffset | null = null): Promise<bigint[]> {
     if (this.#stopped) return Promise.reject(this.#stopped);
     if (this.#broken) return this.#refuseAfterRecovery(this.#broken);
-    if (records.length === 0) return Promise.resolve([]);
+    if (records.length === 0 && consumed === null) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       // Copied now: the caller may reuse its buffers before this append's turn comes.
-      this.#queue.push({ records: records.map(copyRecord), resolve, reject });
+      this.#queue.push({ records: records.map(copyRecord), consumed, resolve, reject });
       void this.#drain();
     });
   }
@@ -152,14 +154,22 @@ export class TransactionPipeline {
     }
   }
 
-  /** Takes queued appends, oldest first, until the size bound (always at least one). */
+  /**
+   * Takes queued appends, oldest first, until the size bound (always at least one). Appends
+   * committing consumed offsets of one group, topic and partition share a transaction, which
+   * commits the highest of them; another's ends the batch.
+   */
   #takeBatch(): Pending[] {
     let bytes = 0;
     let count = 0;
     let taken = 0;
+    let consumed: string | null = null;
     for (const pending of this.#queue) {
       const size = pending.records.reduce((sum, r) => sum + r.key.length * 3 + (r.value?.length ?? 0) + RECORD_OVERHEAD_BYTES, 0);
       if (taken > 0 && (bytes + size > MAX_BATCH_BYTES || count + pending.records.length > MAX_BATCH_RECORDS)) break;
+      const key = pending.consumed === null ? null : consumedKey(pending.consumed);
+      if (key !== null && consumed !== null && key !== consumed) break;
+      consumed ??= key;
       bytes += size;
       count += pending.records.length;
       taken++;
@@ -192,6 +202,8 @@ export class TransactionPipeline {
           const refusal = this.#stopped ?? this.#broken; // closed, or an earlier batch failed, while the lane connected
           if (refusal) throw refusal;
           offsets = await this.#send(transaction, batch);
+          const consumed = highestConsumed(batch);
+          if (consumed !== null) await transaction.sendOffsets([consumed]);
           break;
         } catch (error) {
           // Refused as fenced before the produce was acknowledged: nothing of the batch was written.
@@ -322,6 +334,13 @@ function settle(batch: readonly Pending[], failure: RunlogError | null, offsets:
     if (failure) pending.reject(failure);
     else pending.resolve(pending.records.map(() => offsets[next++]!));
   }
+}
+
+/** The highest offset the batch's appends consumed (they share one group, topic and partition: #takeBatch), or null. */
+function highestConsumed(batch: readonly Pending[]): ConsumedOffset | null {
+  let highest: ConsumedOffset | null = null;
+  for (const { consumed } of batch) if (consumed !== null && (highest === null || consumed.offset > highest.offset)) highest = consumed;
+  return highest;
 }
 
 function toMessage(record: AppendRecord): ProducedMessage {

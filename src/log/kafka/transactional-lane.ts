@@ -28,7 +28,7 @@ export interface LaneOptions {
 }
 
 /** An open transaction of the lane: produce into it, then commit or abort it. */
-export type OpenTransaction = Pick<TransactionalProducer, 'produce' | 'commit' | 'abort'>;
+export type OpenTransaction = Pick<TransactionalProducer, 'produce' | 'sendOffsets' | 'commit' | 'abort'>;
 
 const IDLE_ABORT_MS = 10_000;
 

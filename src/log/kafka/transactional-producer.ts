@@ -16,6 +16,9 @@
  *   begin     AddPartitionsToTxn(topic, partition).
  *   produce   Produce (acks=-1) to the partition's leader, carrying producer id, epoch and
  *             the partition's next sequence number (the broker drops a resent duplicate).
+ *   offsets   (sendOffsets, when an append commits what it consumed) AddOffsetsToTxn(group) at
+ *             the transaction coordinator, then TxnOffsetCommit at the group's coordinator:
+ *             the group's offsets become committed with the transaction, or never.
  *   commit    EndTxn(commit); abort: EndTxn(abort).
  * A request is retried while the answer says "soon" (the coordinator is loading, or still
  * writing the markers of the id's previous transaction: CONCURRENT_TRANSACTIONS), or names
@@ -23,7 +26,15 @@
  * reported it; errors.ts maps it (fencing errors to Fenced).
  */
 import type { Kafka } from 'kafkajs';
-import { createCluster, TRANSACTION_COORDINATOR, type Cluster, type ClusterBroker, type TransactionRef } from './kafkajs-cluster.ts';
+import {
+  createCluster,
+  GROUP_COORDINATOR,
+  TRANSACTION_COORDINATOR,
+  type Cluster,
+  type ClusterBroker,
+  type TransactionRef,
+} from './kafkajs-cluster.ts';
+import type { ConsumedOffset } from '../event-log.ts';
 import { RunlogError } from '../../errors.ts';
 import { retry } from '../../retry.ts';
 import { isStaleLeaderError } from './errors.ts';
@@ -108,6 +119,15 @@ export class TransactionalProducer {
     return BigInt(baseOffset);
   }
 
+  /** Commits consumed offsets in the open transaction (see the top). */
+  async sendOffsets(consumed: readonly ConsumedOffset[]): Promise<void> {
+    for (const { group, topic, partition, offset } of consumed) {
+      await this.#atCoordinator((coordinator) => coordinator.addOffsetsToTxn({ ...this.#session(), groupId: group }));
+      const topics = [{ topic, partitions: [{ partition, offset: offset.toString(), metadata: null }] }];
+      await this.#atGroupCoordinator(group, (coordinator) => coordinator.txnOffsetCommit({ ...this.#session(), groupId: group, topics }));
+    }
+  }
+
   async commit(): Promise<void> {
     await this.#atCoordinator((coordinator) => coordinator.endTxn({ ...this.#session(), transactionResult: true }));
   }
@@ -155,6 +175,21 @@ export class TransactionalProducer {
     const retriable = (error: unknown): boolean => isType(error, TRY_AGAIN_SOON) || coordinatorMoved(error);
     const maxMs = (error: unknown): number => (isType(error, TRY_AGAIN_SOON) ? SOON_MS : LATER_MS);
     return retry(attempt, { firstMs: 1, maxMs, forMs: RETRY_FOR_MS, retriable });
+  }
+
+  /** Sends a request to the coordinator of consumer group `groupId`, looked up each time (offsets are committed rarely next to produces), retried as the top says. */
+  #atGroupCoordinator<T>(groupId: string, request: (coordinator: ClusterBroker) => Promise<T>): Promise<T> {
+    const attempt = async (): Promise<T> => {
+      this.#refuseIfDisconnected();
+      try {
+        return await request(await this.#cluster.findGroupCoordinator({ groupId, coordinatorType: GROUP_COORDINATOR }));
+      } catch (error) {
+        if (coordinatorMoved(error)) await this.#cluster.refreshMetadata().catch(() => undefined);
+        throw error;
+      }
+    };
+    const retriable = (error: unknown): boolean => isType(error, TRY_AGAIN_SOON) || coordinatorMoved(error);
+    return retry(attempt, { firstMs: 1, maxMs: LATER_MS, forMs: RETRY_FOR_MS, retriable });
   }
 
   /** The coordinator asked has moved (or its connection failed): forget it and refresh the metadata. */

@@ -5,8 +5,16 @@
  * so no caller can change the log by mutating a buffer.
  */
 import { RunlogError } from '../../errors.ts';
-import type { AppendRecord, EventLog, LogRecord, ReadOptions, RecordLimits, TailOptions } from '../event-log.ts';
-import { checkOffset, checkPartition, checkPartitionCount, checkReadOptions, checkRecords, checkTailOptions } from '../log-arguments.ts';
+import type { AppendOptions, AppendRecord, EventLog, LogRecord, ReadOptions, RecordLimits, TailOptions } from '../event-log.ts';
+import {
+  checkAppendOptions,
+  checkOffset,
+  checkPartition,
+  checkPartitionCount,
+  checkReadOptions,
+  checkRecords,
+  checkTailOptions,
+} from '../log-arguments.ts';
 import { FRAME_LIMITS } from '../file/frame.ts';
 import { AppendWaiters, tailRecords, type TailSource } from '../tail.ts';
 
@@ -67,8 +75,9 @@ class MemoryLog implements EventLog {
     return this.#parts[checkPartition(partition, this.partitions)]!;
   }
 
-  async append(partition: number, records: readonly AppendRecord[]): Promise<bigint[]> {
+  async append(partition: number, records: readonly AppendRecord[], options?: AppendOptions): Promise<bigint[]> {
     const part = this.#partition(partition);
+    checkAppendOptions(options, false, 'the memory log');
     const offsets = checkRecords(records, this, 'the memory log').map((record) => {
       const offset = part.nextOffset++;
       part.records.push(copyRecord({ offset, key: record.key, value: record.value }));
