@@ -14,6 +14,7 @@ import { decodeCommand } from '../../src/events/command-codec.ts';
 import type { Submitted } from '../../src/events/types.ts';
 import { partitionOf, threadKeyBytes } from '../../src/log/partitioner.ts';
 import { uniqueTopic } from '../log/kafka-test-support.ts';
+import { answered, answersOf, readEvents, startOwner, threadPerPartition } from './command-owner.ts';
 import { READ_TIMEOUT_MS, readRecords, type TopicRecord } from './kafka-records.ts';
 import { at, base64, cancelJson, commandsOf, javaProducer, submitJson, type CommandJson } from './java-producer.ts';
 
@@ -140,3 +141,99 @@ const defaults = { key: null, strategy: null, priority: null, notBefore: null, d
 function bytes(text: string): Uint8Array {
   return new Uint8Array(Buffer.from(text));
 }
+
+describe('a runlog owner serving the commands a Java producer wrote in its own transactions', () => {
+  it(
+    'a committed transaction submits each command exactly once, an aborted one nothing; a repeated request id answers the same ticket',
+    { timeout: 10 * 60_000 },
+    async (t) => {
+      const topic = uniqueTopic('runlog-java-owner');
+      await startOwner(t, topic, PARTITIONS);
+      const producer = await javaProducer(t, { topic });
+      const threads = threadPerPartition('acme', 'order', PARTITIONS);
+      const full = fullSubmit('s-full', Date.now());
+
+      // 1. Committed: a submit in every partition, and one with every field set.
+      const first = [...threads.map((thread, i) => submitJson(`s-${i}`, 'acme', thread, `first ${i}`)), full.json];
+      await producer.produce('commit', first, 'order 1');
+      const firstAnswers = answersOf(await readEvents(topic, answered(Object.fromEntries(first.map((c) => [c.requestId, 1])))));
+      const entryOf = (requestId: string): string => firstAnswers.get(requestId)![0]!.entryId!;
+
+      // 2. Aborted: a submit in every partition, a cancel of s-0's entry, s-1's request id again.
+      const abortedIds = [...threads.map((_, i) => `a-${i}`), 'a-cancel'];
+      await producer.produce(
+        'abort',
+        [
+          ...threads.map((thread, i) => submitJson(`a-${i}`, 'acme', thread, 'aborted')),
+          cancelJson('a-cancel', 'acme', threads[0]!, entryOf('s-0'), 'aborted'),
+          submitJson('s-1', 'acme', threads[1]!, 'aborted'),
+        ],
+        'order 2',
+      );
+
+      // 3. Committed: s-0's request id again, a cancel of s-1's entry, a new submit in every
+      // partition, and n-0 twice in this one transaction. Each partition's last command is an
+      // n-*: once they are answered, the owner (reading each partition in order) has passed
+      // every command before them, the aborted ones included.
+      await producer.produce(
+        'commit',
+        [
+          submitJson('s-0', 'acme', threads[0]!, 'second try'),
+          cancelJson('c-1', 'acme', threads[1]!, entryOf('s-1'), 'not needed'),
+          ...threads.map((thread, i) => submitJson(`n-${i}`, 'acme', thread, `third ${i}`)),
+          submitJson('n-0', 'acme', threads[0]!, 'n-0 again'),
+        ],
+        'order 3',
+      );
+      const expected: Record<string, number> = { 's-full': 1, 'c-1': 1 };
+      for (let i = 0; i < PARTITIONS; i++) Object.assign(expected, { [`s-${i}`]: i === 0 ? 2 : 1, [`n-${i}`]: i === 0 ? 2 : 1 });
+      const events = await readEvents(topic, answered(expected));
+      const answers = answersOf(events);
+      t.diagnostic(`${events.length} events read, ${[...answers.values()].flat().length} answers`);
+
+      // Every committed command answered exactly as often as it was written; no aborted one.
+      assert.deepEqual(Object.fromEntries([...answers].map(([id, list]) => [id, list.length])), expected, 'answers per request id');
+      for (const id of abortedIds) assert.equal(answers.get(id), undefined, `${id} (aborted) was answered`);
+
+      // Each submit request: one entry, created by its first answer; a repeat answers the same ticket.
+      const submitted = events.filter((e): e is Submitted => e.type === 'Submitted');
+      for (const [id, list] of answers) {
+        if (id === 'c-1') continue;
+        const ticket = list[0]!.entryId;
+        assert.deepEqual(
+          list.map((a) => [a.command, a.created, a.code, a.entryId]),
+          list.map((_, k) => ['submit', k === 0, null, ticket]),
+          `${id}: its answers`,
+        );
+        assert.equal(submitted.filter((e) => e.entryId === ticket).length, 1, `${id}: Submitted events of its entry`);
+      }
+      assert.equal(submitted.length, answers.size - 1, 'Submitted events: one per submit request id, nothing else');
+      const inputOf = (id: string) => Buffer.from(submitted.find((e) => e.entryId === answers.get(id)![0]!.entryId)!.input).toString();
+      for (let i = 0; i < PARTITIONS; i++) {
+        assert.deepEqual([inputOf(`s-${i}`), inputOf(`n-${i}`)], [`first ${i}`, `third ${i}`], `${threads[i]}: the first write of each id`);
+      }
+      const { type, entryId, at: stamped, seq, ...fields } = submitted.find((e) => e.entryId === entryOf('s-full'))!;
+      assert.ok(type === 'Submitted' && entryId !== '' && stamped > 0 && seq >= 0);
+      assert.deepStrictEqual(fields, full.fields, 's-full: every field as the Java producer wrote it');
+
+      // The committed cancel cancelled s-1's entry; the aborted one left s-0's alone.
+      assert.deepEqual(
+        answers.get('c-1')!.map((a) => [a.command, a.created, a.code, a.entryId]),
+        [['cancel', true, null, entryOf('s-1')]],
+      );
+      const cancels = events.flatMap((e) => (e.type === 'CancelRequested' ? [[e.entryId, e.reason]] : []));
+      assert.deepEqual(cancels, [[entryOf('s-1'), 'not needed']], 'CancelRequested events');
+
+      const orders = await readRecords(`${topic}.orders`, {
+        readUncommitted: false,
+        until: (r) => r.length >= 2,
+        timeoutMs: READ_TIMEOUT_MS,
+      });
+      assert.deepEqual(
+        orders.map((r) => r.value?.toString()),
+        ['order 1', 'order 3'],
+        'the orders committed with the commands',
+      );
+    },
+  );
+});
