@@ -11,7 +11,8 @@ import type { Clock } from '../queue/types.ts';
 import { describe, optionalFunction, optionalOptions, requireInteger, requireObject, requireTimerMs } from '../validation/index.ts';
 import { emitProcessWarning, type WarningListener } from '../warnings.ts';
 import { Http } from './http.ts';
-import { RemoteQueue } from './remote-queue.ts';
+import { NodeQueue } from './node-queue.ts';
+import type { RemoteQueue } from './remote-queue.ts';
 import { DEFAULT_RETRY, type RetrySettings } from './retry-policy.ts';
 import { ServerClock } from './server-clock.ts';
 import { WorkSignal } from './work-signal.ts';
@@ -47,7 +48,7 @@ export async function connect(options: ConnectOptions): Promise<RemoteQueue> {
     requestTimeoutMs: body.requestTimeoutMs === undefined ? 30_000 : requireTimerMs('requestTimeoutMs', body.requestTimeoutMs, 1),
   };
   const onWarning = optionalFunction<WarningListener>('onWarning', body.onWarning) ?? emitProcessWarning;
-  const queue = new RemoteQueue(url.href, http, clock, new WorkSignal(http, onWarning), settings);
+  const queue = new NodeQueue(url.href, http, clock, new WorkSignal(http, onWarning), settings);
   try {
     await queue.readNow();
   } catch (error) {
