@@ -175,6 +175,11 @@ export class NodeQueue implements RemoteQueue {
     this.http.stop();
   }
 
+  /** Closes the work signal stream for good (a cluster's client lets go of a node its map no longer names). */
+  stopWork(): void {
+    this.work.stop();
+  }
+
   /** Sends a built call (retried by the policy), and reads its answer. */
   async send<T>({ method, path, body, repeatable, signal, waitMs = 0, read }: Call<T>): Promise<T> {
     this.#requireRunning();

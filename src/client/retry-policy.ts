@@ -20,6 +20,12 @@
  *
  * Other retriable refusals are the caller's to handle too: QueueFull and ThreadBusy are
  * answers about the queue (back-pressure, a busy thread), not failures of the path to it.
+ *
+ * A cluster's client (cluster-queue.ts) also sends again, to the owner its map then names,
+ * what a node refused without doing anything: NotOwner (the partition is another node's, or
+ * the group is rebalancing: the node refuses before it decides anything) and Stopped (the
+ * node is shutting down: it refuses requests before they reach its queue). Any call may be
+ * sent again after these, a take and an unkeyed submit too: the first try did nothing.
  */
 import { isRunlogError } from '../errors.ts';
 import { retry } from '../retry.ts';
@@ -42,6 +48,16 @@ export const DEFAULT_RETRY: RetrySettings = { forMs: 10_000, firstMs: 50, maxMs:
 export function mayRetry(error: unknown, repeatable: Repeatable): boolean {
   if (wasNotSent(error)) return true;
   return repeatable === 'repeatable' && isRunlogError(error, 'LogUnavailable');
+}
+
+/** Whether a cluster's client may send a call again (to its partition's owner, by a map read again) after `error`. */
+export function mayRetryInCluster(error: unknown, repeatable: Repeatable): boolean {
+  return wasRefused(error) || mayRetry(error, repeatable);
+}
+
+/** Whether `error` says the call did nothing: never sent, or refused by a node that does not serve it (NotOwner) or is shutting down (Stopped). */
+export function wasRefused(error: unknown): boolean {
+  return wasNotSent(error) || isRunlogError(error, 'NotOwner') || isRunlogError(error, 'Stopped');
 }
 
 /** Runs `call`, trying again by the policy above until it succeeds, `settings.forMs` passes, or `signal` (the client's stop) aborts. */

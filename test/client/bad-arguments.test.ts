@@ -24,6 +24,8 @@ import {
 } from '../queue/bad-argument-rows.ts';
 import { runQueueApiRows } from '../queue/run-queue-api-rows.ts';
 import { onCleanup } from '../support/cleanup.ts';
+import { partitionOfEntryId } from '../../src/queue/entry-id.ts';
+import { TestCluster, threadOn, type TestNode } from './cluster-fixtures.ts';
 import { serve } from './fixtures.ts';
 
 /** Counts the requests the server served (one `http.request` line each). */
@@ -66,6 +68,36 @@ describe('the client refuses malformed arguments', () => {
     assert.equal(counter.requests, requests, 'a malformed call sent a request');
     assert.deepEqual(await endOffsets(log), before, 'a malformed call wrote to the log');
     assert.equal((await client.entry('acme', open.entryId)).status, 'open', 'the client still serves');
+  });
+
+  it('every RunQueueApi call through the client of a cluster (2 nodes): refused as in process, no request sent', async (t) => {
+    const cluster = await TestCluster.start(t, { nodes: 2, partitions: 4, log: 'memory' });
+    const [a] = cluster.nodes as [TestNode, TestNode];
+    const client = await connect({ url: cluster.nodes.map((n) => n.url), mapRefreshMs: 60_000 });
+    onCleanup(t, () => client.stop());
+    // The given entries live on partition 0, a's: the rows compare the client with a's queue.
+    const submit = submitOf('acme', threadOn(0, 4));
+    const open = await client.submit(submit);
+    await client.submit({ ...submit, thread: threadOn(0, 4, 'u') });
+    const lease = (await client.take({ agents: ['build'], holder: 'w', ttlMs: 60_000 }))!.lease;
+    assert.equal(partitionOfEntryId(lease.entryId, 4), 0);
+    const given = { submit, open, lease };
+    const inProcess = runQueueApiRows(a.queue, given);
+    const remote = runQueueApiRows(client, given);
+    const requests = cluster.nodes.map((n) => n.statuses.length);
+    const differ: string[] = [];
+    for (const [i, row] of remote.entries()) {
+      const [expected, got] = [await outcome(inProcess[i]!.call), await outcome(row.call)];
+      if (!isRunlogError(expected) || !isRunlogError(got) || expected.code !== got.code || expected.message !== got.message) {
+        differ.push(`${row.label}: in process ${String(expected)}, through the client ${String(got)}`);
+      }
+    }
+    assert.deepEqual(differ, [], `${differ.length} of ${remote.length} rows differ:\n${differ.join('\n')}`);
+    assert.deepEqual(
+      cluster.nodes.map((n) => n.statuses.length),
+      requests,
+      'a malformed call sent a request',
+    );
   });
 
   it("connect's options and take's wait: InvalidArgument naming the value, nothing sent", async (t) => {
@@ -117,6 +149,33 @@ describe('the client refuses malformed arguments', () => {
           [null, 'null'],
         ],
         (clock) => connect({ url, monotonicClock: clock } as never),
+      ),
+      ...rows(
+        'connect url list',
+        'url',
+        [
+          [[], 'a list of 0'],
+          [Array.from({ length: 65 }, (_, i) => `http://127.0.0.1:${1000 + i}`), 'a list of 65'],
+        ],
+        (urls) => connect({ url: urls } as never),
+      ),
+      ...rows(
+        'connect url list item',
+        'url[1]',
+        [
+          [42, '42'],
+          [null, 'null'],
+          ['ftp://127.0.0.1/', '"ftp://127.0.0.1/"'],
+          [`${url}/#here`, '#here'],
+        ],
+        (bad) => connect({ url: [url, bad] } as never),
+      ),
+      { label: 'connect url list naming one url twice', call: () => connect({ url: [url, `${url}/`] }), mentions: ['url', 'twice'] },
+      ...rows(
+        'connect mapRefreshMs',
+        'mapRefreshMs',
+        [...NOT_INTEGERS, [0, '0'], [TIMER_OVERFLOW, String(TIMER_OVERFLOW)]],
+        (mapRefreshMs) => connect({ url, mapRefreshMs } as never),
       ),
       ...rows('connect onWarning', 'onWarning', [['warn', '"warn"']], (onWarning) => connect({ url, onWarning } as never)),
       ...rows(

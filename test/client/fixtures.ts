@@ -18,11 +18,21 @@ export interface ServeOptions {
   authenticator?: Authenticator;
   maxWaitMs?: number;
   logger?: Logger;
+  /** Answer GET /v1/cluster as the one node of group `group`, owning every partition (a cluster's client connects). */
+  group?: string;
 }
 
 /** A real HTTP server over `local`, on a free loopback port; close() it after. */
-export function serve(local: RunQueue, options: ServeOptions = {}): Promise<RunningServer> {
-  return startServer({
+export async function serve(local: RunQueue, options: ServeOptions = {}): Promise<RunningServer> {
+  const self = { node: 'only', url: '' };
+  const group = options.group;
+  const cluster = {
+    describe: () => {
+      const partitions = local.partitions;
+      return { group: group!, generation: 1, partitions, self, members: [self], owners: Array<string>(partitions).fill(self.url) };
+    },
+  };
+  const server = await startServer({
     queue: local,
     log: local.log,
     authenticator: options.authenticator ?? openAuthenticator(),
@@ -31,7 +41,10 @@ export function serve(local: RunQueue, options: ServeOptions = {}): Promise<Runn
     port: 0,
     maxInputBytes: local.maxInputBytes,
     ...(options.maxWaitMs === undefined ? {} : { maxWaitMs: options.maxWaitMs }),
+    ...(group === undefined ? {} : { cluster }),
   });
+  self.url = server.url;
+  return server;
 }
 
 /**
@@ -49,12 +62,17 @@ async function workStreamOpen(client: RemoteQueue): Promise<void> {
   });
 }
 
-/** The transport: a server over the queue, and a client of it (its work stream open) whose now() follows `clock`. */
-export function overHttp(options: Partial<ConnectOptions> = {}): Transport {
+/**
+ * The transport: a server over the queue, and a client of it (its work stream open) whose
+ * now() follows `clock`. With `group`, the server answers as the one node of a cluster, so
+ * the cluster's client (routing, take rounds, merged answers) is what the suite calls.
+ */
+export function overHttp(options: Partial<ConnectOptions> = {}, group?: string): Transport {
   return async (local: RunQueue, clock: FakeClock) => {
-    const server = await serve(local);
+    const server = await serve(local, group === undefined ? {} : { group });
     try {
       const client = await connect({ url: server.url, monotonicClock: clock.read, ...options });
+      if ((client as { group?: string }).group !== group) throw new Error(`connect answered no client of group ${group}`);
       await workStreamOpen(client);
       return {
         queue: client,

@@ -1,0 +1,142 @@
+/**
+ * take over a cluster: each node leases only from the partitions it serves, so a take asks
+ * the nodes in turn.
+ *
+ * A round: a take that does not wait on each node that owns a partition, first those whose
+ * work stream signalled since the last round (the work is likely theirs), then starting at
+ * the next node each round (so no node's entries are always asked for last), until one answers
+ * a lease: the first lease wins, and no other node is asked, so one call never holds two
+ * leases. A node that refused without doing anything (NotOwner, Stopped, a connection
+ * refused: retry-policy.ts's wasRefused) is passed over and the map read again. Any other
+ * failure ends the round with that error: the take may have leased there (its answer was
+ * lost), and taking elsewhere would hold a second lease; the caller decides (a Worker tries
+ * again after its pause, the lost lease runs out). A round in which no node answered at all
+ * fails with the last refusal.
+ *
+ * A take with a wait does not long-poll one node (the others' entries would wait) nor all at
+ * once (two could lease). It listens to the union of the nodes' work signals
+ * (cluster-nodes.ts) and runs rounds, as the server's long-poll (src/server/long-poll-take.ts)
+ * runs takes: listen, take a round; if nothing, wait for the first of a work signal from any
+ * node, the store-clock time the earliest entry falls due on any node (nextDueAt, the minimum
+ * over the nodes), the end of the wait, the caller's signal or the client's stop; again.
+ * A work signal reaches the client in one stream message, so an entry submitted on any node
+ * is taken about one message and one round after it became takeable.
+ */
+import type { Taken } from '../queue/types.ts';
+import { takeCall, type TakeParts } from './calls.ts';
+import type { NodeQueue } from './node-queue.ts';
+import { wasRefused } from './retry-policy.ts';
+
+export interface TakeHost {
+  /** The nodes that own a partition now, by the map. */
+  owners(): string[];
+  /** The nodes whose work stream signalled since this was last asked. */
+  signalled(): string[];
+  node(url: string): NodeQueue;
+  /** Reads the map again, in the background. */
+  refreshSoon(): void;
+  /** The union of the nodes' work signals. */
+  onWork(listener: () => void): () => void;
+  nextDueAt(agents: readonly string[], tenants?: readonly string[]): Promise<number | null>;
+  now(): number;
+  /** Throws Stopped once the client is stopped. */
+  requireRunning(): void;
+  /** Aborted by the client's stop. */
+  readonly stopping: AbortSignal;
+}
+
+export class ClusterTake {
+  #turn = 0;
+
+  constructor(private readonly host: TakeHost) {}
+
+  async take(parts: TakeParts): Promise<Taken | null> {
+    return parts.waitMs === 0 ? this.#round(parts) : this.#waiting(parts);
+  }
+
+  async #round(parts: TakeParts): Promise<Taken | null> {
+    const owners = this.host.owners();
+    if (owners.length === 0) this.host.refreshSoon();
+    const start = this.#turn++ % Math.max(1, owners.length);
+    const rotated = [...owners.slice(start), ...owners.slice(0, start)];
+    const first = this.host.signalled().filter((node) => owners.includes(node));
+    const order = [...first, ...rotated.filter((node) => !first.includes(node))];
+    const call = takeCall(parts, 0, parts.signal);
+    let answered = false;
+    let refusal: unknown;
+    for (const node of order) {
+      try {
+        const taken = await this.host.node(node).send(call);
+        answered = true;
+        if (taken !== null) return taken;
+      } catch (error) {
+        this.host.requireRunning();
+        if (!wasRefused(error)) throw error;
+        refusal = error;
+        this.host.refreshSoon();
+      }
+    }
+    if (!answered && refusal !== undefined) throw refusal;
+    return null;
+  }
+
+  async #waiting(parts: TakeParts): Promise<Taken | null> {
+    const until = performance.now() + parts.waitMs;
+    const signal = parts.signal === undefined ? this.host.stopping : AbortSignal.any([this.host.stopping, parts.signal]);
+    let passed: number | undefined; // a due time already tried once after it passed
+    for (;;) {
+      this.host.requireRunning();
+      if (signal.aborted) throw signal.reason;
+      const wake = new Wake(this.host.onWork, signal);
+      try {
+        const taken = await this.#round(parts);
+        const left = until - performance.now();
+        if (taken !== null || left <= 0) return taken;
+        if (wake.woken) continue;
+        const dueAt = await this.host.nextDueAt(parts.agents, parts.tenants);
+        if (dueAt === null || dueAt === passed) await wake.wait(left, undefined);
+        else if (dueAt > this.host.now()) await wake.wait(left, dueAt - this.host.now());
+        else passed = dueAt; // due by now (the clock moved since the round): a round more, at once
+      } finally {
+        wake.dispose();
+      }
+    }
+  }
+}
+
+/** One wait: woken by a work signal (heard from its creation on), a timer or the signal. */
+class Wake {
+  woken = false;
+  #resolve: (() => void) | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  readonly #unlisten: () => void;
+  readonly #onAbort = (): void => this.#wake();
+
+  constructor(
+    onWork: (listener: () => void) => () => void,
+    private readonly signal: AbortSignal,
+  ) {
+    this.#unlisten = onWork(() => this.#wake());
+    signal.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  /** Resolves when woken, after `leftMs`, or after `dueMs` when given and sooner. */
+  wait(leftMs: number, dueMs: number | undefined): Promise<void> {
+    if (this.woken || this.signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#resolve = resolve;
+      this.#timer = setTimeout(() => this.#wake(), Math.min(leftMs, dueMs ?? leftMs));
+    });
+  }
+
+  dispose(): void {
+    this.#unlisten();
+    this.signal.removeEventListener('abort', this.#onAbort);
+    clearTimeout(this.#timer);
+  }
+
+  #wake(): void {
+    this.woken = true;
+    this.#resolve?.();
+  }
+}
