@@ -93,7 +93,8 @@ export class ClusterTake {
         const left = until - performance.now();
         if (taken !== null || left <= 0) return taken;
         if (wake.woken) continue;
-        const dueAt = await this.host.nextDueAt(parts.agents, parts.tenants);
+        // A node that cannot tell (going away) makes it unknown: the wait then ends by a signal or its end, never by failing.
+        const dueAt = await this.host.nextDueAt(parts.agents, parts.tenants).catch(() => null);
         if (dueAt === null || dueAt === passed) await wake.wait(left, undefined);
         else if (dueAt > this.host.now()) await wake.wait(left, dueAt - this.host.now());
         else passed = dueAt; // due by now (the clock moved since the round): a round more, at once

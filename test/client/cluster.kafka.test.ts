@@ -151,6 +151,14 @@ describe('the client of a cluster', () => {
       const alone = await cluster.ownerOf(0).queue.metrics();
       assert.ok(alone.enqueued < metrics.enqueued, 'one node counts only its partitions');
     }
+    // A take with a wait: woken by work on a node the client did not connect to.
+    const client = await connected(t, cluster.nodes[0]!.url);
+    const ticks = { agents: ['tick'], holder: 'w', ttlMs: 60_000 };
+    assert.equal(await client.take(ticks, { waitMs: 300 }), null, 'nothing comes: null once the wait is over');
+    const waiting = client.take(ticks, { waitMs: 60_000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const tick = await cluster.ownerOf(2).queue.submit({ ...submitOf('acme', threadOn(2, 6, 'tick-')), agent: 'tick' });
+    assert.equal((await waiting)?.entry.entryId, tick.entryId);
   });
 
   it('follows a partition moved mid-run: NotOwner naming the new owner, or none while it moves; a wait re-resolves', async (t) => {
@@ -213,9 +221,17 @@ describe('the client of a cluster', () => {
     const c = await cluster.addNode();
     await cluster.move(5, c, { announced: true });
     await starts.of(await c.queue.submit(submitOf('acme', threadOn(5, 6, 'joined-'))));
-    // It leaves again (its partition back to b): the work goes on.
+    // It goes away while it owns partition 5 (its server first, then the partition moves to b): a
+    // submit meanwhile finds no one listening (the connection refused: nothing was sent), and is
+    // sent again, the map read again, until b serves it. The work goes on.
+    await c.server.close();
+    const submitting = client.submit(submitOf('acme', threadOn(5, 6, 'gone-')));
+    await new Promise((resolve) => setTimeout(resolve, 300));
     await cluster.move(5, b, { announced: true });
     await cluster.removeNode(c);
+    const whileGone = await submitting;
+    assert.equal((await b.queue.entry('acme', whileGone.entryId)).thread, threadOn(5, 6, 'gone-'), 'it was made on b');
+    await starts.of(whileGone);
     const afterLeave = await b.queue.submit(submitOf('acme', threadOn(5, 6, 'left-')));
     await starts.of(afterLeave);
     assert.equal((await client.awaitClosed('acme', afterLeave.entryId, { timeoutMs: 60_000 }))?.outcome, 'succeeded');
