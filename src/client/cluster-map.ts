@@ -4,7 +4,9 @@
  * its address was written. A node's map is of one group generation: a later read replaces
  * the map only if it is of the same group and partition count and no older generation, so
  * a node that lags (it has not seen the last rebalance yet) does not undo what a newer one
- * said. Between reads, a NotOwner that names the owner corrects that one partition (hint).
+ * said. Unless no node has answered this generation for `staleMs`: a group that emptied (every
+ * node stopped) starts its generations again from 1, and its new maps must not be refused
+ * for good. Between reads, a NotOwner that names the owner corrects that one partition (hint).
  */
 import { RunlogError } from '../errors.ts';
 import { describe } from '../validation/index.ts';
@@ -58,11 +60,24 @@ export function nodeUrl(address: string): string | null {
   return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;
 }
 
+export interface Staleness {
+  /** A monotonic clock, ms. */
+  clock: () => number;
+  /** How long without an answer of this generation before an older one is taken. */
+  staleMs: number;
+}
+
 export class ClusterMap {
   #state: ClusterState;
+  /** When a node last answered this generation (or a newer one), by `staleness.clock`. */
+  #confirmedAt: number;
 
-  constructor(state: ClusterState) {
+  constructor(
+    state: ClusterState,
+    private readonly staleness: Staleness,
+  ) {
     this.#state = { ...state, owners: [...state.owners] };
+    this.#confirmedAt = staleness.clock();
   }
 
   get group(): string | null {
@@ -86,11 +101,14 @@ export class ClusterMap {
     this.#state.owners[partition] = owner;
   }
 
-  /** Takes a map read from a node, unless it is of another group or partition count, or older; answers whether it was taken. */
+  /** Takes a map read from a node, unless it is of another group or partition count, or older (see the top); answers whether it was taken. */
   accept(state: ClusterState): boolean {
     const current = this.#state;
-    if (state.group !== current.group || state.partitions !== current.partitions || state.generation < current.generation) return false;
+    const now = this.staleness.clock();
+    if (state.group !== current.group || state.partitions !== current.partitions) return false;
+    if (state.generation < current.generation && now - this.#confirmedAt < this.staleness.staleMs) return false;
     this.#state = { ...state, owners: [...state.owners] };
+    this.#confirmedAt = now;
     return true;
   }
 

@@ -107,7 +107,9 @@ function clusterClient(url: string, state: ClusterState, parts: ClusterParts): C
   const { open, retry, requestTimeoutMs, mapRefreshMs, onWarning, clock } = parts;
   // A node let go keeps its connections while a call on it may still be answered: the longest long-poll and its timeout.
   const nodes = new ClusterNodes((node) => open(node, NO_RETRY), onWarning, MAX_WAIT_MS + requestTimeoutMs);
-  return new ClusterQueue(url, new ClusterMap(state), nodes, clock, { retry, mapRefreshMs });
+  // A generation no node has answered for five reads is taken for gone (the group started again).
+  const map = new ClusterMap(state, { clock: () => performance.now(), staleMs: 5 * mapRefreshMs });
+  return new ClusterQueue(url, map, nodes, clock, { retry, mapRefreshMs });
 }
 
 /** The server's clock (proving the url and the token) and its map; the node is stopped if it fails. */
