@@ -222,10 +222,11 @@ describe('the client of a cluster', () => {
     await cluster.move(5, c, { announced: true });
     await starts.of(await c.queue.submit(submitOf('acme', threadOn(5, 6, 'joined-'))));
     // It goes away while it owns partition 5 (its server first, then the partition moves to b): a
-    // submit meanwhile finds no one listening (the connection refused: nothing was sent), and is
-    // sent again, the map read again, until b serves it. The work goes on.
+    // submit meanwhile finds no one listening (the connection refused, or a kept-alive one reset:
+    // it has a key, so it may be repeated), and is sent again, the map read again, until b serves
+    // it. The work goes on.
     await c.server.close();
-    const submitting = client.submit(submitOf('acme', threadOn(5, 6, 'gone-')));
+    const submitting = client.submit(submitOf('acme', threadOn(5, 6, 'gone-'), { key: 'gone' }));
     await new Promise((resolve) => setTimeout(resolve, 300));
     await cluster.move(5, b, { announced: true });
     await cluster.removeNode(c);
