@@ -52,7 +52,7 @@ export async function clusterLifecycleRate(nodeCount: number, run: ClusterRun): 
     run.progress(
       `cluster: ${nodeCount} node(s) serving (partitions owned ${JSON.stringify(settled.owned)}); ${run.callers} callers through the client for ${run.durationMs} ms`,
     );
-    const client = await connect({ url: nodes[0]!.url, onWarning: () => {} });
+    const client = await connect({ url: nodes.map((node) => node.url), onWarning: () => {} });
     const failures: string[] = [];
     let failed = 0;
     /** One lifecycle; one that a retriable failure cuts short is counted, not fatal: the caller goes on with the next. */

@@ -93,7 +93,7 @@ export async function runClusterSoak(options: SoakOptions): Promise<SoakReport> 
       maxWorkMs: 5,
     });
     tracker = await ClosedTracker.open(options.brokers, options.topic);
-    const producer = await connect({ url: urls[0]!, retry: { forMs: 30_000 }, onWarning: () => {} });
+    const producer = await connect({ url: urls, retry: { forMs: 30_000 }, onWarning: () => {} });
     const started = performance.now();
     const giveUpAt = started + options.deadlineMs;
     chaos.start();

@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   };
   const flusher = setInterval(flush, FLUSH_MS);
 
-  const clients = await Promise.all(Array.from({ length: options.workers }, () => connect({ url: options.urls[0]!, onWarning: () => {} })));
+  const clients = await Promise.all(Array.from({ length: options.workers }, () => connect({ url: options.urls, onWarning: () => {} })));
   const stop = new AbortController();
   const running = clients.map((client, i) => {
     const worker = new Worker(client, {

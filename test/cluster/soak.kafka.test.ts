@@ -1,6 +1,6 @@
 /**
- * The cluster soak, short (bench/cluster-soak.ts runs the long one): runlog serve child
- * processes on one topic of the real broker, two Worker processes connected through the
+ * The cluster soak, short (bench/cluster-soak.ts runs the long one): three `runlog serve
+ * --group` child processes sharing one topic of the real broker, two Worker processes connected through the
  * client, 2,000 entries over 1,000 threads submitted through the client with 5% of handler
  * runs failing (retried by the Workers), and a node SIGKILLed and started again three times
  * while the entries run. Then the events topic, read whole, the acknowledged tickets and the
@@ -29,7 +29,8 @@ it(
       brokers: kafkaBrokers(),
       topic,
       partitions: 8,
-      nodes: 1,
+      nodes: 3,
+      group: `${topic}-group`,
       entries: ENTRIES,
       threads: 1_000,
       inFlight: 64,
