@@ -211,6 +211,7 @@ export class ClusterNode {
     } finally {
       this.#assignment = null;
       await this.#releaseAll();
+      await this.#options.work?.close?.().catch((error: unknown) => this.#log('error', 'cluster.work.failed', { error }));
       if (this.#membership !== null) this.#log('info', 'cluster.left', { group: this.#options.group, node: this.#self.node });
     }
   }

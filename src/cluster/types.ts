@@ -34,6 +34,8 @@ export interface PartitionWork {
   start(partition: number): void;
   /** Stops the partition's work, settling what is under way; resolves once it has stopped. */
   stop(partition: number): Promise<void>;
+  /** The node has stopped (every partition's work stopped and released): let go of what the work holds. */
+  close?(): Promise<void>;
 }
 
 /** The queue as a node drives it: a RunQueue opened with ownership 'assigned'. */

@@ -15,7 +15,10 @@
  */
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
+import type { CommandIntake } from '../cluster/command-intake.ts';
 import type { ClusterNode } from '../cluster/node.ts';
+import type { PartitionWork } from '../cluster/types.ts';
+import type { CommandSource } from '../log/command-source.ts';
 import type { RunlogWarning } from '../warnings.ts';
 import { openRunQueue } from '../queue/open-run-queue.ts';
 import type { RunQueue } from '../queue/run-queue.ts';
@@ -56,6 +59,7 @@ export async function serve(config: ServeConfig, logger: Logger): Promise<Servin
       ...(node === undefined ? {} : { cluster: node }),
     });
   } catch (error) {
+    await node?.stop();
     await queue.stop();
     throw error;
   }
@@ -74,22 +78,49 @@ export async function serve(config: ServeConfig, logger: Logger): Promise<Servin
 
 /**
  * The cluster node of a serve in a group (its queue owns no partition until the group assigns it
- * some), or undefined. Loaded only then: the node brings kafkajs, which a file log never needs.
+ * some), with the command intake of the commands topic (`<topic>.commands`, created if missing):
+ * the node starts it per partition once the partition serves and stops it before releasing it.
+ * Loaded only then: the node brings kafkajs, which a file log never needs.
  */
 async function clusterNode(config: ServeConfig, queue: RunQueue, logger: Logger): Promise<ClusterNode | undefined> {
   const { cluster, log } = config;
   if (cluster === undefined || log.kind !== 'kafka') return undefined;
-  const { ClusterNode } = await import('../cluster/node.ts');
+  const [{ ClusterNode }, { CommandIntake }, { openKafkaCommandSource }] = await Promise.all([
+    import('../cluster/node.ts'),
+    import('../cluster/command-intake.ts'),
+    import('../log/kafka/command-source.ts'),
+  ]);
+  const clientId = log.clientId === undefined ? {} : { clientId: log.clientId };
+  const source = await openKafkaCommandSource({
+    brokers: log.brokers,
+    topic: log.topic,
+    group: cluster.group,
+    partitions: queue.partitions,
+    ...clientId,
+  });
+  const onWarning = ({ code, message }: RunlogWarning) => logger.log('warn', 'queue.warning', { code, message });
   return new ClusterNode({
     queue,
     brokers: log.brokers,
     topic: log.topic,
-    ...(log.clientId === undefined ? {} : { clientId: log.clientId }),
+    ...clientId,
     group: cluster.group,
     sessionTimeoutMs: cluster.sessionTimeoutMs,
     logger,
-    // The command intake of the commands topic (src/cluster/command-intake.ts) is given here as `work`: the node starts it per partition once the partition serves and stops it before releasing it.
+    work: commandWork(new CommandIntake({ queue, source, onWarning }), source),
   });
+}
+
+/** The intake as the node's per-partition work; closing it closes the commands source. */
+function commandWork(intake: CommandIntake, source: CommandSource): PartitionWork {
+  return {
+    start: (partition) => intake.start(partition),
+    stop: (partition) => intake.stop(partition),
+    close: async () => {
+      await intake.stopAll();
+      await source.close();
+    },
+  };
 }
 
 /** The URL to advertise by default: the server's own, with this machine's host name for a wildcard address. */
