@@ -183,8 +183,9 @@ export class ClusterNode {
     this.#startWork(partition);
   }
 
-  async #release(partition: number): Promise<void> {
-    this.#unserved.mark(partition);
+  /** `unserved`: the partition may come back to this node (its membership lost), so it is unserved from now; a revoked one is another node's to measure. */
+  async #release(partition: number, unserved = false): Promise<void> {
+    if (unserved) this.#unserved.mark(partition);
     await this.#stopWork(partition);
     try {
       await this.#queue.release(partition);
@@ -196,12 +197,12 @@ export class ClusterNode {
   #lost(error: RunlogError): void {
     this.#log('warn', 'cluster.lost', { group: this.#options.group, error });
     this.#assignment = null;
-    void this.#releaseAll();
+    void this.#releaseAll(true);
   }
 
-  async #releaseAll(): Promise<void> {
+  async #releaseAll(unserved = false): Promise<void> {
     const health = await this.#queue.health();
-    await Promise.all(health.filter(({ mode }) => !UNOWNED.includes(mode)).map(({ partition }) => this.#release(partition)));
+    await Promise.all(health.filter(({ mode }) => !UNOWNED.includes(mode)).map(({ partition }) => this.#release(partition, unserved)));
   }
 
   async #stop(): Promise<void> {
