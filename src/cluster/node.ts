@@ -10,7 +10,10 @@
  * fails is tried again (with backoff) for as long as the partition is still this node's. The
  * reconcile looks at the queue's modes, not at the last assignment: a partition the queue let
  * go on its own (Fenced: another node claimed it) is acquired again if a later generation
- * still names this node its owner.
+ * still names this node its owner, or (#recheck) once a whole session timeout has passed with
+ * the group still naming this node: a rebalance that moved it would have reached this node by
+ * then, so the claim was a stale writer's (one that had not yet learned it lost the partition),
+ * and without this nobody would serve the partition until the next rebalance.
  *
  * Safety does not come from here but from fencing (CLUSTER.md): a node that learns late that
  * it lost a partition has its appends fenced by the new owner's claim. What the node adds is
@@ -65,6 +68,9 @@ export class ClusterNode {
   /** Partitions whose work (options.work) was started and not stopped. */
   readonly #working = new Set<number>();
   #stopped: Promise<void> | null = null;
+  /** Partitions of this node's assignment that the queue does not serve, since when (monotonic ms): see #recheck. */
+  readonly #straySince = new Map<number, number>();
+  #recheckTimer: NodeJS.Timeout | null = null;
 
   constructor(options: ClusterNodeOptions) {
     this.#options = options;
@@ -97,6 +103,36 @@ export class ClusterNode {
       onLost: (error) => this.#lost(error),
     });
     this.#log('info', 'cluster.joined', { group, node: this.#self.node, url, tookMs: Math.round(performance.now() - startedAt) });
+    this.#recheckTimer = setInterval(() => void this.#recheck(), Math.max(250, Math.floor(sessionTimeoutMs / 4)));
+    this.#recheckTimer.unref();
+  }
+
+  /**
+   * A partition this node's assignment names but the queue let go on its own (a stale writer
+   * fenced it) and no generation has changed for a whole session timeout since: acquired
+   * again, fencing that writer (see the top).
+   */
+  async #recheck(): Promise<void> {
+    const assignment = this.#assignment;
+    if (assignment === null || this.#stopping.signal.aborted || this.#membership?.alive() !== true) return this.#straySince.clear();
+    const health = await this.#queue.health();
+    const now = performance.now();
+    for (const { partition, mode } of health) {
+      const stray = assignment.mine.includes(partition) && !SERVES.includes(mode) && !this.#acquiring.has(partition);
+      const since = this.#straySince.get(partition);
+      if (!stray) this.#straySince.delete(partition);
+      else if (since === undefined) this.#straySince.set(partition, now);
+      else if (now - since >= this.#options.sessionTimeoutMs && this.#assignment === assignment) {
+        this.#straySince.delete(partition);
+        this.#log('warn', 'cluster.partition.reclaimed', {
+          partition,
+          generation: assignment.generation,
+          strayMs: Math.round(now - since),
+        });
+        this.#unserved.mark(partition);
+        void this.#acquire(partition);
+      }
+    }
   }
 
   /** Leaves the group, then releases every partition (see the top). The caller stops the queue after. */
@@ -207,6 +243,7 @@ export class ClusterNode {
 
   async #stop(): Promise<void> {
     this.#stopping.abort();
+    if (this.#recheckTimer !== null) clearInterval(this.#recheckTimer);
     try {
       await this.#membership?.leave();
     } finally {
