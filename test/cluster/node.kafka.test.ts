@@ -6,7 +6,7 @@
  * node its owner is claimed back (else nobody would serve it until the next rebalance).
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import { ClusterNode } from '../../src/cluster/node.ts';
 import { openKafkaLog } from '../../src/log/kafka/kafka-log.ts';
@@ -18,23 +18,29 @@ import { onCleanup } from '../support/cleanup.ts';
 
 const PARTITIONS = 3;
 
+/** A node (not started) over a queue with ownership 'assigned' on a fresh topic, its log lines recorded. */
+async function nodeOnFreshTopic(t: TestContext) {
+  const topic = uniqueTopic('runlog-node');
+  const log = await openTestKafkaLog(t, PARTITIONS, { topic });
+  const queue = await openRunQueueOnLog(log, { ownership: 'assigned' });
+  onCleanup(t, () => queue.stop());
+  const lines: { event: string; fields: Record<string, unknown> }[] = [];
+  const node = new ClusterNode({
+    queue,
+    brokers: kafkaBrokers(),
+    topic,
+    group: `${topic}-nodes`,
+    sessionTimeoutMs: 6_000,
+    nodeId: 'node-1',
+    logger: { log: (_level, event, fields = {}) => void lines.push({ event, fields }) },
+  });
+  onCleanup(t, () => node.stop());
+  return { topic, queue, node, lines };
+}
+
 describe('a cluster node', () => {
   it('serves nothing before it joins and after it stops; joined alone it serves every partition', async (t) => {
-    const topic = uniqueTopic('runlog-node');
-    const log = await openTestKafkaLog(t, PARTITIONS, { topic });
-    const queue = await openRunQueueOnLog(log, { ownership: 'assigned' });
-    onCleanup(t, () => queue.stop());
-    const lines: { event: string; fields: Record<string, unknown> }[] = [];
-    const node = new ClusterNode({
-      queue,
-      brokers: kafkaBrokers(),
-      topic,
-      group: `${topic}-nodes`,
-      sessionTimeoutMs: 6_000,
-      nodeId: 'node-1',
-      logger: { log: (_level, event, fields = {}) => void lines.push({ event, fields }) },
-    });
-    onCleanup(t, () => node.stop());
+    const { topic, queue, node, lines } = await nodeOnFreshTopic(t);
     const refusedWith = (why: RegExp) => (error: unknown) =>
       isRunlogError(error, 'NotOwner') && error.retriable && why.test(error.message) && error.owner === undefined;
 
@@ -73,21 +79,7 @@ describe('a cluster node', () => {
   });
 
   it('acquires again a partition a stale writer fenced while the group still names it the owner', async (t) => {
-    const topic = uniqueTopic('runlog-node');
-    const log = await openTestKafkaLog(t, PARTITIONS, { topic });
-    const queue = await openRunQueueOnLog(log, { ownership: 'assigned' });
-    onCleanup(t, () => queue.stop());
-    const lines: { event: string; fields: Record<string, unknown> }[] = [];
-    const node = new ClusterNode({
-      queue,
-      brokers: kafkaBrokers(),
-      topic,
-      group: `${topic}-nodes`,
-      sessionTimeoutMs: 6_000,
-      nodeId: 'node-1',
-      logger: { log: (_level, event, fields = {}) => void lines.push({ event, fields }) },
-    });
-    onCleanup(t, () => node.stop());
+    const { topic, queue, node, lines } = await nodeOnFreshTopic(t);
     await node.start('http://127.0.0.1:1');
     for (let i = 0; i < 100 && !(await node.ready()); i++) await new Promise((resolve) => setTimeout(resolve, 100));
     const thread = threadOn(0);
