@@ -218,7 +218,9 @@ describe('group membership (Kafka)', () => {
       () => {
         const mine = a.membership.current();
         const theirs = lastOf('assignment');
-        return mine?.members.length === 2 && theirs?.generation === mine.generation && theirs.generation > alone.generation
+        // alive() is polled every 20 ms in the child, so its alive=true line may follow the assignment line.
+        const aliveAgain = lastOf('alive')?.alive === true;
+        return mine?.members.length === 2 && theirs?.generation === mine.generation && theirs.generation > alone.generation && aliveAgain
           ? theirs
           : undefined;
       },
