@@ -18,6 +18,8 @@ import { avroType, describeInvalid } from './avro-types.ts';
 import { compileToEvent, fieldPlans, toAvroValue, type ToEvent } from './event-values.ts';
 import { isOf, textFields, type TextField } from './well-formed.ts';
 import { BodyError, compileBodyReader, type BodyReader, type Cursor } from './body-reader.ts';
+import { compileBodyWriter, type BodyWriter } from './body-writer.ts';
+import { copyToSlab } from './slab.ts';
 
 export const SINGLE_OBJECT_MARKER: readonly [number, number] = [0xc3, 0x01];
 const HEADER_LENGTH = 10;
@@ -42,6 +44,8 @@ interface Writer {
   readonly header: Buffer;
   readonly bytesFields: readonly string[];
   readonly textFields: readonly TextField[];
+  /** Writes the body straight from the event (body-writer.ts); null: always avsc. */
+  readonly body: BodyWriter | null;
 }
 
 /** How to read records of one writer schema into the newest shape of its event type. */
@@ -57,7 +61,10 @@ interface Reader {
 }
 
 export interface CodecOptions {
-  /** Read records of the newest schemas with compiled body readers (body-reader.ts). Default true; false: avsc only (for tests). */
+  /**
+   * Read records of the newest schemas with compiled body readers (body-reader.ts) and write
+   * them with compiled body writers (body-writer.ts). Default true; false: avsc only (for tests).
+   */
   bodyReaders?: boolean;
   /** What a record is called in errors, and the decode function's name: default 'event', 'decodeEvent'. */
   noun?: string;
@@ -84,7 +91,7 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
 
   constructor(schemas: readonly SchemaVersion<string>[], bodyReaders: boolean, names: { noun: string; decoderName: string }) {
     this.#names = names;
-    for (const version of newestPerType(schemas)) this.#writers.set(version.eventType, createWriter(version));
+    for (const version of newestPerType(schemas)) this.#writers.set(version.eventType, createWriter(version, bodyReaders));
     for (const version of schemas) this.#addReader(version, bodyReaders);
   }
 
@@ -93,6 +100,10 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
     if (!isPlainObject(event)) throw invalidArgument(`an ${noun} must be a plain object, got ${describe(event)}`);
     const writer = this.#writers.get(readField(event, 'type') as string);
     if (!writer) throw invalidArgument(`cannot encode ${noun} of unknown type ${describe(readField(event, 'type'))}`);
+    if (writer.body !== null) {
+      const written = this.#writeBody(writer, writer.body, event);
+      if (written >= 0) return this.#copyOut(written);
+    }
     const value = readingFields(() => toAvroValue(event, writer), noun);
     const end = this.#encodeInto(writer, value, this.#scratch);
     if (end < 0) {
@@ -100,9 +111,27 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
       const own = Buffer.allocUnsafe(this.#scratch.length - end);
       return new Uint8Array(own.buffer, own.byteOffset, this.#encodeInto(writer, value, own));
     }
-    const out = new Uint8Array(end);
-    this.#scratch.copy(out, 0, 0, end);
-    return out;
+    return this.#copyOut(end);
+  }
+
+  /**
+   * The fast way: header and body written straight from the event into the scratch buffer.
+   * The end offset, or -1 when the compiled writer declines the event (or a getter of it
+   * throws): the slow way then writes it, or refuses it with the reason.
+   */
+  #writeBody(writer: Writer, body: BodyWriter, event: V): number {
+    const scratch = this.#scratch;
+    writer.header.copy(scratch, 0);
+    try {
+      return body(event as unknown as Record<string, unknown>, scratch, HEADER_LENGTH);
+    } catch {
+      return -1;
+    }
+  }
+
+  /** The encoded bytes [0, end) of the scratch buffer, copied out (slab.ts). */
+  #copyOut(end: number): Uint8Array {
+    return copyToSlab(this.#scratch, end);
   }
 
   decode(bytes: Uint8Array): V {
@@ -218,13 +247,14 @@ function newestPerType(schemas: readonly SchemaVersion<string>[]): SchemaVersion
   return [...newest.values()];
 }
 
-function createWriter(version: SchemaVersion<string>): Writer {
+function createWriter(version: SchemaVersion<string>, bodyWriters: boolean): Writer {
   const header = Buffer.alloc(HEADER_LENGTH);
   header.set(SINGLE_OBJECT_MARKER, 0);
   header.set(fingerprintBytesLE(version.fingerprint), 2);
   const fields = version.schema.fields;
   const bytesFields = fields.filter((f) => isOf(f.type, 'bytes')).map((f) => f.name);
-  return { version, type: avroType(version.schema), header, bytesFields, textFields: textFields(fields) };
+  const body = bodyWriters ? compileBodyWriter(version.schema) : null;
+  return { version, type: avroType(version.schema), header, bytesFields, textFields: textFields(fields), body };
 }
 
 /** A field of a caller's event; a throwing getter is InvalidArgument. */

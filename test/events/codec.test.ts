@@ -111,6 +111,79 @@ test('property: compiled body readers read exactly as avsc does, also damaged re
   );
 });
 
+/** Values a caller's event may hold where the schema wants another: each must be written or refused exactly as avsc does. */
+const ODD_VALUES: readonly unknown[] = [
+  undefined,
+  null,
+  1.5,
+  -1,
+  2 ** 31,
+  -(2 ** 31) - 1,
+  2 ** 30,
+  -(2 ** 30) - 1,
+  2 ** 53,
+  Number.NaN,
+  0n,
+  true,
+  '',
+  'x',
+  'é',
+  'a\ud800',
+  'x'.repeat(70),
+  'ü'.repeat(70),
+  'enqueue',
+  'constructor',
+  new Uint8Array(3),
+  Buffer.from('buf'),
+  new Uint16Array(2),
+  {},
+  { a: 'b' },
+  { a: 1 },
+  Object.create(null),
+  JSON.parse('{"__proto__":"x"}'),
+  [],
+  ['a', 'b'],
+  ['a', 1],
+  new Map(),
+];
+
+function encodeOutcome(encode: () => Uint8Array): unknown {
+  try {
+    return Array.from(encode());
+  } catch (error) {
+    assert.ok(isRunlogError(error, 'InvalidArgument'), String(error));
+    return error.message;
+  }
+}
+
+test('property: compiled body writers write exactly what avsc writes, and leave every refusal to it (same message)', () => {
+  const avscOnly = createCodec(RELEASED_SCHEMAS, { bodyReaders: false });
+  const same = (event: RunlogEvent): void =>
+    assert.deepEqual(
+      encodeOutcome(() => encodeEvent(event)),
+      encodeOutcome(() => avscOnly.encode(event)),
+    );
+  fc.assert(fc.property(anyEvent, same), { numRuns: 1000 });
+  // Every field of every event type holding every odd value, and missing.
+  for (const event of samples) {
+    for (const name of Object.keys(event).filter((n) => n !== 'type')) {
+      for (const value of ODD_VALUES) same({ ...event, [name]: value } as RunlogEvent);
+      const { [name]: _, ...missing } = event as unknown as Record<string, unknown>;
+      same(missing as unknown as RunlogEvent);
+    }
+  }
+});
+
+test('encoded records are independent copies: changing one changes no other', () => {
+  const encoded = samples.map(encodeEvent);
+  const expected = encoded.map((bytes) => Array.from(bytes));
+  for (const [i, bytes] of encoded.entries()) {
+    bytes.fill(0xff);
+    encoded.slice(i + 1).forEach((later, j) => assert.deepEqual(Array.from(later), expected[i + 1 + j]));
+  }
+  assert.ok(samples.every((event) => Object.getPrototypeOf(encodeEvent(event)) === Uint8Array.prototype));
+});
+
 test('malformed records are Corrupt, with a message naming the fault', () => {
   const good = encodeEvent(leased);
   fails('Corrupt', () => decodeEvent(new Uint8Array()), /0 bytes is shorter/);

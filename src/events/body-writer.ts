@@ -1,0 +1,213 @@
+/**
+ * Compiled writers of Avro record bodies, for the command path (every command encodes its
+ * events before they are appended).
+ *
+ * avsc writes a body from a copy of the event (bytes fields wrapped as Buffers), after the
+ * codec has checked the event's text (well-formed.ts). For the values runlog's commands
+ * actually write, this module writes the body straight from the event instead: one
+ * generated function per schema, calling one small writer per field.
+ *
+ * A compiled writer only ever writes a value it is sure of. It DECLINES (returns -1) on
+ * anything else: a field of the wrong type or missing (avsc would fill a default in or
+ * refuse), a number that is not an exact int or long, a string that is not well-formed
+ * UTF-16, a map key "__proto__", a map that is not a plain object, or too little room left
+ * in `buf`. The codec then encodes the event the slow way, which writes or refuses it
+ * exactly as before: the bytes of every value written here are the bytes avsc writes
+ * (property-tested in test/events/codec.test.ts), and every refusal keeps its message.
+ *
+ * Only the types runlog's schemas use are compiled (as body-reader.ts): string, bytes,
+ * int, long, boolean, enum, map and array of strings, and unions of null with one of those.
+ */
+import { isWellFormed } from '../validation/index.ts';
+import type { AvroRecordSchema } from './schemas.ts';
+
+/** Writes `event`'s body into `buf` from `pos`; the end position, or -1 if declined. */
+export type BodyWriter = (event: Record<string, unknown>, buf: Buffer, pos: number) => number;
+
+/** One value's writer: the end position, or -1 if declined. */
+type ValueWriter = (value: unknown, buf: Buffer, pos: number) => number;
+
+/** The most bytes a varint of a long takes. */
+const MAX_VARINT_BYTES = 10;
+const INT_LIMIT = 2 ** 30;
+
+/** The zigzag varint of a safe integer (as avsc's Tap.writeLong and exact-long.ts write it); the end position. */
+function writeVarint(n: number, buf: Buffer, pos: number): number {
+  if (n >= -INT_LIMIT && n < INT_LIMIT) {
+    let z = n >= 0 ? n << 1 : (~n << 1) | 1;
+    while (z > 0x7f) {
+      buf[pos++] = (z & 0x7f) | 0x80;
+      z >>>= 7;
+    }
+    buf[pos++] = z;
+    return pos;
+  }
+  // Beyond 30 bits: as exact-long.ts, on the magnitude, so that no double is rounded.
+  let rest = n >= 0 ? n * 2 : (-n - 1) * 2;
+  let lowBit = n < 0 ? 1 : 0;
+  do {
+    const byte = (rest % 128) | lowBit;
+    lowBit = 0;
+    rest = Math.floor(rest / 128);
+    buf[pos++] = rest > 0 ? byte | 0x80 : byte;
+  } while (rest > 0);
+  return pos;
+}
+
+function writeLong(value: unknown, buf: Buffer, pos: number): number {
+  if (!Number.isSafeInteger(value) || pos + MAX_VARINT_BYTES > buf.length) return -1;
+  return writeVarint(value as number, buf, pos);
+}
+
+function writeInt(value: unknown, buf: Buffer, pos: number): number {
+  if (value !== ((value as number) | 0) || pos + MAX_VARINT_BYTES > buf.length) return -1;
+  return writeVarint(value as number, buf, pos);
+}
+
+function writeBoolean(value: unknown, buf: Buffer, pos: number): number {
+  if (typeof value !== 'boolean' || pos >= buf.length) return -1;
+  buf[pos] = value ? 1 : 0;
+  return pos + 1;
+}
+
+/** Strings this short are written byte by byte when they are ASCII: cheaper than a call into C++. */
+const SHORT_STRING = 64;
+
+interface Utf8Writing {
+  utf8Write(text: string, offset: number, length: number): number;
+}
+
+function writeString(value: unknown, buf: Buffer, pos: number): number {
+  if (typeof value !== 'string') return -1;
+  const length = value.length;
+  // Room for the worst case: 3 bytes per UTF-16 unit, and the length's varint.
+  if (pos + MAX_VARINT_BYTES + 3 * length > buf.length) return -1;
+  if (length < SHORT_STRING) {
+    let ascii = true;
+    for (let i = 0; i < length; i++) {
+      const c = value.charCodeAt(i);
+      if (c > 0x7f) {
+        ascii = false;
+        break;
+      }
+      buf[pos + 1 + i] = c;
+    }
+    if (ascii) {
+      buf[pos] = length << 1; // length < 64: a one-byte varint
+      return pos + 1 + length;
+    }
+  }
+  // A lone surrogate would not read back as written: the codec refuses it (the slow way says so).
+  if (!isWellFormed(value)) return -1;
+  const bytes = Buffer.byteLength(value, 'utf8');
+  pos = writeVarint(bytes, buf, pos);
+  return pos + (buf as unknown as Utf8Writing).utf8Write(value, pos, bytes);
+}
+
+function writeBytes(value: unknown, buf: Buffer, pos: number): number {
+  if (!(value instanceof Uint8Array)) return -1;
+  const length = value.length;
+  if (pos + MAX_VARINT_BYTES + length > buf.length) return -1;
+  pos = writeVarint(length, buf, pos);
+  buf.set(value, pos);
+  return pos + length;
+}
+
+/** A map of strings, as avsc writes it: one block of every key (Object.keys order), then 0. */
+function writeStringMap(value: unknown, buf: Buffer, pos: number): number {
+  if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) return -1;
+  const keys = Object.keys(value);
+  if (keys.length > 0) {
+    if (pos + MAX_VARINT_BYTES > buf.length) return -1;
+    pos = writeVarint(keys.length, buf, pos);
+    for (const key of keys) {
+      if (key === '__proto__') return -1;
+      pos = writeString(key, buf, pos);
+      if (pos < 0) return -1;
+      pos = writeString((value as Record<string, unknown>)[key], buf, pos);
+      if (pos < 0) return -1;
+    }
+  }
+  if (pos >= buf.length) return -1;
+  buf[pos] = 0;
+  return pos + 1;
+}
+
+function writeStringArray(value: unknown, buf: Buffer, pos: number): number {
+  if (!Array.isArray(value)) return -1;
+  const length = value.length;
+  if (length > 0) {
+    if (pos + MAX_VARINT_BYTES > buf.length) return -1;
+    pos = writeVarint(length, buf, pos);
+    for (let i = 0; i < length; i++) {
+      pos = writeString(value[i], buf, pos);
+      if (pos < 0) return -1;
+    }
+  }
+  if (pos >= buf.length) return -1;
+  buf[pos] = 0;
+  return pos + 1;
+}
+
+const PRIMITIVES: Readonly<Record<string, ValueWriter>> = {
+  string: writeString,
+  boolean: writeBoolean,
+  bytes: writeBytes,
+  int: writeInt,
+  long: writeLong,
+};
+
+/** How to write one value of `type`, or null if this module does not compile it. */
+function valueWriter(type: unknown): ValueWriter | null {
+  if (typeof type === 'string') return PRIMITIVES[type] ?? null;
+  if (Array.isArray(type)) return unionWriter(type);
+  if (typeof type !== 'object' || type === null) return null;
+  const t = type as { type?: unknown; symbols?: unknown; values?: unknown; items?: unknown };
+  if (t.type === 'long' || t.type === 'int' || t.type === 'string' || t.type === 'bytes' || t.type === 'boolean')
+    return PRIMITIVES[t.type]!;
+  if (t.type === 'map') return t.values === 'string' ? writeStringMap : null;
+  if (t.type === 'array') return t.items === 'string' ? writeStringArray : null;
+  if (t.type === 'enum' && Array.isArray(t.symbols)) return enumWriter(t.symbols as string[]);
+  return null;
+}
+
+function enumWriter(symbols: readonly string[]): ValueWriter {
+  return (value, buf, pos) => {
+    const index = typeof value === 'string' ? symbols.indexOf(value) : -1;
+    if (index < 0 || pos + MAX_VARINT_BYTES > buf.length) return -1;
+    return writeVarint(index, buf, pos);
+  };
+}
+
+/** Unions of null and one other compiled type, in either order: null, or a value of the other branch. */
+function unionWriter(branches: readonly unknown[]): ValueWriter | null {
+  if (branches.length !== 2) return null;
+  const nullAt = branches.indexOf('null');
+  if (nullAt < 0) return null;
+  const other = valueWriter(branches[1 - nullAt]);
+  if (other === null) return null;
+  return (value, buf, pos) => {
+    // (undefined, for which avsc writes the field's default, is declined by every branch writer.)
+    if (pos + MAX_VARINT_BYTES > buf.length) return -1;
+    if (value === null) return writeVarint(nullAt, buf, pos);
+    return other(value, buf, writeVarint(1 - nullAt, buf, pos));
+  };
+}
+
+/**
+ * A writer of bodies of `schema` from events of its shape (fields in schema order), or null
+ * if a field's type is not compiled here. Generated as one function per schema, the field
+ * names checked as Avro names ([A-Za-z_][A-Za-z0-9_]*) before use.
+ */
+export function compileBodyWriter(schema: AvroRecordSchema): BodyWriter | null {
+  const writers: ValueWriter[] = [];
+  const steps: string[] = [];
+  for (const field of schema.fields) {
+    const write = valueWriter(field.type);
+    if (write === null || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(field.name)) return null;
+    steps.push(`p = w[${writers.length}](e.${field.name}, b, p); if (p < 0) return -1;`);
+    writers.push(write);
+  }
+  const body = `let p = pos; ${steps.join(' ')} return p;`;
+  return new Function('w', 'e', 'b', 'pos', body).bind(undefined, writers) as BodyWriter;
+}
