@@ -134,7 +134,7 @@ export function lifecycleEvents(tenant: string, thread: string, entryId: string,
     },
     { type: 'Leased', ...ids, at, holder: 'caller', epoch: 1, expiresAt: at + 60_000, deferredAttempts: 0 },
     { type: 'AttemptStarted', ...ids, at, runId, attempt: 1, epoch: 1 },
-    { type: 'Closed', ...ids, at, outcome: 'succeeded', result: null, error: null },
+    { type: 'Closed', ...ids, at, outcome: 'succeeded', result: null, error: null, deferredAttempts: 0 },
   ];
 }
 

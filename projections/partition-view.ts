@@ -198,6 +198,8 @@ export class PartitionView {
     entry.closedAt = event.at;
     entry.lease = null;
     entry.notBefore = null;
+    // The closing record replaces the state record under compaction: what it says is all a replay has.
+    entry.deferredAttempts = event.deferredAttempts;
     entry.version++;
     this.recordOutcome(entry, event); // an entry with an outcome is closed
     thread.openCount--;

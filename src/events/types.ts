@@ -77,6 +77,8 @@ export interface Yielded extends EventBase {
 export interface CancelRequested extends EventBase {
   type: 'CancelRequested';
   reason: string | null;
+  /** Attempts handed back unfinished before the entry closed (its latest state's count; this record replaces the state record under compaction). Version 2; 0 from version 1. */
+  deferredAttempts: number;
 }
 
 export type Outcome = 'succeeded' | 'failed' | 'cancelled' | 'expired' | 'threadDeleted';
@@ -86,11 +88,15 @@ export interface Closed extends EventBase {
   outcome: Outcome;
   result: Uint8Array | null;
   error: string | null;
+  /** Attempts handed back unfinished before the entry closed (its latest state's count; this record replaces the state record under compaction). Version 2; 0 from version 1. */
+  deferredAttempts: number;
 }
 
 /** The thread was deleted: this open entry of it closes `threadDeleted`. One event per open entry. */
 export interface ThreadDeleted extends EventBase {
   type: 'ThreadDeleted';
+  /** Attempts handed back unfinished before the entry closed (its latest state's count; this record replaces the state record under compaction). Version 2; 0 from version 1. */
+  deferredAttempts: number;
 }
 
 /**

@@ -207,7 +207,7 @@ export function isOverdue(entry: EntryState, now: number): boolean {
 
 function expired(entry: EntryState, now: number): Closed {
   const error = `start deadline ${entry.deadline} passed before the entry started`;
-  return { type: 'Closed', ...ids(entry), at: now, outcome: 'expired', result: null, error };
+  return { type: 'Closed', ...ids(entry), at: now, outcome: 'expired', result: null, error, deferredAttempts: entry.deferredAttempts };
 }
 
 // ---- Commands under a lease: Extend, StartAttempt, Yield, Close ---------------------------
@@ -253,7 +253,15 @@ function yieldEntry(view: PartitionView, { lease, request }: CommandOf<'Yield'>,
 function close(view: PartitionView, { lease, request }: CommandOf<'Close'>, now: number): Decisions['Close'] {
   const entry = currentEntry(view, lease, now);
   if (entry instanceof RunlogError) return { kind: 'refused', error: entry };
-  return append({ type: 'Closed', ...ids(entry), at: now, outcome: request.outcome, result: request.result, error: request.error });
+  return append({
+    type: 'Closed',
+    ...ids(entry),
+    at: now,
+    outcome: request.outcome,
+    result: request.result,
+    error: request.error,
+    deferredAttempts: entry.deferredAttempts,
+  });
 }
 
 /** The entry the lease names, if the lease is current; else EntryClosed, LeaseNotCurrent or a lookup's refusal. */
@@ -273,14 +281,17 @@ function currentEntry(view: PartitionView, lease: Lease, now: number): EntryStat
 function cancel(view: PartitionView, { tenant, entryId, reason }: CommandOf<'Cancel'>, now: number): Decisions['Cancel'] {
   const entry = openEntry(view, tenant, entryId);
   if (entry instanceof RunlogError) return { kind: 'refused', error: entry };
-  return append({ type: 'CancelRequested', ...ids(entry), at: now, reason });
+  return append({ type: 'CancelRequested', ...ids(entry), at: now, reason, deferredAttempts: entry.deferredAttempts });
 }
 
 /** Closes every open entry of the thread (none open: unchanged). */
 function deleteThread(view: PartitionView, { tenant, thread }: CommandOf<'DeleteThread'>, now: number): Decisions['DeleteThread'] {
   const open = view.thread(tenant, thread)?.openEntries() ?? [];
   if (open.length === 0) return UNCHANGED;
-  return { kind: 'append', events: open.map((entry) => ({ type: 'ThreadDeleted', ...ids(entry), at: now })) };
+  return {
+    kind: 'append',
+    events: open.map((entry) => ({ type: 'ThreadDeleted', ...ids(entry), at: now, deferredAttempts: entry.deferredAttempts })),
+  };
 }
 
 // ---- Retention: Expire, Prune -------------------------------------------------------------

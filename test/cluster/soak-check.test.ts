@@ -63,6 +63,7 @@ const closed = (entryId: string, thread: string): RunlogEvent => ({
   outcome: 'succeeded',
   result: null,
   error: null,
+  deferredAttempts: 0,
 });
 
 /** Thread t0: entries a (e0) then b (e2); thread t1: entry c (e1). a fails once and is retried; c's first lease expires. */

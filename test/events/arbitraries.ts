@@ -54,15 +54,16 @@ export const anyEvent: fc.Arbitrary<RunlogEvent> = fc.oneof(
     notBefore: orNull(long),
     deferredAttempts: int,
   }),
-  record({ ...base, type: fc.constant('CancelRequested' as const), reason: orNull(text) }),
+  record({ ...base, type: fc.constant('CancelRequested' as const), reason: orNull(text), deferredAttempts: int }),
   record({
     ...base,
     type: fc.constant('Closed' as const),
     outcome: fc.constantFrom('succeeded' as const, 'failed' as const, 'cancelled' as const, 'expired' as const, 'threadDeleted' as const),
     result: orNull(bytes),
     error: orNull(text),
+    deferredAttempts: int,
   }),
-  record({ ...base, type: fc.constant('ThreadDeleted' as const) }),
+  record({ ...base, type: fc.constant('ThreadDeleted' as const), deferredAttempts: int }),
   record({ ...base, type: fc.constant('EntriesPruned' as const), entryIds: fc.array(text, { maxLength: 20 }), issuedThrough: long }),
   record({ ...base, type: fc.constant('TicketKeyCreated' as const), secret: bytes, legacyThrough: long }),
   record({

@@ -19,7 +19,7 @@ function lifecycle(seq: number, at: number): RunlogEvent[] {
     submittedEvent({ ...ids, at, seq }),
     { type: 'Leased', ...ids, at, holder: 'w', epoch: 1, expiresAt: at + 60_000, deferredAttempts: 0 },
     { type: 'AttemptStarted', ...ids, at, runId: `run-${seq}`, attempt: 1, epoch: 1 },
-    { type: 'Closed', ...ids, at, outcome: 'succeeded', result: null, error: null },
+    { type: 'Closed', ...ids, at, outcome: 'succeeded', result: null, error: null, deferredAttempts: 0 },
   ];
 }
 

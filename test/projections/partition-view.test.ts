@@ -63,6 +63,7 @@ const closed = (entry: Ids, at: number, outcome: Outcome, error: string | null =
   outcome,
   result: outcome === 'succeeded' ? new TextEncoder().encode('done') : null,
   error,
+  deferredAttempts: 0,
 });
 
 const pruned = (at: number, entryIds: string[], issuedThrough: number): RunlogEvent => ({
@@ -218,8 +219,8 @@ describe('PartitionView fold', () => {
       leased(ids(1), T0 + 1, 1, T0 + 1_000),
     );
     fold.events(closed(ids(1), T0 + 10, 'succeeded'));
-    fold.events({ type: 'CancelRequested', ...ids(2, 't2'), at: T0 + 20, reason: 'not needed' });
-    fold.events({ type: 'ThreadDeleted', ...ids(3, 't3', 'globex'), at: T0 + 30 });
+    fold.events({ type: 'CancelRequested', ...ids(2, 't2'), at: T0 + 20, reason: 'not needed', deferredAttempts: 0 });
+    fold.events({ type: 'ThreadDeleted', ...ids(3, 't3', 'globex'), at: T0 + 30, deferredAttempts: 0 });
     fold.events(closed(ids(4, 't4'), T0 + 40, 'expired'));
     const outcomes = [1, 2, 3, 4].map((seq) => {
       const entry = fold.entry(seq)!;
@@ -232,7 +233,13 @@ describe('PartitionView fold', () => {
       ['expired', null, T0 + 40, null, true],
     ]);
     assert.equal(new TextDecoder().decode(fold.entry(1)!.result!), 'done');
-    fold.events(closed(ids(2, 't2'), T0 + 50, 'failed', 'late'), { type: 'CancelRequested', ...ids(1), at: T0 + 60, reason: 'late' });
+    fold.events(closed(ids(2, 't2'), T0 + 50, 'failed', 'late'), {
+      type: 'CancelRequested',
+      ...ids(1),
+      at: T0 + 60,
+      reason: 'late',
+      deferredAttempts: 0,
+    });
     assert.deepEqual([fold.entry(2)!.outcome, fold.entry(2)!.closedAt, fold.entry(1)!.outcome], ['cancelled', T0 + 20, 'succeeded']);
     const m = fold.view.metrics;
     assert.deepEqual([m.succeeded, m.failed, m.cancelled, m.expired, m.processed], [1, 0, 1, 1, 0]);

@@ -56,6 +56,26 @@ export function retentionTests(backend: Backend): void {
     await assert.rejects(queue.entry('acme', old.entryId), { code: 'TicketExpired' });
   });
 
+  it("a closed entry's deferred attempts survive compaction: the closing record carries them (Closed, CancelRequested v2)", async (t) => {
+    const { queue, local, log } = await queueOn(backend, t, { partitions: 1 });
+    const deferOnce = async (thread: string) => {
+      const ticket = await queue.submit(submitOf('acme', thread));
+      const first = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
+      await queue.startAttempt(first.lease, `${thread}-run-1`);
+      await queue.yield(first.lease, { kind: 'defer' });
+      const second = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: TTL }))!;
+      await queue.startAttempt(second.lease, `${thread}-run-2`);
+      return { ticket, lease: second.lease };
+    };
+    const done = await deferOnce('t1');
+    await queue.close(done.lease, { status: 'succeeded' });
+    const cancelled = await deferOnce('t2');
+    await queue.cancel('acme', cancelled.ticket.entryId, 'no longer needed');
+    await log.compact(0); // the state records (Leased, with deferredAttempts 1) are superseded by the closing ones
+    for (const ticket of [done.ticket, cancelled.ticket]) assert.equal((await queue.entry('acme', ticket.entryId)).deferredAttempts, 1);
+    await assertReplayEqualsLive(local);
+  });
+
   it('a retention sweep expires overdue entries and prunes closed ones past their lifetime', async (t) => {
     const { queue, local, clock } = await queueOn(backend, t);
     const doomed = await queue.submit(submitOf('acme', 'a', { agent: 'report', deadline: clock.nowMs + 5 }));

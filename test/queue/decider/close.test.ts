@@ -58,8 +58,8 @@ describe('decider: deleteThread', () => {
     given(keyCreated, submitted(1), closed(1), submitted(2), submitted(3, { thread: 't2' }), submitted(4), leased(2))
       .when({ type: 'DeleteThread', tenant: 'acme', thread: 't1' }, NOW)
       .then([
-        { type: 'ThreadDeleted', ...ids(2), at: NOW },
-        { type: 'ThreadDeleted', ...ids(4), at: NOW },
+        { type: 'ThreadDeleted', ...ids(2), at: NOW, deferredAttempts: 0 },
+        { type: 'ThreadDeleted', ...ids(4), at: NOW, deferredAttempts: 0 },
       ]);
   });
 
@@ -79,7 +79,7 @@ describe('decider: what wakes whom', () => {
     Yielded: yielded(1),
     CancelRequested: cancelled(1),
     Closed: closed(1),
-    ThreadDeleted: { type: 'ThreadDeleted', tenant: 'acme', thread: 't1', entryId: idOf(1), at: T0 },
+    ThreadDeleted: { type: 'ThreadDeleted', tenant: 'acme', thread: 't1', entryId: idOf(1), at: T0, deferredAttempts: 0 },
     EntriesPruned: pruned([1], 1),
     TicketKeyCreated: keyCreated,
     CommandAnswered: answered({ requestId: 'r1', entryId: idOf(1), created: true }),

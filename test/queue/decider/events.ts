@@ -84,11 +84,11 @@ export function yielded(seq: number, extra: Partial<Yielded> = {}): Yielded {
 }
 
 export function closed(seq: number, extra: Partial<Closed> = {}): Closed {
-  return { type: 'Closed', ...ids(seq, extra), at: T0, outcome: 'succeeded', result: null, error: null, ...extra };
+  return { type: 'Closed', ...ids(seq, extra), at: T0, outcome: 'succeeded', result: null, error: null, deferredAttempts: 0, ...extra };
 }
 
 export function cancelled(seq: number, extra: Partial<CancelRequested> = {}): CancelRequested {
-  return { type: 'CancelRequested', ...ids(seq, extra), at: T0, reason: null, ...extra };
+  return { type: 'CancelRequested', ...ids(seq, extra), at: T0, reason: null, deferredAttempts: 0, ...extra };
 }
 
 export function pruned(seqs: number[], issuedThrough: number, at = T0): EntriesPruned {
