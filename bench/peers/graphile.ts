@@ -23,9 +23,9 @@ export function graphileSystem(postgres: Postgres, producers: number): PeerSyste
     name: 'Graphile Worker, PostgreSQL',
     async open() {
       const pool = (max: number): pg.Pool =>
-        new pg.Pool({ host: postgres.host, user: postgres.user, database: 'postgres', max }).on('error', (error) =>
-          console.error('pg pool:', error),
-        );
+        new pg.Pool({ host: postgres.host, user: postgres.user, database: 'postgres', max })
+          .on('error', (error) => console.error('pg pool:', error))
+          .on('connect', (client) => client.on('error', (error) => console.error('pg client:', error)));
       const utilsPool = pool(producers);
       const utils = await makeWorkerUtils({ pgPool: utilsPool, logger });
       await utils.migrate();

@@ -18,7 +18,7 @@ import { startRedis } from './redis-server.ts';
 import { runlogSystem } from './runlog.ts';
 import { Scope } from './scope.ts';
 import type { PeerSystem } from './system.ts';
-import { peerTable, type RoundFigures } from './table.ts';
+import { peerTable, targetLines, type RoundFigures } from './table.ts';
 import { closedLoop, enqueueThenDrain, type Shape } from './workloads.ts';
 
 const { values } = parseArgs({
@@ -38,6 +38,9 @@ for (const [name, value] of Object.entries({ rounds, jobs: shape.jobs })) {
   if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got ${String(value)}`);
 }
 
+/** Issue 12's targets are against this one: BullMQ's usual setup. */
+const EVERYSEC = 'BullMQ, Redis AOF everysec';
+
 const scope = new Scope();
 scope.closeOnExit();
 try {
@@ -52,6 +55,7 @@ try {
       `(b) ${shape.callers} callers in a closed loop, ${shape.windowMs / 1000} s window after ${shape.warmupMs / 1000} s warm-up; medians over rounds\n`,
   );
   console.log(peerTable(figures));
+  console.log(`\n${targetLines(figures, EVERYSEC, ['drain', 'enqueueThenDrain'], 2).join('\n')}`);
 } finally {
   await scope.close();
 }
@@ -65,7 +69,7 @@ async function startSystems(scope: Scope): Promise<PeerSystem[]> {
   const postgres = await startPostgres(scope);
   return [
     runlogSystem(root),
-    bullmqSystem('BullMQ, Redis AOF everysec', everysec),
+    bullmqSystem(EVERYSEC, everysec),
     bullmqSystem('BullMQ, Redis AOF always', always),
     graphileSystem(postgres, shape.producers),
   ];

@@ -62,3 +62,23 @@ export function peerTable(rounds: ReadonlyMap<string, readonly RoundFigures[]>):
   const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
   return [line(rows[0]!), line(rows[0]!.map(() => '---')), ...rows.slice(1).map(line)].join('\n');
 }
+
+/** Issue 12's targets: runlog ÷ `peer` at least `atLeast` in each of `keys`; a line each, with met or missed. */
+export function targetLines(
+  rounds: ReadonlyMap<string, readonly RoundFigures[]>,
+  peer: string,
+  keys: readonly (keyof RoundFigures)[],
+  atLeast: number,
+): string[] {
+  const [runlog] = [...rounds.values()];
+  const theirs = rounds.get(peer);
+  if (runlog === undefined || theirs === undefined) throw new Error(`no figures of runlog and ${peer}`);
+  return keys.map((key) => {
+    const ratio = ratioOf(
+      runlog.map((f) => f[key]),
+      theirs.map((f) => f[key]),
+    ).median;
+    const title = COLUMNS.find((c) => c.key === key)!.title;
+    return `target: runlog ÷ ${peer}, ${title}, >= ${atLeast}: ${times(ratio)} (${ratio >= atLeast ? 'met' : 'missed'})`;
+  });
+}

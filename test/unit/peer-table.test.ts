@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { median, peerTable, ratioOf, type RoundFigures } from '../../bench/peers/table.ts';
+import { median, peerTable, ratioOf, targetLines, type RoundFigures } from '../../bench/peers/table.ts';
 
 test('median: the middle value, or the mean of the two middle ones; none is an error', () => {
   for (const [values, expected] of [
@@ -57,4 +57,16 @@ test('peerTable: one round prints the ratio alone; no systems is an error', () =
   assert.match(table, /^\| runlog ÷ a \| 1\.50 \| 1\.50 \| 1\.50 \| 1\.50 \|$/m);
   assert.match(table, /^\| runlog ÷ b \| 0\.75 \| 0\.75 \| 0\.75 \| 0\.75 \|$/m);
   assert.throws(() => peerTable(new Map()), /no systems/);
+});
+
+test('targetLines: runlog ÷ the named peer against the target, met or missed', () => {
+  const rounds = new Map([
+    ['runlog', [figures(1, 300, 150, 1), figures(1, 500, 190, 1)]],
+    ['peer', [figures(1, 100, 100, 1), figures(1, 200, 100, 1)]],
+  ]);
+  assert.deepEqual(targetLines(rounds, 'peer', ['drain', 'enqueueThenDrain'], 2), [
+    'target: runlog ÷ peer, drain jobs/s, >= 2: 2.75 (met)',
+    'target: runlog ÷ peer, enqueue then drain jobs/s, >= 2: 1.70 (missed)',
+  ]);
+  assert.throws(() => targetLines(rounds, 'nobody', ['drain'], 2), /no figures of runlog and nobody/);
 });
