@@ -50,7 +50,7 @@ export function entryLine(entry: Entry): string {
 }
 
 /** Bytes as JSON-quoted text when short valid UTF-8, else their length. */
-function bytesText(bytes: Uint8Array): string {
+export function bytesText(bytes: Uint8Array): string {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   return text.length <= 80 && !text.includes('\uFFFD') ? JSON.stringify(text) : `<${bytes.byteLength} bytes>`;
 }

@@ -1,38 +1,17 @@
 /**
- * The audit trail of one entry, read from the log: every event about it, in log order,
- * decoded and formatted one line each. Reads the entry's partition from the start, so it
- * is a tool for people and demos, not a hot path.
+ * How an entry's events read: one line each (the demo's, tail's and export's form), and
+ * entryHistory, the trail of a tenant's entry (entry-trail.ts reads it).
  */
-import { decodeEvent } from '../events/codec.ts';
 import type { RunlogEvent } from '../events/types.ts';
 import type { EventLog } from '../log/event-log.ts';
-import { parseEntryId } from '../queue/entry-id.ts';
-import { RunlogError } from '../errors.ts';
-import { describe } from '../validation/index.ts';
+import { readEntryTrail, type HistoryItem } from './entry-trail.ts';
 import { formatTime, formatTimeField } from './output.ts';
 
-export interface HistoryItem {
-  partition: number;
-  offset: bigint;
-  event: RunlogEvent;
-}
+export type { HistoryItem } from './entry-trail.ts';
 
 /** The events of `tenant`'s entry `entryId`, in log order (an EntriesPruned naming it included). */
 export async function entryHistory(log: EventLog, tenant: string, entryId: string): Promise<HistoryItem[]> {
-  const parsed = parseEntryId(entryId, log.partitions);
-  if (parsed === null) throw new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);
-  const items: HistoryItem[] = [];
-  for await (const record of log.read(parsed.partition, 0n)) {
-    if (record.value === null) continue;
-    const event = decodeEvent(record.value);
-    if (isAbout(event, tenant, entryId)) items.push({ partition: parsed.partition, offset: record.offset, event });
-  }
-  return items;
-}
-
-function isAbout(event: RunlogEvent, tenant: string, entryId: string): boolean {
-  if (event.type === 'EntriesPruned') return event.entryIds.includes(entryId);
-  return event.entryId === entryId && event.tenant === tenant;
+  return (await readEntryTrail(log, entryId, tenant)).items;
 }
 
 /** One readable line: store-clock time (output.ts), offset, event type, then what the event says. */

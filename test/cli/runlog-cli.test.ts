@@ -34,13 +34,14 @@ describe('runlog command line', () => {
     const history = runlog('history', 'acme', ticket.entryId, '--dir', dir);
     assert.equal(history.status, 0, history.stderr);
     const types = history.stdout
-      .trim()
       .split('\n')
-      .map((line) => line.split(/\s+/)[4]);
+      .filter((line) => /^\d{4}-/.test(line))
+      .map((line) => /^\S+ \S+ \+00:00 {2}@\d+ +\+.*? {2}(\w+)/.exec(line)?.[1]);
     assert.deepEqual(types, ['Submitted', 'Leased', 'AttemptStarted', 'Yielded', 'Leased', 'AttemptStarted', 'Closed']);
     assert.match(history.stdout, /error="SMTP 451"/);
     assert.match(history.stdout, /outcome=succeeded result="sent"/);
-    assert.match(history.stdout, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \+00:00 {2}@1 +Submitted/);
+    assert.match(history.stdout, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \+00:00 {2}@1 +\+0 ms {2}Submitted/m);
+    assert.match(history.stdout, /^why +closed succeeded after 2 attempts, /m);
 
     const foreign = runlog('history', 'globex', ticket.entryId, '--dir', dir);
     assert.match(foreign.stdout, /no events of ticket/);
@@ -66,6 +67,8 @@ describe('runlog command line', () => {
       ['history', 'acme', '0-1', '--dir', typo],
       ['tail', '--dir', typo, '--limit', '1'],
       ['export', '--dir', typo],
+      ['find', '--dir', typo],
+      ['state', '--dir', typo, '--at', '0'],
       ['replay', '--dir', dir],
       ['export', '--dir', dir],
     ]) {

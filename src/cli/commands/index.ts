@@ -3,12 +3,27 @@ import type { AnyCommand } from '../command.ts';
 import { serveCommand } from '../serve-command.ts';
 import { cancel } from './cancel.ts';
 import { exportCommand } from './export.ts';
+import { find } from './find.ts';
 import { get } from './get.ts';
 import { history } from './history.ts';
 import { list } from './list.ts';
 import { migrate } from './migrate.ts';
 import { replay } from './replay.ts';
+import { state } from './state.ts';
 import { submit } from './submit.ts';
 import { tail } from './tail.ts';
 
-export const COMMANDS: readonly AnyCommand[] = [serveCommand, submit, get, cancel, list, history, replay, tail, exportCommand, migrate];
+export const COMMANDS: readonly AnyCommand[] = [
+  serveCommand,
+  submit,
+  get,
+  cancel,
+  list,
+  history,
+  find,
+  state,
+  replay,
+  tail,
+  exportCommand,
+  migrate,
+];

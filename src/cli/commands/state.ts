@@ -1,0 +1,119 @@
+/** `runlog state --at WHEN`: the queue, or one entry, as it was at a time or offset of the log. */
+import { addMetrics, emptyMetrics } from '../../../projections/metrics.ts';
+import { RunlogError } from '../../errors.ts';
+import { parseEntryId } from '../../queue/entry-id.ts';
+import { toPublicEntry } from '../../queue/public-entry.ts';
+import type { Entry } from '../../queue/types.ts';
+import { describe } from '../../validation/index.ts';
+import { EXIT_OK, UsageError, type CliIo, type Command, type OptionValues } from '../command.ts';
+import { entryBlock, entryLine } from '../entry-text.ts';
+import { foldUntil, parseStatePoint, statePointOf, type FoldedPartition, type StatePoint } from '../fold-until.ts';
+import { JSON_OPTION, LOG_OPTIONS, flag, integerOption, logConfigOf, stringOption, textOption } from '../options.ts';
+import { formatTime, writeJson, writeLine } from '../output.ts';
+import { withReadLog } from '../read-log.ts';
+
+export const state: Command = {
+  name: 'state',
+  summary: 'the queue (its open entries and counts), or one entry, as it was at a time or offset of the log (reads only; also a live log)',
+  usage: '',
+  positionals: { min: 0, max: 0 },
+  options: {
+    ...LOG_OPTIONS,
+    at: {
+      type: 'string',
+      value: 'WHEN',
+      help: 'required: a time (epoch ms or ISO date-time with zone), @OFFSET (with --partition) or @a,b,... (one offset per partition)',
+    },
+    entry: { type: 'string', value: 'TICKET', help: 'show this entry as it was, every field' },
+    partition: { type: 'string', value: 'N', help: 'only partition N (and the partition of --at @OFFSET)' },
+    tenant: { type: 'string', value: 'TENANT', help: "list only this tenant's open entries" },
+    thread: { type: 'string', value: 'THREAD', help: "list only this thread's open entries" },
+    agent: { type: 'string', value: 'AGENT', help: "list only this agent's open entries" },
+    ...JSON_OPTION,
+  },
+  details: `The log is folded as the queue folds it, up to and including the record at each offset given, or
+every event stamped at or before the time. Human output: per partition the last offset folded, open entries and
+threads; then the open entries by tenant and thread in the order they run (ticket, submitted, agent, lease,
+attempts, input); then the counts so far. With --entry: the entry's fields then (lease, attempts, outcome...);
+a ticket not yet submitted then: TicketNotFound (exit 1). --json: { partitions: [{ partition, through, open,
+threads }], entries: [Entry], totals }, or with --entry the Entry.`,
+  async run({ values, io }) {
+    const config = logConfigOf(values);
+    const at = stringOption(values, 'at');
+    if (at === undefined) throw new UsageError('state needs --at WHEN: a time, @OFFSET or @a,b,...');
+    parseStatePoint(at); // the syntax, before the log is opened
+    const entryId = textOption(values, 'entry');
+    for (const name of ['tenant', 'thread', 'agent']) textOption(values, name);
+    integerOption(values, 'partition', 0);
+    return withReadLog(config, io, async (log) => {
+      const partition = integerOption(values, 'partition', 0, log.partitions - 1);
+      const point = statePointOf(at, log.partitions, partition);
+      if (entryId !== undefined) {
+        const parsed = parseEntryId(entryId, log.partitions);
+        if (parsed === null) throw new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);
+        const folded = await foldUntil(log, parsed.partition, point, entryId);
+        if (folded.watched === undefined)
+          throw new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was not submitted yet ${pointText(point)}`);
+        await printEntry(io, values, toPublicEntry(folded.watched));
+        return EXIT_OK;
+      }
+      const partitions = partition === undefined ? Array.from({ length: log.partitions }, (_, p) => p) : [partition];
+      const folded = await Promise.all(partitions.map((p) => foldUntil(log, p, point)));
+      await printQueue(io, values, point, folded);
+      return EXIT_OK;
+    });
+  },
+};
+
+function pointText(point: StatePoint): string {
+  return point.kind === 'time' ? `at ${formatTime(point.at)}` : `at @${point.through.map((o) => o ?? '-').join(',')}`;
+}
+
+async function printEntry(io: CliIo, values: OptionValues, entry: Entry): Promise<void> {
+  if (flag(values, 'json')) await writeJson(io.stdout, entry);
+  else await writeLine(io.stdout, entryBlock(entry));
+}
+
+function openEntries(values: OptionValues, folded: readonly FoldedPartition[]): Entry[] {
+  const wanted = (name: string): string | undefined => stringOption(values, name);
+  const entries: Entry[] = [];
+  for (const { view } of folded)
+    for (const thread of view.threads.values()) {
+      if (wanted('tenant') !== undefined && thread.tenant !== wanted('tenant')) continue;
+      if (wanted('thread') !== undefined && thread.thread !== wanted('thread')) continue;
+      for (const entry of thread.openEntries())
+        if (wanted('agent') === undefined || entry.agent === wanted('agent')) entries.push(toPublicEntry(entry));
+    }
+  return entries;
+}
+
+async function printQueue(io: CliIo, values: OptionValues, point: StatePoint, folded: readonly FoldedPartition[]): Promise<void> {
+  const totals = emptyMetrics();
+  for (const { view } of folded) addMetrics(totals, view.metrics);
+  const partitions = folded.map(({ view, through }) => ({
+    partition: view.partition,
+    through,
+    open: view.openCount,
+    threads: [...view.threads.values()].filter((thread) => thread.openCount > 0).length,
+  }));
+  const entries = openEntries(values, folded);
+  if (flag(values, 'json')) {
+    await writeJson(io.stdout, { partitions, entries, totals });
+    return;
+  }
+  await writeLine(io.stdout, `the queue ${pointText(point)}:`);
+  for (const p of partitions)
+    await writeLine(io.stdout, `  partition ${p.partition}: through @${p.through ?? '-'}, ${p.open} open entries in ${p.threads} threads`);
+  let thread = '';
+  for (const entry of entries) {
+    const name = `${entry.tenant}/${entry.thread}`;
+    if (name !== thread) await writeLine(io.stdout, `${name}:`);
+    thread = name;
+    await writeLine(io.stdout, `  ${entryLine(entry)}`);
+  }
+  const { enqueued, succeeded, failed, retried, expired, cancelled, dropped } = totals;
+  await writeLine(
+    io.stdout,
+    `so far: enqueued ${enqueued}  succeeded ${succeeded}  failed ${failed}  retried ${retried}  expired ${expired}  cancelled ${cancelled}  pruned ${dropped}`,
+  );
+}
