@@ -48,7 +48,8 @@ export class GroupCommit {
   private scheduled = false;
   private failure: unknown = null;
   private failureReported = false;
-  private lastWrite: Promise<void> = Promise.resolve();
+  /** The last write's promise (its caller handles its rejection); barrier() waits for it to settle. */
+  private lastWrite: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly log: EventLog,
@@ -73,13 +74,13 @@ export class GroupCommit {
       this.queue.push({ records, consumed, bytes: appendBytes(records), resolve, reject });
       this.schedule();
     });
-    this.lastWrite = written.then(noop, noop);
+    this.lastWrite = written;
     return written;
   }
 
   /** Resolves once everything written before the call is durable (or has failed). */
   barrier(): Promise<void> {
-    return this.lastWrite;
+    return this.lastWrite.then(noop, noop);
   }
 
   /** Starts the next group a microtask from now, so that commands of this tick join it. */

@@ -209,9 +209,12 @@ export class Partition {
     // The entries these events close, taken now: one pruned in the same group is gone from the view once durable.
     const closed = this.#closes.awaitedIn(view, events);
     for (const record of tombstones) view.apply(null, record.key, null);
-    const offsets = await this.#writer.write(records, options.consumed ?? null).catch((error: unknown) => {
+    let offsets: bigint[];
+    try {
+      offsets = await this.#writer.write(records, options.consumed ?? null);
+    } catch (error) {
       throw this.#lostToAnother(error) ? this.#claimedMeanwhile(error) : error;
-    });
+    }
     view.appended(offsets[offsets.length - 1]!);
     this.#closes.wakeAll(closed);
     if (events.some(wakesWorkers)) this.host.work();

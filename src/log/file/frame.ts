@@ -119,7 +119,8 @@ function checkSeal(buf: Buffer, pos: number, limit: number): FrameCheck {
 /**
  * Values are copied out of the (large) read buffer into 64 KiB slabs and handed out as
  * views: one ArrayBuffer allocation per value costs more than the rest of decoding, and a
- * view never keeps more than its slab alive. Large values get a buffer of their own.
+ * view never keeps more than its slab alive. Large values get a buffer of their own. The
+ * appender's copies of the values it queues are made the same way (copyOfValue).
  */
 const SLAB_BYTES = 64 << 10;
 const OWN_BUFFER_BYTES = 4 << 10;
@@ -129,15 +130,29 @@ let slabUsed = 0;
 function copyValue(buf: Buffer, start: number, end: number): Uint8Array {
   const length = end - start;
   if (length >= OWN_BUFFER_BYTES) return Uint8Array.prototype.slice.call(buf, start, end);
+  const value = slabSpace(length);
+  value.set(buf.subarray(start, end));
+  return value;
+}
+
+/** `length` bytes of the current slab (a new slab if it is full). */
+function slabSpace(length: number): Uint8Array {
   if (slabUsed + length > SLAB_BYTES) {
     slab = new Uint8Array(SLAB_BYTES);
     slabUsed = 0;
   }
   // subarray, not `new Uint8Array(buffer, offset, length)`: V8 makes it about twice as fast.
   const value = slab.subarray(slabUsed, slabUsed + length);
-  value.set(buf.subarray(start, end));
   slabUsed += length;
   return value;
+}
+
+/** A copy of `value` (a caller's, to be written later: segment-appender.ts), in a slab unless it is large. */
+export function copyOfValue(value: Uint8Array): Uint8Array {
+  if (value.length >= OWN_BUFFER_BYTES) return new Uint8Array(value);
+  const copy = slabSpace(value.length);
+  copy.set(value);
+  return copy;
 }
 
 interface Utf8Slicing {
@@ -169,6 +184,8 @@ export function decodeFrame(
   // Offsets as numbers relative to base keep the loop free of bigint arithmetic.
   const smallBase = base <= BigInt(Number.MAX_SAFE_INTEGER) - BigInt(MAX_OFFSET_DELTA) ? Number(base) : -1;
   const skipBelow = from <= base ? -1 : from - base > BigInt(MAX_OFFSET_DELTA) ? Infinity : Number(from - base);
+  // Views are plain Uint8Arrays: V8's own subarray, not Buffer's (which builds each through its species).
+  const plain = views ? new Uint8Array(buf.buffer, buf.byteOffset, buf.length) : null;
   let p = pos + FRAME_HEADER_BYTES + PAYLOAD_HEADER_BYTES;
   for (let i = 0; i < count; i++) {
     if (p + RECORD_HEADER_BYTES > end) return false;
@@ -181,7 +198,7 @@ export function decodeFrame(
     if (p > end || valueLength < -1) return false;
     if (delta < skipBelow) continue;
     const key = utf8(buf, keyStart, valueStart);
-    const value = valueLength < 0 ? null : views ? buf.subarray(valueStart, p) : copyValue(buf, valueStart, p);
+    const value = valueLength < 0 ? null : plain !== null ? plain.subarray(valueStart, p) : copyValue(buf, valueStart, p);
     each({ offset: smallBase >= 0 ? BigInt(smallBase + delta) : base + BigInt(delta), key, value });
   }
   return p === end;

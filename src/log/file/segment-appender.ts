@@ -50,7 +50,7 @@ import { fdatasync, writeSync } from 'node:fs';
 import { access, open, rm, type FileHandle } from 'node:fs/promises';
 import { RunlogError } from '../../errors.ts';
 import type { AppendRecord, LogRecord } from '../event-log.ts';
-import { encodeFrame, frameBytes, recordBytes } from './frame.ts';
+import { copyOfValue, encodeFrame, frameBytes, recordBytes } from './frame.ts';
 import { Segment } from './segment.ts';
 import { PENDING_SUFFIX, createSegmentFile, publishSegment, sealSegment } from './segment-file.ts';
 import type { SegmentIdentity } from './segment-header.ts';
@@ -129,8 +129,7 @@ export class SegmentAppender {
   append(records: readonly AppendRecord[]): Promise<bigint[]> {
     const bytes = records.reduce((sum, r) => sum + recordBytes(r.key, r.value), 0);
     // Copy the values now: the caller may reuse its buffers before the group is written.
-    // (new Uint8Array(value) copies; a Buffer's slice() would only be a view.)
-    const owned = records.map((r) => ({ key: r.key, value: r.value === null ? null : new Uint8Array(r.value) }));
+    const owned = records.map((r) => ({ key: r.key, value: r.value === null ? null : copyOfValue(r.value) }));
     return new Promise((resolve, reject) => this.#enqueue({ kind: 'append', records: owned, bytes, resolve, reject }));
   }
 
