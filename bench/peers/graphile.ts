@@ -1,7 +1,7 @@
 /**
  * Graphile Worker on a PostgreSQL cluster of its own (postgres-server.ts). Producers add through
- * WorkerUtils (a pool of one connection per producer); the runner gets concurrency + 2
- * connections, as Graphile Worker advises. Graphile Worker deletes a job when it completes,
+ * WorkerUtils over a pool of 10 connections (Graphile Worker's default; 64, one per producer,
+ * added slower here); the runner gets concurrency + 2 connections, as Graphile Worker advises. Graphile Worker deletes a job when it completes,
  * so every measurement starts on empty tables. It has no call that waits for a job's
  * completion: the drain counts, and addAndWait waits for, the runner's `job:success` event in
  * this process, which it emits when the task returns, before the job's completion is written
@@ -18,7 +18,10 @@ const logger = new Logger(() => (level, message) => {
   if (level === 'error' || level === 'warning') console.error(`graphile-worker ${level}: ${message}`);
 });
 
-export function graphileSystem(postgres: Postgres, producers: number): PeerSystem {
+/** WorkerUtils' pool: Graphile Worker's default maxPoolSize. */
+const PRODUCER_CONNECTIONS = 10;
+
+export function graphileSystem(postgres: Postgres): PeerSystem {
   return {
     name: 'Graphile Worker, PostgreSQL',
     async open() {
@@ -26,7 +29,7 @@ export function graphileSystem(postgres: Postgres, producers: number): PeerSyste
         new pg.Pool({ host: postgres.host, user: postgres.user, database: 'postgres', max })
           .on('error', (error) => console.error('pg pool:', error))
           .on('connect', (client) => client.on('error', (error) => console.error('pg client:', error)));
-      const utilsPool = pool(producers);
+      const utilsPool = pool(PRODUCER_CONNECTIONS);
       const utils = await makeWorkerUtils({ pgPool: utilsPool, logger });
       await utils.migrate();
       return new GraphileQueue(utils, utilsPool, pool);

@@ -67,12 +67,7 @@ async function startSystems(scope: Scope): Promise<PeerSystem[]> {
   const everysec = await startRedis(await redisDir('everysec'), 'everysec', scope);
   const always = await startRedis(await redisDir('always'), 'always', scope);
   const postgres = await startPostgres(scope);
-  return [
-    runlogSystem(root),
-    bullmqSystem(EVERYSEC, everysec),
-    bullmqSystem('BullMQ, Redis AOF always', always),
-    graphileSystem(postgres, shape.producers),
-  ];
+  return [runlogSystem(root), bullmqSystem(EVERYSEC, everysec), bullmqSystem('BullMQ, Redis AOF always', always), graphileSystem(postgres)];
 }
 
 /** Every round runs every system (a then b), starting one system later each round. */
