@@ -17,6 +17,8 @@ export type { LogPoint, RunOptions, RunOrder } from './projector/run-options.ts'
 export type { ProjectionResult } from './projector/projection-result.ts';
 export { memoryCheckpoints, type CheckpointStore } from './projector/checkpoint-store.ts';
 export { fileCheckpoints } from './projector/file-checkpoints.ts';
+export { kafkaCheckpoints, type KafkaCheckpointOptions } from './projector/kafka-checkpoints.ts';
+export { openCheckpoints } from './projector/open-checkpoints.ts';
 export { tenantUsage, tenantUsageRows, type TenantUsage, type TenantUsageState } from '../projections/tenant-usage.ts';
 export { agentOutcomes, agentOutcomeRows, type AgentOutcomes, type AgentOutcomesState } from '../projections/agent-outcomes.ts';
 export { DURATION_BUCKETS_MS, quantileMs, type Distribution } from '../projections/durations.ts';

@@ -12,10 +12,14 @@ import type { TestContext } from 'node:test';
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { EventLog } from '../../src/log/event-log.ts';
+import type { RunQueue } from '../../src/queue/run-queue.ts';
 import { FakeClock } from '../contract/fixtures.ts';
+import { onCleanup } from '../support/cleanup.ts';
 
 export interface Scenario {
   log: EventLog;
+  queue: RunQueue;
+  clock: FakeClock;
   t0: number;
   a: string;
   b: string;
@@ -27,7 +31,7 @@ export async function scenario(t: TestContext, log?: EventLog): Promise<Scenario
   const t0 = clock.nowMs;
   const theLog = log ?? (await openMemoryLog({ partitions: 4 }));
   const queue = await openRunQueueOnLog(theLog, { clock: clock.read });
-  t.after(() => queue.stop());
+  onCleanup(t, () => queue.stop());
   const submit = (tenant: string, thread: string, agent: string) => queue.submit({ tenant, thread, agent, input: '{}' });
   const a = (await submit('acme', 'order-1', 'billing')).entryId;
   const b = (await submit('acme', 'order-2', 'email')).entryId;
@@ -48,5 +52,5 @@ export async function scenario(t: TestContext, log?: EventLog): Promise<Scenario
   clock.advance(250);
   await queue.close(lease, { status: 'succeeded', result: 'ok' });
   await queue.cancel('acme', b, 'not needed');
-  return { log: theLog, t0, a, b, c };
+  return { log: theLog, queue, clock, t0, a, b, c };
 }
