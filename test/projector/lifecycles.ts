@@ -134,11 +134,12 @@ export function lifecycleRecords(steps: readonly Step[], partitions: number, sta
           outcome: s.op === 'succeed' ? 'succeeded' : 'failed',
           result: null,
           error: s.op === 'fail' ? error : null,
+          deferredAttempts: 0,
         });
         break;
       case 'cancel':
         entry.status = 'closed';
-        emit(entry, { ...base(entry), type: 'CancelRequested', reason: 'not needed' });
+        emit(entry, { ...base(entry), type: 'CancelRequested', reason: 'not needed', deferredAttempts: 0 });
         break;
       case 'prune': {
         entry.status = 'pruned';

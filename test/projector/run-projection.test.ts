@@ -157,7 +157,9 @@ describe('runProjection on the file log', () => {
       handles: ['Closed', 'Yielded'],
       evolve: (types, event) => [...types, event.type],
     });
-    assert.deepEqual((await runProjection(log, only)).state.sort(), ['Closed', 'Yielded']);
+    const closedOrYielded = files.map((file) => GOLDEN_EVENTS[file]!.type).filter((type) => type === 'Closed' || type === 'Yielded');
+    assert.ok(closedOrYielded.length >= 3, 'Closed v1 and v2, and Yielded');
+    assert.deepEqual((await runProjection(log, only)).state, closedOrYielded);
   });
 
   it('refuses malformed arguments with InvalidArgument, writing nothing', async (t) => {
