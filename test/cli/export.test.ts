@@ -71,6 +71,31 @@ describe('runlog export', () => {
     assert.match(again.stderr, /EEXIST/);
   });
 
+  it('a progress bar with an ETA on a terminal, ending at 100% of the records; nothing on stderr elsewhere', async (t) => {
+    const dir = await logWithHistory(t);
+    const records = (await eventsOf(dir)).length;
+    const outDir = await scratchDir(t, 'runlog-export-out-');
+    for (const [format, name] of [
+      ['jsonl', 'events.jsonl'],
+      ['avro', 'events.avro'],
+    ] as const) {
+      const shown = await runCli(['export', '--dir', dir, '--format', format, '--out', join(outDir, name)], { stderrIsTerminal: true });
+      assert.equal(shown.code, 0, shown.stderr);
+      const frames = shown.stderr.split('\r').filter((frame) => frame !== '');
+      assert.ok(frames.length >= 1, shown.stderr);
+      for (const frame of frames)
+        assert.match(frame, new RegExp(`^\\[[#.]{30}\\] +\\d+%  \\d+/${records} records  (ETA .+|done in .+\\n)$`));
+      assert.match(frames.at(-1)!, new RegExp(`^\\[#{30}\\] 100%  ${records}/${records} records  done in \\d`));
+      assert.ok(shown.stderr.endsWith('\n'));
+    }
+    const piped = await runCli(['export', '--dir', dir, '--out', join(outDir, 'quiet.jsonl')]);
+    assert.equal(piped.code, 0);
+    assert.equal(piped.stderr, '', 'quiet when stderr is no terminal');
+    const toStdout = await runCli(['export', '--dir', dir], { stderrIsTerminal: true });
+    assert.equal(toStdout.stdout.trim().split('\n').length, records, 'the bar goes to stderr, the events to stdout');
+    assert.match(toStdout.stderr, /100%/);
+  });
+
   it('JSON Lines to a file, filtered, from a position', async (t) => {
     const dir = await logWithHistory(t);
     const outDir = await scratchDir(t, 'runlog-export-out-');

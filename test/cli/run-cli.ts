@@ -34,12 +34,15 @@ export interface InProcessOptions {
   stdin?: string;
   env?: Record<string, string | undefined>;
   signal?: AbortSignal;
+  /** stderr says it is a terminal (isTTY), as a terminal's stream does: what a person sees (export's progress bar). */
+  stderrIsTerminal?: boolean;
 }
 
 /** `runlog ...args` in this process. */
 export async function runCli(args: readonly string[], options: InProcessOptions = {}): Promise<CliRun> {
   const stdout = collector();
   const stderr = collector();
+  if (options.stderrIsTerminal === true) Object.assign(stderr.stream, { isTTY: true });
   const code = await dispatch(COMMANDS, args, {
     stdout: stdout.stream,
     stderr: stderr.stream,

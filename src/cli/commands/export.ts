@@ -10,6 +10,7 @@ import { EXIT_OK, UsageError, type CliIo, type Command } from '../command.ts';
 import { SELECTION_OPTIONS, checkFromSyntax, filterOf, planOf } from '../event-selection.ts';
 import { LOG_OPTIONS, integerOption, logConfigOf, textOption } from '../options.ts';
 import { writeJson } from '../output.ts';
+import { progressBar } from '../progress.ts';
 import { withReadLog } from '../read-log.ts';
 
 export const exportCommand: Command = {
@@ -32,7 +33,8 @@ export const exportCommand: Command = {
   },
   details: `jsonl: each line the decoded event, bytes as base64, times as epoch ms, plus partition and offset (a
 TicketKeyCreated's key left out). avro: the events whole, the file's schema the union of every event type's
-newest schema (schemas/), deflate blocks. Partitions one after another, each in offset order.`,
+newest schema (schemas/), deflate blocks. Partitions one after another, each in offset order. On a terminal,
+stderr shows a progress bar with an ETA (records read of the records to the log's end); elsewhere nothing.`,
   async run({ values, io }) {
     const config = logConfigOf(values);
     const filter = filterOf(values);
@@ -45,10 +47,16 @@ newest schema (schemas/), deflate blocks. Partitions one after another, each in 
     if (format === 'avro' && values.json === true) throw new UsageError('--json and --format avro: give one');
     return withReadLog(config, io, async (log) => {
       const { partitions, from } = await planOf(values, log, 'start');
+      const ends = await Promise.all(partitions.map((p) => log.endOffset(p)));
+      const total = ends.reduce((sum, end, i) => sum + Math.max(0, Number(end - from[i]!)), 0);
+      const progress = progressBar(io.stderr, total, 'records');
       const sink = format === 'avro' ? await createEventContainer(out!) : await jsonLines(io, out);
       try {
         for (const [i, partition] of partitions.entries()) {
+          // Up to the end the log had when opened (a live Kafka log grows meanwhile: those come next time).
           for await (const record of log.read(partition, from[i]!)) {
+            if (record.offset >= ends[i]!) break;
+            progress.advance();
             if (record.value === null) continue;
             const event = decodeEvent(record.value);
             if (matchesFilter(event, filter)) await sink.write(event, partition, record.offset);
@@ -57,6 +65,7 @@ newest schema (schemas/), deflate blocks. Partitions one after another, each in 
       } finally {
         await sink.close();
       }
+      progress.finish();
       return EXIT_OK;
     });
   },
