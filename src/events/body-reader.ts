@@ -101,6 +101,44 @@ function readString(c: Cursor): string {
   return (c.buf as unknown as Utf8Slicing).utf8Slice(start, start + length);
 }
 
+/**
+ * Fields whose values repeat across records (a tenant, thread, agent or holder names many
+ * entries) are read through a small cache of recent strings: a hit hands out the string
+ * read before, so the events of a replay (and what a view keeps of them) share one string
+ * instead of each allocating its own. A hit is checked byte by byte, so the cache can only
+ * save work, never change what is read. Other strings (ids, messages) are read as they are.
+ */
+const INTERNED_FIELDS: ReadonlySet<string> = new Set(['tenant', 'thread', 'agent', 'holder']);
+const INTERN_MAX_BYTES = 48;
+const INTERN_SLOTS = 4096; // a power of two
+const internBytes: Array<Uint8Array | undefined> = new Array(INTERN_SLOTS);
+const internStrings: string[] = new Array<string>(INTERN_SLOTS).fill('');
+
+function readInternedString(c: Cursor): string {
+  const length = readLength(c);
+  const start = c.pos;
+  const buf = c.buf;
+  c.pos += length;
+  if (length > INTERN_MAX_BYTES) return (buf as unknown as Utf8Slicing).utf8Slice(start, start + length);
+  let hash = 0x811c9dc5; // FNV-1a
+  for (let i = start; i < start + length; i++) hash = Math.imul(hash ^ buf[i]!, 0x01000193);
+  const slot = (hash ^ length) & (INTERN_SLOTS - 1);
+  const known = internBytes[slot];
+  if (known !== undefined && known.length === length) {
+    let same = true;
+    for (let i = 0; i < length; i++)
+      if (known[i] !== buf[start + i]) {
+        same = false;
+        break;
+      }
+    if (same) return internStrings[slot]!;
+  }
+  const text = (buf as unknown as Utf8Slicing).utf8Slice(start, start + length);
+  internBytes[slot] = new Uint8Array(buf.subarray(start, start + length)); // a copy: `buf` is the caller's, reused
+  internStrings[slot] = text;
+  return text;
+}
+
 /** Values this small are copied byte by byte: cheaper than making a view to copy from. */
 const COPY_LOOP_BYTES = 64;
 
@@ -206,7 +244,7 @@ export function compileBodyReader(eventType: string, schema: AvroRecordSchema): 
   const readers: Array<(c: Cursor) => unknown> = [];
   const parts: string[] = [];
   for (const field of schema.fields) {
-    const read = valueReader(field.type);
+    const read = field.type === 'string' && INTERNED_FIELDS.has(field.name) ? readInternedString : valueReader(field.type);
     if (read === null || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(field.name) || field.name === 'type') return null;
     parts.push(`${field.name}: r[${readers.length}](c)`);
     readers.push(read);

@@ -184,6 +184,39 @@ test('encoded records are independent copies: changing one changes no other', ()
   assert.ok(samples.every((event) => Object.getPrototypeOf(encodeEvent(event)) === Uint8Array.prototype));
 });
 
+/** The interning cache's slot of a short string's bytes, as body-reader.ts computes it (FNV-1a, 4096 slots). */
+function internSlot(text: string): number {
+  const bytes = Buffer.from(text);
+  let hash = 0x811c9dc5;
+  for (const byte of bytes) hash = Math.imul(hash ^ byte, 0x01000193);
+  return (hash ^ bytes.length) & 4095;
+}
+
+test('interned fields read what the record holds, also when its buffer is reused and another string shares the cache slot', () => {
+  // Two tenants of one length in one slot: among 4097 fixed-width names, two share one of the 4096 slots.
+  const seen = new Map<number, string>();
+  let first = '';
+  let second = '';
+  for (let i = 0; second === ''; i++) {
+    const name = `tenant-${String(i).padStart(6, '0')}`;
+    first = seen.get(internSlot(name)) ?? '';
+    if (first !== '') second = name;
+    seen.set(internSlot(name), name);
+  }
+  const scratch = Buffer.alloc(4096);
+  const readBack = (event: RunlogEvent): RunlogEvent => {
+    const bytes = encodeEvent(event);
+    scratch.set(bytes, 7); // the same place of one reused buffer, as the file log's reader reuses its chunk
+    return decodeEvent(new Uint8Array(scratch.buffer, scratch.byteOffset + 7, bytes.length));
+  };
+  for (const tenant of [first, second, first, second, second, first])
+    assert.equal(readBack({ ...leased, tenant, holder: tenant }).tenant, tenant);
+  fc.assert(
+    fc.property(anyEvent, (event) => assert.deepEqual(readBack(event), event)),
+    { numRuns: 500 },
+  );
+});
+
 test('malformed records are Corrupt, with a message naming the fault', () => {
   const good = encodeEvent(leased);
   fails('Corrupt', () => decodeEvent(new Uint8Array()), /0 bytes is shorter/);
