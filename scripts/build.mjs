@@ -4,7 +4,7 @@
 // the declarations, so this does it there: TypeScript reads either, some editors and tools only
 // `.js`), then copies schemas/ to dist/schemas/: src/events/schemas.ts finds the schemas at
 // `../../schemas/` from its own file, the repository's schemas/ from src/events/ and
-// dist/schemas/ from dist/src/events/.
+// dist/schemas/ from dist/src/events/; and the web console's static files (src/server/console/).
 import { chmodSync, cpSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -31,4 +31,6 @@ const { status } = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.
 if (status !== 0) process.exit(status ?? 1);
 rewriteDeclarations(dist);
 cpSync(join(root, 'schemas'), join(dist, 'schemas'), { recursive: true });
+// The web console's files are served as they are (src/server/console-files.ts finds them beside its own file).
+cpSync(join(root, 'src', 'server', 'console'), join(dist, 'src', 'server', 'console'), { recursive: true });
 chmodSync(join(dist, 'src', 'cli', 'runlog.js'), 0o755);

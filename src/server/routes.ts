@@ -42,6 +42,8 @@ import { PROMETHEUS_CONTENT_TYPE } from './prometheus.ts';
 import { cluster, health, metrics, now } from './handlers/signals.ts';
 import { workStream } from './handlers/work-stream.ts';
 import { EventsQuery, eventStream } from './event-stream.ts';
+import { AgentsAnswer, AgentsQuery, HistoryAnswer, agents, history } from './console-api.ts';
+import { consoleFile, consolePage } from './console-files.ts';
 import { openApiDocument, type OpenApiDocument } from './openapi.ts';
 import { jsonRoute, rawRoute, type Route } from './route.ts';
 
@@ -54,6 +56,7 @@ const API: readonly Route[] = [
   jsonRoute('POST', '/v1/submit', ['producer'], { summary: 'submit an entry', body: SubmitBody, answer: TicketJson }, submit),
   jsonRoute('GET', ENTRY, ['producer', 'worker'], { summary: 'read an entry', answer: EntryJson }, entry),
   jsonRoute('POST', `${ENTRY}/cancel`, ['producer'], { summary: 'cancel an entry', body: CancelBody, answer: EntryJson }, cancel),
+  jsonRoute('GET', `${ENTRY}/history`, ['producer', 'worker'], { summary: "an entry's events in log order (read from the log), and the entry now (null once pruned)", answer: HistoryAnswer }, history),
   jsonRoute('GET', `${ENTRY}/closed`, ['producer'], { summary: 'wait up to waitMs for an entry to close (long-poll)', query: ClosedQuery, answer: ClosedAnswer }, closed),
   jsonRoute('GET', '/v1/tenants/{tenant}/threads/{thread}/entries', ['producer', 'worker'], { summary: "list a thread's open entries", answer: EntriesAnswer }, openEntries),
   jsonRoute('DELETE', '/v1/tenants/{tenant}/threads/{thread}', ['admin'], { summary: 'close every open entry of a thread', answer: DeletedAnswer }, deleteThread),
@@ -69,8 +72,11 @@ const API: readonly Route[] = [
   jsonRoute('GET', '/v1/health', ANY_ROLE, { summary: "each partition's mode, and why one does not serve", answer: HealthAnswer }, health),
   jsonRoute('GET', '/v1/now', ANY_ROLE, { summary: 'the store clock now', answer: NowAnswer }, now),
   jsonRoute('GET', '/v1/cluster', ANY_ROLE, { summary: 'who serves which partition: the group, its members and each partition\'s owner (a single server owns them all)', answer: ClusterAnswer }, cluster),
+  jsonRoute('GET', '/v1/agents', ANY_ROLE, { summary: "each agent's backlog now (open, running, waiting, the oldest waiting) and its counts over the last minutes (submitted, started, retried, closed by outcome), over the token's tenants", query: AgentsQuery, answer: AgentsAnswer }, agents),
   rawRoute('GET', '/v1/work', ['worker'], { summary: "Server-Sent Events: a `work` event each time the queue's onWork fires (coalesced), a ping comment every 15 s", contentType: 'text/event-stream' }, workStream),
   rawRoute('GET', '/v1/events', ['admin'], { summary: 'Server-Sent Events of the decoded events of the log, filtered by tenant, thread and entry, resumable from an id (Last-Event-ID or ?from=; from=0: the whole log; default: from the end)', query: EventsQuery, contentType: 'text/event-stream' }, eventStream),
+  rawRoute('GET', '/console', 'public', { summary: 'the web console (read-only; it asks for a token, or takes one from the URL fragment #token=...)', contentType: 'text/html' }, consolePage),
+  rawRoute('GET', '/console/{file}', 'public', { summary: "the web console's scripts and style sheet", contentType: 'text/javascript' }, consoleFile),
   jsonRoute('GET', '/healthz', 'public', { summary: 'the process serves HTTP', answer: HealthzAnswer }, healthz),
   jsonRoute('GET', '/readyz', 'public', { summary: 'every partition serves; a cluster node: joined, and every partition assigned to it serves (else 503)', answer: ReadyzAnswer }, readyz),
   rawRoute('GET', '/metrics', 'public', { operationId: 'getPrometheusMetrics', summary: "Prometheus metrics: the queue's counters, open entries, warnings, partition modes, HTTP requests", contentType: PROMETHEUS_CONTENT_TYPE }, prometheusText),

@@ -115,6 +115,7 @@ function assertShipsOnly(files: readonly string[]): void {
     assert.ok(files.includes(wanted), `the tarball has ${wanted}`);
   }
   assert.ok(files.includes('dist/schemas/Submitted.v1.avsc'), 'the schemas, where src/events/schemas.js looks');
+  assert.ok(files.includes('dist/src/server/console/index.html'), "the web console's files, where src/server/console-files.js looks");
   const stray = files.filter((f) => !['LICENSE', 'README.md', 'package.json'].includes(f) && !f.startsWith('dist/'));
   assert.deepEqual(stray, [], 'nothing outside dist/ but README, LICENSE and package.json');
   const sources = files.filter((f) => /(^|\/)(test|bench)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts')));
@@ -163,6 +164,12 @@ it('the packed tarball installs into a scratch project and runs the README with 
   const serve = await startServe(t, bin, app);
   const healthz = await fetch(`${serve.url}/healthz`);
   assert.deepEqual([healthz.status, await healthz.json()], [200, { status: 'ok' }]);
+  // The web console's page and a module of it, from the installed package's files.
+  const page = await fetch(`${serve.url}/console`);
+  assert.deepEqual([page.status, page.headers.get('content-type')], [200, 'text/html; charset=utf-8']);
+  assert.match(await page.text(), /<title>runlog console<\/title>/);
+  const script = await fetch(`${serve.url}/console/main.js`);
+  assert.deepEqual([script.status, (await script.text()).includes('showTimeline')], [200, true]);
   const remote = await succeeds(process.execPath, ['remote.js', serve.url], app);
   assert.equal(remote, 'succeeded sent welcome\n');
   serve.child.kill('SIGTERM');

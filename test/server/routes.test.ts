@@ -186,6 +186,10 @@ describe('server: every route', () => {
       'GET /readyz',
       'GET /v1/work', // long-poll.test.ts
       'GET /openapi.json', // openapi.test.ts
+      'GET /v1/tenants/{tenant}/entries/{entryId}/history', // console-api.test.ts
+      'GET /v1/agents', // console-api.test.ts
+      'GET /console', // console-api.test.ts, console.browser.test.ts
+      'GET /console/{file}', // console-api.test.ts, console.browser.test.ts
     ];
     // Routes others add (the event stream, Prometheus metrics) are tested in their own files.
     const others = new Set(['GET /v1/events', 'GET /metrics']);

@@ -1,0 +1,35 @@
+// The console's page: reads the token (the URL fragment, or the form), and wires each
+// panel's form to its view. Read-only: every call is a GET.
+import { setToken, takeTokenFromFragment, token } from './api.js';
+import { showAgents } from './agents.js';
+import { toggleLive } from './live.js';
+import { showThread } from './thread.js';
+import { showTimeline } from './timeline.js';
+
+const value = (id) => document.getElementById(id).value.trim();
+
+function onSubmit(id, action) {
+  document.getElementById(id).addEventListener('submit', (event) => {
+    event.preventDefault();
+    action();
+  });
+}
+
+function showTokenState() {
+  document.getElementById('token-state').textContent = token() === '' ? 'no token' : 'token set';
+}
+
+takeTokenFromFragment();
+showTokenState();
+onSubmit('token-form', () => {
+  setToken(value('token'));
+  document.getElementById('token').value = '';
+  showTokenState();
+});
+onSubmit('ticket-form', () => showTimeline(value('ticket-tenant'), value('ticket-id')));
+onSubmit('thread-form', () => showThread(value('thread-tenant'), value('thread-name')));
+onSubmit('agents-form', () => showAgents(value('agents-tenant'), Number(value('agents-minutes')) || 5));
+onSubmit('live-form', () => {
+  const on = toggleLive(value('live-tenant'), value('live-thread'));
+  document.getElementById('live-toggle').textContent = on ? 'Stop' : 'Start';
+});

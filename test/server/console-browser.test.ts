@@ -1,0 +1,168 @@
+/**
+ * The web console in a real headless browser: Debian's Chromium (/usr/bin/chromium, or
+ * RUNLOG_CHROMIUM), driven by playwright-core, against a real `runlog serve` child process on
+ * loopback with a file log and tokens. The page takes its token from the URL fragment; we find
+ * a ticket and read its timeline (attempts, the error, the time between events), a thread's open
+ * entries, the agents' backlog, and watch a live event arrive. Screenshots go to the test's
+ * scratch directory (copied to RUNLOG_SCREENSHOTS when set); what they show is checked through
+ * the page's DOM.
+ */
+import assert from 'node:assert/strict';
+import { cp, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { connect } from '../../src/client/index.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
+import { spawnServe } from './serve-child.ts';
+
+const CHROMIUM = process.env.RUNLOG_CHROMIUM ?? '/usr/bin/chromium';
+const ADMIN = 'console-admin-0123456789';
+const PRODUCER = 'acme-producer-0123456789';
+const TOKENS = [
+  { name: 'console-admin', token: ADMIN, tenants: '*', roles: ['admin'] },
+  { name: 'acme-producer', token: PRODUCER, tenants: ['acme'], roles: ['producer'] },
+];
+
+async function launch(): Promise<Browser> {
+  try {
+    return await chromium.launch({ executablePath: CHROMIUM, headless: true });
+  } catch (error) {
+    throw new Error(`the console test needs Chromium at ${CHROMIUM} (Debian: apt-get install -y chromium): ${String(error)}`);
+  }
+}
+
+/** The texts of a table's body rows, cell by cell. */
+function cells(page: Page, selector: string): Promise<string[][]> {
+  return page.$$eval(`${selector} tbody tr`, (rows) => rows.map((row) => [...row.children].map((cell) => cell.textContent ?? '')));
+}
+
+/** Waits until `expression` (JavaScript run in the page) is true. */
+async function until(page: Page, expression: string): Promise<void> {
+  await page.waitForFunction(expression);
+}
+
+async function screenshot(page: Page, dir: string, name: string): Promise<void> {
+  const file = join(dir, name);
+  await page.screenshot({ path: file, fullPage: true });
+  const png = await readFile(file);
+  assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], `${name} is a PNG`);
+  if (process.env.RUNLOG_SCREENSHOTS) await cp(file, join(process.env.RUNLOG_SCREENSHOTS, name));
+}
+
+describe('the web console in headless Chromium', () => {
+  it('finds a ticket, shows its timeline, a thread, the agents, and a live event as it arrives', async (t) => {
+    const dir = await scratchDir(t, 'runlog-console-');
+    await writeFile(join(dir, 'tokens.json'), JSON.stringify(TOKENS));
+    const serve = spawnServe(t, ['--dir', join(dir, 'data'), '--port', '0', '--host', '127.0.0.1', '--tokens', join(dir, 'tokens.json')]);
+    const { url } = await serve.started();
+    const queue = await connect({ url, token: ADMIN });
+    onCleanup(t, () => queue.stop());
+
+    // A ticket that failed once, then succeeded; the next one of its thread waits; another agent's runs.
+    const { entryId } = await queue.submit({ tenant: 'acme', thread: 'order-7', agent: 'billing', input: 'charge 42', maxAttempts: 3 });
+    const first = (await queue.take({ agents: ['billing'], holder: 'worker-a', ttlMs: 60_000 }))!;
+    await queue.startAttempt(first.lease, 'run-1');
+    await queue.yield(first.lease, { kind: 'retry', error: 'card declined' });
+    const second = (await queue.takeEntry('acme', entryId, { holder: 'worker-b', ttlMs: 60_000 }))!;
+    await queue.startAttempt(second.lease, 'run-2');
+    await queue.close(second.lease, { status: 'succeeded', result: 'charged' });
+    const waiting = await queue.submit({ tenant: 'acme', thread: 'order-7', agent: 'billing', input: 'refund 5' });
+    await queue.submit({ tenant: 'acme', thread: 'user-3', agent: 'mail', input: 'welcome' });
+    await queue.take({ agents: ['mail'], holder: 'worker-c', ttlMs: 600_000 });
+
+    const browser = await launch();
+    onCleanup(t, () => browser.close());
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    await page.goto(`${url}/console#token=${ADMIN}`);
+    assert.equal(await page.textContent('#token-state'), 'token set');
+    assert.equal(new URL(page.url()).hash, '', 'the token is taken out of the address bar');
+
+    // Find the ticket: its timeline, in order, with its attempts, its error and the time between events.
+    await page.fill('#ticket-tenant', 'acme');
+    await page.fill('#ticket-id', entryId);
+    await page.click('#find-ticket');
+    await page.waitForSelector('#timeline tbody tr[data-type="Closed"]');
+    const timeline = await cells(page, '#timeline');
+    assert.deepEqual(
+      timeline.map((row) => row[3]),
+      ['Submitted', 'Leased', 'AttemptStarted', 'Yielded', 'Leased', 'AttemptStarted', 'Closed'],
+    );
+    assert.match(timeline[0]![4]!, /agent billing · input "charge 42" · max 3 attempts/);
+    assert.match(timeline[2]![4]!, /^attempt 1 · run run-1$/);
+    assert.match(timeline[3]![4]!, /^retry · error "card declined"/);
+    assert.match(timeline[5]![4]!, /^attempt 2 · run run-2$/);
+    assert.match(timeline[6]![4]!, /^succeeded · result "charged"$/);
+    assert.equal(timeline[0]![1], '', 'the first event follows none');
+    for (const row of timeline.slice(1))
+      assert.match(row[1]!, /^\+\d+(\.\d)? (ms|s)$|^\+\d+ (min|h) /, 'the time since the previous event');
+    for (const row of timeline) assert.match(row[0]!, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$/);
+    const errors = await page.$$eval('#timeline tbody tr.error', (rows) => rows.map((row) => row.getAttribute('data-type')));
+    assert.deepEqual(errors, ['Yielded'], 'the row with the error is marked');
+    const summary = await page.textContent('#ticket-summary');
+    assert.match(summary!, /statusclosed, succeeded/);
+    assert.match(summary!, /attempts2 of 3/);
+    await screenshot(page, dir, 'timeline.png');
+
+    // The thread's open entries; its ticket opens its own timeline.
+    await page.fill('#thread-tenant', 'acme');
+    await page.fill('#thread-name', 'order-7');
+    await page.click('#find-thread');
+    await page.waitForSelector(`#thread-entries tbody tr[data-entry="${waiting.entryId}"]`);
+    assert.deepEqual(await cells(page, '#thread-entries'), [
+      [waiting.entryId, 'billing', 'waiting', '0', (await cells(page, '#thread-entries'))[0]![4]!],
+    ]);
+    await page.click(`#thread-entries tbody tr[data-entry="${waiting.entryId}"] button`);
+    await until(page, `document.getElementById('ticket-id').value === ${JSON.stringify(waiting.entryId)}`);
+    await page.waitForSelector('#timeline tbody tr:only-child[data-type="Submitted"]');
+
+    // Each agent's backlog and counts over the last hour.
+    await page.fill('#agents-minutes', '60');
+    await page.click('#agents-refresh');
+    await page.waitForSelector('#agents tbody tr[data-agent="mail"]');
+    const agents = Object.fromEntries((await cells(page, '#agents')).map((row) => [row[0], row.slice(1)]));
+    // open, running, waiting, oldest waiting, submitted, started, retried, succeeded, failed, other closes, closed/min
+    assert.deepEqual(agents.billing!.slice(0, 3), ['1', '0', '1']);
+    assert.deepEqual(agents.billing!.slice(4), ['2', '2', '1', '1', '0', '0', '0.02']);
+    assert.deepEqual(agents.mail!.slice(0, 3), ['1', '1', '0']);
+    assert.equal(agents.mail![3], '', 'nothing of mail waits');
+    await screenshot(page, dir, 'agents.png');
+
+    // The live stream: once connected, an event appended now arrives on the page.
+    await page.click('#live-toggle');
+    await until(page, `document.getElementById('live-state').textContent === 'live'`);
+    const fresh = await queue.submit({ tenant: 'acme', thread: 'order-9', agent: 'billing', input: 'charge 7' });
+    const arrived = `#live tbody tr[data-entry="${fresh.entryId}"][data-type="Submitted"]`;
+    await page.waitForSelector(arrived);
+    assert.deepEqual((await cells(page, '#live'))[0]!.slice(1, 5), ['Submitted', 'acme', 'order-9', fresh.entryId]);
+    await screenshot(page, dir, 'live.png');
+    // Its ticket opens its timeline.
+    await page.click(`${arrived} button`);
+    await until(page, `document.getElementById('ticket-id').value === ${JSON.stringify(fresh.entryId)}`);
+    await page.waitForSelector('#timeline tbody tr:only-child[data-type="Submitted"]');
+    await page.click('#live-toggle');
+    await until(page, `document.getElementById('live-state').textContent === 'stopped'`);
+    assert.deepEqual(pageErrors, []);
+
+    // A producer's token: its tenant's timeline, but not the event stream (admins only), said on the page.
+    const producer = await browser.newPage();
+    await producer.goto(`${url}/console#token=${PRODUCER}`);
+    await producer.click('#live-toggle');
+    await until(producer, `document.getElementById('live-state').textContent.startsWith('Forbidden: ')`);
+    // No token: every call is refused, and the page says so.
+    const anonymous = await browser.newPage();
+    await anonymous.goto(`${url}/console`);
+    assert.equal(await anonymous.textContent('#token-state'), 'no token');
+    await anonymous.fill('#ticket-tenant', 'acme');
+    await anonymous.fill('#ticket-id', entryId);
+    await anonymous.click('#find-ticket');
+    await until(anonymous, `document.getElementById('ticket-message').textContent !== ''`);
+    assert.equal(
+      await anonymous.textContent('#ticket-message'),
+      'Unauthorized: a valid bearer token is required (authorization: Bearer <token>)',
+    );
+    assert.equal(await anonymous.$$eval('#timeline tbody tr', (rows) => rows.length), 0);
+  });
+});
