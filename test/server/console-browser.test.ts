@@ -146,9 +146,13 @@ describe('the web console in headless Chromium', () => {
     await until(page, `document.getElementById('live-state').textContent === 'stopped'`);
     assert.deepEqual(pageErrors, []);
 
-    // A producer's token: its tenant's timeline, but not the event stream (admins only), said on the page.
+    // A producer's token, in a link naming a ticket: its tenant's timeline opens; the event stream
+    // (admins only) is refused, and the page says so.
     const producer = await browser.newPage();
-    await producer.goto(`${url}/console#token=${PRODUCER}`);
+    await producer.goto(`${url}/console#token=${PRODUCER}&tenant=acme&ticket=${entryId}`);
+    await producer.waitForSelector('#timeline tbody tr[data-type="Closed"]');
+    assert.equal(await producer.$$eval('#timeline tbody tr', (rows) => rows.length), 7);
+    assert.equal(new URL(producer.url()).hash, '');
     await producer.click('#live-toggle');
     await until(producer, `document.getElementById('live-state').textContent.startsWith('Forbidden: ')`);
     // No token: every call is refused, and the page says so.

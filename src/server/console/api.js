@@ -13,12 +13,15 @@ export function setToken(value) {
   else sessionStorage.setItem(TOKEN_KEY, value);
 }
 
-/** Takes `#token=...` from the URL into the tab's storage and removes it from the address bar. */
-export function takeTokenFromFragment() {
-  const given = new URLSearchParams(location.hash.slice(1)).get('token');
-  if (given === null) return;
-  setToken(given);
-  history.replaceState(null, '', location.pathname + location.search);
+/**
+ * Reads the URL fragment (`#token=...&tenant=...&ticket=...`): a token goes into the tab's
+ * storage and the fragment is cleared from the address bar. Answers the other parameters.
+ */
+export function takeFragment() {
+  const given = new URLSearchParams(location.hash.slice(1));
+  if (given.has('token')) setToken(given.get('token'));
+  if (location.hash !== '') history.replaceState(null, '', location.pathname + location.search);
+  return given;
 }
 
 function headers(extra = {}) {

@@ -1,6 +1,6 @@
 // The console's page: reads the token (the URL fragment, or the form), and wires each
 // panel's form to its view. Read-only: every call is a GET.
-import { setToken, takeTokenFromFragment, token } from './api.js';
+import { setToken, takeFragment, token } from './api.js';
 import { showAgents } from './agents.js';
 import { toggleLive } from './live.js';
 import { showThread } from './thread.js';
@@ -19,7 +19,7 @@ function showTokenState() {
   document.getElementById('token-state').textContent = token() === '' ? 'no token' : 'token set';
 }
 
-takeTokenFromFragment();
+const fragment = takeFragment();
 showTokenState();
 onSubmit('token-form', () => {
   setToken(value('token'));
@@ -33,3 +33,6 @@ onSubmit('live-form', () => {
   const on = toggleLive(value('live-tenant'), value('live-thread'));
   document.getElementById('live-toggle').textContent = on ? 'Stop' : 'Start';
 });
+
+// A link may name a ticket to open: #token=...&tenant=acme&ticket=0-...
+if (fragment.has('tenant') && fragment.has('ticket')) showTimeline(fragment.get('tenant'), fragment.get('ticket'));
