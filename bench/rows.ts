@@ -67,7 +67,7 @@ export function lifecycleRows(lifecycle: Rate | undefined, raw: Rate | undefined
       value: perSecond(raw.perSecond),
       target: '',
       verdict: '',
-      note: `events/s, one record per append, straight to the log${commits(raw)}`,
+      note: `events/s, one record per append, straight to the log${commits(raw)}; each caller appends a lifecycle's 4 records one after the other, as a lifecycle caller makes its 4 durable commands, so the ceiling of lifecycles at this run's append latency is raw ÷ 4 = ${perSecond(raw.perSecond / 4)}`,
     });
     if (lifecycle !== undefined) {
       const ratio = (lifecycle.perSecond * 4) / raw.perSecond;
