@@ -29,7 +29,12 @@ export function writeLine(stream: Writable, line: string): Promise<void> {
 
 /** One JSON document on its own line: bytes as base64, bigints (offsets) as numbers. */
 export function writeJson(stream: Writable, value: unknown): Promise<void> {
-  return writeLine(stream, JSON.stringify(value, jsonReplacer));
+  return writeLine(stream, toJsonText(value));
+}
+
+/** `value` as --json prints it (bytes as base64, bigints as numbers), on one line. */
+export function toJsonText(value: unknown): string {
+  return JSON.stringify(value, jsonReplacer);
 }
 
 function jsonReplacer(this: Record<string, unknown>, key: string, value: unknown): unknown {

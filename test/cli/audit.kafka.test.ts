@@ -5,10 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { connect } from '../../src/client/index.ts';
+import { spawnServe } from '../server/serve-child.ts';
 import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import { deleteTopic, kafkaBrokers, uniqueTopic } from '../log/kafka-test-support.ts';
 import { writeScenario } from './audit-scenario.ts';
 import { checkFind, checkHistory, checkState } from './audit-checks.ts';
+import { runCli } from './run-cli.ts';
 
 describe('runlog audit commands on Kafka', () => {
   it('history, find and state --at answer what a live queue wrote, and fence no writer', async (t) => {
@@ -23,7 +26,28 @@ describe('runlog audit commands on Kafka', () => {
     await checkHistory(at, scenario);
     await checkFind(at, scenario);
     await checkState(at, scenario);
+    const verified = await runCli(['verify', ...at]);
+    assert.equal(verified.code, 0, verified.stdout + verified.stderr);
+    assert.match(verified.stdout, /^partition 1: \d+ records, \d+ entries replayed: whole$/m);
     await queue.submit({ tenant: 'acme', thread: 'after-audit', agent: 'mail', input: 'still the writer' });
     assert.equal((await queue.metrics()).enqueued, 5);
+  });
+});
+
+describe('runlog verify on Kafka', () => {
+  it('the replay of a topic a live runlog serve writes equals what the server answers', async (t) => {
+    const topic = uniqueTopic('runlog-verify');
+    t.after(() => deleteTopic(topic));
+    const brokers = kafkaBrokers().join(',');
+    const serve = spawnServe(t, ['--brokers', brokers, '--topic', topic, '--partitions', '2', '--port', '0', '--host', '127.0.0.1']);
+    const { url } = await serve.started();
+    const client = await connect({ url });
+    t.after(() => client.stop());
+    await writeScenario(client);
+    const run = await runCli(['verify', '--brokers', brokers, '--topic', topic, '--url', url]);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.match(run.stdout, new RegExp(`^compared 4 entries with the server at ${url}: all equal$`, 'm'));
+    serve.child.kill('SIGTERM');
+    await serve.exited;
   });
 });

@@ -59,6 +59,16 @@ const MALFORMED: readonly [args: string[], says: RegExp][] = [
   [['state', '--dir', 'DIR', '--at', '0', '--tenant', ''], /--tenant must not be empty/],
   [['state', 'now', '--dir', 'DIR', '--at', '0'], /unexpected argument "now"/],
   [['state', '--dir', 'DIR/nowhere', '--at', '0'], /InvalidArgument: .*nowhere holds no runlog file log/],
+  // verify
+  [['verify', 'all', '--dir', 'DIR'], /unexpected argument "all"/],
+  [['verify', '--dir', 'DIR', '--partition', '2'], /--partition must be an integer in 0..1, got "2"/],
+  [['verify', '--dir', 'DIR', '--url', ''], /--url must not be empty/],
+  [
+    ['verify', '--dir', 'DIR', '--url', 'http://127.0.0.1:1', '--retry-ms', 'soon'],
+    /--retry-ms must be an integer in 0..600000, got "soon"/,
+  ],
+  [['verify', '--dir', 'DIR', '--snapshot'], /Unknown option '--snapshot'/],
+  [['verify', '--dir', 'DIR/nowhere'], /InvalidArgument: .*nowhere holds no runlog file log/],
   // replay
   [['replay', 'now', '--dir', 'DIR'], /unexpected argument "now"/],
   [['replay', '--dir', 'DIR', '--partitions', '3'], /Unknown option '--partitions'/],

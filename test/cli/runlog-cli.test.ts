@@ -69,6 +69,7 @@ describe('runlog command line', () => {
       ['export', '--dir', typo],
       ['find', '--dir', typo],
       ['state', '--dir', typo, '--at', '0'],
+      ['verify', '--dir', typo],
       ['replay', '--dir', dir],
       ['export', '--dir', dir],
     ]) {

@@ -12,6 +12,7 @@ import { replay } from './replay.ts';
 import { state } from './state.ts';
 import { submit } from './submit.ts';
 import { tail } from './tail.ts';
+import { verify } from './verify.ts';
 
 export const COMMANDS: readonly AnyCommand[] = [
   serveCommand,
@@ -22,6 +23,7 @@ export const COMMANDS: readonly AnyCommand[] = [
   history,
   find,
   state,
+  verify,
   replay,
   tail,
   exportCommand,

@@ -1,0 +1,89 @@
+/**
+ * `runlog verify --url`: the replayed views against what a running server answers now. Each
+ * entry the replay holds is asked of the server (`entry(tenant, id)`) and compared as JSON.
+ * The server's log moves on while we ask, so an entry that differs is not yet a mismatch:
+ * the views are caught up with what was appended since (a fresh read-only open) and the
+ * entry asked again, up to ROUNDS times; what still differs then is reported. An entry the
+ * server no longer knows (pruned: TicketExpired) must be pruned in the caught-up replay too.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { PartitionView } from '../../projections/partition-view.ts';
+import { isRunlogError } from '../errors.ts';
+import type { LogConfig } from '../log/event-log.ts';
+import { catchUp } from '../projector/replay.ts';
+import { toPublicEntry } from '../queue/public-entry.ts';
+import type { RunQueueApi } from '../queue/types.ts';
+import type { CliIo } from './command.ts';
+import { toJsonText } from './output.ts';
+import { withReadLog } from './read-log.ts';
+
+const ROUNDS = 5;
+const PAUSE_MS = 200;
+
+export interface Mismatch {
+  entryId: string;
+  tenant: string;
+  replayed: unknown;
+  live: unknown;
+}
+
+export interface LiveComparison {
+  compared: number;
+  mismatches: Mismatch[];
+}
+
+export async function compareWithServer(
+  config: LogConfig,
+  io: CliIo,
+  views: readonly PartitionView[],
+  server: RunQueueApi,
+): Promise<LiveComparison> {
+  let pending = views.flatMap((view) =>
+    [...view.entries.values()].map((entry) => ({ view, tenant: entry.tenant, entryId: entry.entryId })),
+  );
+  const compared = pending.length;
+  let mismatches: Mismatch[] = [];
+  for (let round = 1; pending.length > 0; round++) {
+    mismatches = [];
+    for (const item of pending) {
+      const replayed = item.view.entries.get(item.entryId);
+      const live = await liveEntry(server, item.tenant, item.entryId);
+      const replayedText = replayed === undefined ? '"TicketExpired"' : canonical(toPublicEntry(replayed));
+      if (replayedText !== live)
+        mismatches.push({ entryId: item.entryId, tenant: item.tenant, replayed: JSON.parse(replayedText), live: JSON.parse(live) });
+    }
+    if (mismatches.length === 0 || round === ROUNDS) break;
+    const differing = new Set(mismatches.map((m) => m.entryId));
+    pending = pending.filter((item) => differing.has(item.entryId));
+    await sleep(PAUSE_MS);
+    await withReadLog(config, io, async (log) => {
+      for (const view of views) await catchUp(log, view.partition, view);
+    });
+  }
+  return { compared, mismatches };
+}
+
+/** The server's entry as JSON text, or "TicketExpired" once it was pruned. */
+async function liveEntry(server: RunQueueApi, tenant: string, entryId: string): Promise<string> {
+  try {
+    return canonical(await server.entry(tenant, entryId));
+  } catch (error) {
+    if (isRunlogError(error) && error.code === 'TicketExpired') return '"TicketExpired"';
+    throw error;
+  }
+}
+
+/** JSON text with every object's keys sorted: the same entry reads the same whichever side built it. */
+function canonical(value: unknown): string {
+  return JSON.stringify(sortKeys(JSON.parse(toJsonText(value))));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]),
+  );
+}
