@@ -7,6 +7,7 @@
  * and compaction leave holes). A record whose value is null is a tombstone: compaction
  * keeps only the latest record per key and eventually drops tombstones.
  */
+import type { SnapshotStore } from './snapshot-store.ts';
 
 export interface AppendRecord {
   /** Names what the record is about; compaction keeps the latest record per key. */
@@ -166,6 +167,9 @@ export interface EventLog extends RecordLimits {
    * Backends without claim() leave it out.
    */
   release?(partition: number): Promise<void>;
+
+  /** Where snapshots of the partitions' views are kept (snapshot-store.ts); absent: none are (memory, read-only logs). */
+  readonly snapshots?: SnapshotStore;
 
   /** Releases files, locks and connections. Idempotent. */
   close(): Promise<void>;

@@ -1,20 +1,23 @@
 /**
  * Opening a RunQueue: open (or take) the log, claim every partition (fencing a previous
  * Kafka writer), replay each into its view, anchor the store clock past every time already
- * stamped on the log, then serve, and start the retention sweep if asked. With ownership
+ * stamped on the log, then serve, and start the retention sweep if asked. Each partition's
+ * view is opened from its latest valid snapshot, if any, and the records after it
+ * (src/projector/snapshots.ts). With ownership
  * 'assigned' (a cluster node) nothing is claimed or replayed: RunQueue.acquire() does that
  * for each partition the node's consumer group assigns it.
  */
 import type { EventLog, LogConfig } from '../log/event-log.ts';
 import { checkEventLog } from '../log/log-arguments.ts';
 import { openLog } from '../log/open-log.ts';
-import { replayPartition } from '../projector/replay.ts';
+import { openView } from '../projector/snapshots.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
 import { requireInteger, requireObject } from '../validation/index.ts';
 import { checkQueueOptions, inputLimit, QUEUE_OPTION_KEYS, queueSettings, type QueueSettings } from './queue-options.ts';
 import { RunQueue } from './run-queue.ts';
 import { StoreClock } from './store-clock.ts';
 import type { RunQueueOptions } from './types.ts';
+import type { WarningListener } from '../warnings.ts';
 export { DEFAULT_PARTITIONS } from '../log/open-log.ts';
 export { DEFAULT_MAX_INPUT_BYTES } from './queue-options.ts';
 
@@ -42,19 +45,19 @@ export async function openRunQueueOnLog(log: EventLog, options: Omit<RunQueueOpt
 }
 
 async function queueOnLog(log: EventLog, settings: QueueSettings): Promise<RunQueue> {
-  const { clock, capacity, maxInputBytes: asked, retention, warnings, ownership } = settings;
+  const { clock, capacity, maxInputBytes: asked, retention, warnings, ownership, snapshots } = settings;
   const maxInputBytes = inputLimit(asked, log);
-  const views = ownership === 'all' ? await claimAndReplay(log) : Array.from({ length: log.partitions }, () => null);
+  const views = ownership === 'all' ? await claimAndReplay(log, warnings.report) : Array.from({ length: log.partitions }, () => null);
   const latestAt = views.reduce((latest, view) => Math.max(latest, view?.lastAt ?? 0), 0);
   const clockNow = new StoreClock(clock, latestAt, warnings.report);
-  const queue = new RunQueue(log, views, clockNow, capacity, maxInputBytes, warnings, ownership);
+  const queue = new RunQueue(log, views, clockNow, capacity, maxInputBytes, warnings, ownership, snapshots);
   if (retention !== null) queue.sweepEvery(retention);
   return queue;
 }
 
-/** Every partition claimed (fencing a previous writer), then replayed: the queue owns them all. */
-async function claimAndReplay(log: EventLog): Promise<PartitionView[]> {
+/** Every partition claimed (fencing a previous writer), then opened from its latest valid snapshot and the records after it: the queue owns them all. */
+async function claimAndReplay(log: EventLog, warn: WarningListener): Promise<PartitionView[]> {
   const partitions = Array.from({ length: log.partitions }, (_, p) => p);
   if (log.claim !== undefined) await Promise.all(partitions.map((p) => log.claim!(p)));
-  return Promise.all(partitions.map((p) => replayPartition(log, p)));
+  return Promise.all(partitions.map(async (p) => (await openView(log, p, warn)).view));
 }

@@ -46,7 +46,7 @@
 import { RunlogError, invalidArgument, isRunlogError } from '../errors.ts';
 import type { Closed, RunlogEvent } from '../events/types.ts';
 import type { ConsumedOffset, EventLog } from '../log/event-log.ts';
-import { replayPartition } from '../projector/replay.ts';
+import { openView } from '../projector/snapshots.ts';
 import { PartitionView } from '../../projections/partition-view.ts';
 import type { RunlogWarning } from '../warnings.ts';
 import { Backoff } from '../retry.ts';
@@ -56,6 +56,7 @@ import { decide, wakesWorkers } from './decide.ts';
 import { GroupCommit } from './group-commit.ts';
 import { checkRecordsFit } from './record-bounds.ts';
 import { recordsOf } from './records.ts';
+import { SnapshotKeeper, type SnapshotSettings } from './snapshot-keeper.ts';
 import type { Entry, PartitionHealth } from './types.ts';
 
 /** The pauses between attempts to rebuild a partition whose log could not be read (src/retry.ts adds jitter). */
@@ -92,6 +93,8 @@ export interface PartitionHost {
   raiseClockTo(at: number): void;
   /** The NotOwner refusal of `partition`, naming its owner when known. */
   notOwner(partition: number): RunlogError;
+  /** When views are snapshotted (null: never). */
+  readonly snapshots: SnapshotSettings | null;
 }
 
 export class Partition {
@@ -102,6 +105,9 @@ export class Partition {
   /** The last acquire() or release() of the partition: the next one starts once it has ended. */
   #ownershipChange: Promise<void> = Promise.resolve();
   readonly #closes = new ClosedWaiters();
+  readonly #snapshots: SnapshotKeeper;
+  /** Commits whose append has not completed: a snapshot waits for none (snapshot-keeper.ts). */
+  #inFlight = 0;
   /** Commands waiting for the end of the next rebuild attempt: null once it succeeded, else why not. */
   #rebuildWaiters: Array<(failure: RunlogError | null) => void> = [];
   /** Ends the pause between rebuild attempts when the queue stops (the pause keeps the process alive: commands may wait). */
@@ -123,6 +129,7 @@ export class Partition {
     this.#mode = view === null ? { kind: 'unowned' } : { kind: 'serving' };
     this.#view = view ?? new PartitionView(partition);
     this.#writer = this.#newWriter();
+    this.#snapshots = new SnapshotKeeper(log, partition, host.snapshots, host.warn);
   }
 
   /** The fold of the partition's log, ahead of it by the appends in flight. */
@@ -209,15 +216,36 @@ export class Partition {
     // The entries these events close, taken now: one pruned in the same group is gone from the view once durable.
     const closed = this.#closes.awaitedIn(view, events);
     for (const record of tombstones) view.apply(null, record.key, null);
+    this.#inFlight++;
     let offsets: bigint[];
     try {
       offsets = await this.#writer.write(records, options.consumed ?? null);
     } catch (error) {
       throw this.#lostToAnother(error) ? this.#claimedMeanwhile(error) : error;
+    } finally {
+      this.#inFlight--;
     }
     view.appended(offsets[offsets.length - 1]!);
     this.#closes.wakeAll(closed);
     if (events.some(wakesWorkers)) this.host.work();
+    this.#snapshots.appended(records.length);
+    if (this.#snapshots.due) this.#snapshotIfIdle();
+  }
+
+  /** Snapshots the view now if nothing is in flight (snapshot-keeper.ts): the view then holds exactly the log below view.nextOffset. */
+  #snapshotIfIdle(): void {
+    if (this.#inFlight === 0 && this.serving && !this.#writer.failed) void this.#snapshots.take(this.#view);
+  }
+
+  /** Snapshots the view if anything was appended since the last snapshot (the queue's timer). */
+  snapshotIfChanged(): void {
+    this.#snapshots.want();
+    if (this.#snapshots.due) this.#snapshotIfIdle();
+  }
+
+  /** A last snapshot on a clean stop, once nothing is in flight (RunQueue.stop). */
+  async snapshotOnStop(): Promise<void> {
+    if (this.serving && !this.#writer.failed) await this.#snapshots.final(this.#view);
   }
 
   /**
@@ -295,7 +323,7 @@ export class Partition {
       this.#setMode({ kind: 'acquiring' }, ['unowned']);
       try {
         await this.log.claim?.(this.partition);
-        const view = await replayPartition(this.log, this.partition);
+        const { view } = await openView(this.log, this.partition, this.host.warn);
         if (this.#is('acquiring')) this.#setServing(view);
       } catch (error) {
         if (!this.#is('acquiring')) throw error;
@@ -326,6 +354,7 @@ export class Partition {
       await this.#writer.barrier();
       this.#closes.failAll(notOwner);
       this.#view = new PartitionView(this.partition);
+      this.#snapshots.reset();
       await this.log.release?.(this.partition);
       if (this.#is('releasing')) this.#mode = { kind: 'unowned' };
     });
@@ -420,7 +449,7 @@ export class Partition {
     while (current()) {
       try {
         await this.log.claim?.(this.partition);
-        const view = await replayPartition(this.log, this.partition);
+        const { view } = await openView(this.log, this.partition, this.host.warn);
         if (current()) this.#setServing(view);
         return;
       } catch (error) {
@@ -465,6 +494,7 @@ export class Partition {
     this.#setMode({ kind: 'serving' }, ['rebuilding', 'acquiring']);
     this.#generation++;
     this.#view = view;
+    this.#snapshots.reset();
     this.host.raiseClockTo(view.lastAt);
     this.#writer = this.#newWriter();
     this.#settle(null);

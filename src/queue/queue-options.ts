@@ -2,6 +2,7 @@
 import { invalidArgument } from '../errors.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { WarningCounter, type WarningListener } from '../warnings.ts';
+import { DEFAULT_SNAPSHOT_SETTINGS, type SnapshotSettings } from './snapshot-keeper.ts';
 import type { StoreClockSources } from './store-clock.ts';
 import type { Capacity, Clock, Retention } from './types.ts';
 import { describe, optionalFunction, orDefault, requireInteger, requireObject, requireTimerMs } from '../validation/index.ts';
@@ -30,6 +31,7 @@ export const QUEUE_SETTING_KEYS = [
   'maxInputBytes',
   'retention',
   'ownership',
+  'snapshots',
 ] as const;
 /** The options of openRunQueue: the log to open, and the queue's own. */
 export const QUEUE_OPTION_KEYS = ['log', 'partitions', ...QUEUE_SETTING_KEYS] as const;
@@ -46,6 +48,8 @@ export interface QueueSettings {
   warnings: WarningCounter;
   /** 'all': the queue claims every partition at open; 'assigned': none until acquire() (a cluster node). */
   ownership: Ownership;
+  /** When views are snapshotted (null: never; snapshot-keeper.ts). */
+  snapshots: SnapshotSettings | null;
 }
 
 export type Ownership = 'all' | 'assigned';
@@ -67,6 +71,18 @@ export function queueSettings(body: SettingsBody): QueueSettings {
     retention: retentionOption(body.retention),
     warnings,
     ownership: ownershipOption(body.ownership),
+    snapshots: snapshotsOption(body.snapshots),
+  };
+}
+
+/** `false`: no snapshots; else a plain object of `everyRecords` and `everyMs` (each defaulted: snapshot-keeper.ts). */
+function snapshotsOption(snapshots: unknown): SnapshotSettings | null {
+  if (snapshots === false) return null;
+  if (snapshots === undefined) return DEFAULT_SNAPSHOT_SETTINGS;
+  const body = requireObject('snapshots', snapshots, ['everyRecords', 'everyMs']);
+  return {
+    everyRecords: requireInteger('snapshots.everyRecords', orDefault(body.everyRecords, DEFAULT_SNAPSHOT_SETTINGS.everyRecords), 1),
+    everyMs: requireTimerMs('snapshots.everyMs', orDefault(body.everyMs, DEFAULT_SNAPSHOT_SETTINGS.everyMs), 1),
   };
 }
 

@@ -32,6 +32,7 @@ import {
   yieldFields,
 } from './requests.ts';
 import { SweepTimer } from './sweep-timer.ts';
+import { DEFAULT_SNAPSHOT_SETTINGS, type SnapshotSettings } from './snapshot-keeper.ts';
 import { WorkListeners } from './work-listeners.ts';
 import { optionalText, requireInteger, requireName, requireNames } from '../validation/index.ts';
 import type {
@@ -63,6 +64,7 @@ export class RunQueue implements RunQueueApi {
   private readonly workListeners: WorkListeners;
   private stopped = false;
   private readonly sweepTimer: SweepTimer;
+  #snapshotTimer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly log: EventLog,
@@ -74,9 +76,16 @@ export class RunQueue implements RunQueueApi {
     readonly maxInputBytes: number,
     private readonly warnings: WarningCounter,
     ownership: Ownership = 'all',
+    snapshots: SnapshotSettings | null = DEFAULT_SNAPSHOT_SETTINGS,
   ) {
     this.workListeners = new WorkListeners(warnings.report);
     this.sweepTimer = new SweepTimer(warnings.report);
+    if (snapshots !== null && log.snapshots !== undefined) {
+      this.#snapshotTimer = setInterval(() => {
+        for (const partition of this.#partitions.all) partition.snapshotIfChanged();
+      }, snapshots.everyMs);
+      this.#snapshotTimer.unref();
+    }
     const host: PartitionHost = {
       now: () => this.now(),
       work: () => this.workListeners.notify(),
@@ -84,6 +93,7 @@ export class RunQueue implements RunQueueApi {
       assigned: ownership === 'assigned',
       raiseClockTo: (at) => this.clock.raiseTo(at),
       notOwner: (partition) => this.#notOwner(partition),
+      snapshots,
     };
     this.#partitions = new Partitions(views.map((view, partition) => new Partition(log, partition, view, host)));
   }
@@ -379,12 +389,14 @@ export class RunQueue implements RunQueueApi {
     return this.#partitions.all.map((partition) => partition.health());
   }
 
-  /** Refuses new commands with Stopped, waits for appends in flight, and closes the log. */
+  /** Refuses new commands with Stopped, waits for appends in flight, snapshots each view it serves (if changed), and closes the log. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     this.sweepTimer.stop();
+    clearInterval(this.#snapshotTimer);
     await Promise.all(this.#partitions.all.map((partition) => partition.barrier()));
+    await Promise.all(this.#partitions.all.map((partition) => partition.snapshotOnStop()));
     for (const partition of this.#partitions.all) partition.stop();
     await this.log.close();
   }

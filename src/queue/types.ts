@@ -189,6 +189,13 @@ export interface RunQueueOptions {
    * group assigns partitions, and a Fenced append releases a partition instead of downing it.
    */
   ownership?: 'all' | 'assigned';
+  /**
+   * When each partition's view is snapshotted (file log: beside it, under `snapshots/`), so
+   * that opening replays only the records after the latest valid snapshot: after
+   * `everyRecords` records (default 250,000), every `everyMs` while anything changed
+   * (default 600,000), and on stop. `false`: never (snapshots already there are still read).
+   */
+  snapshots?: { everyRecords?: number; everyMs?: number } | false;
 }
 
 export interface AwaitOptions {

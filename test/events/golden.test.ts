@@ -7,7 +7,9 @@ import { RELEASED_SCHEMAS, decodeEvent, encodeEvent } from '../../src/events/cod
 import { EVENT_TYPES } from '../../src/events/types.ts';
 import { GOLDEN_EVENTS } from './golden-events.ts';
 import { GOLDEN_COMMANDS } from './golden-commands.ts';
-import { GOLDEN_COMMANDS_DIR, GOLDEN_DIR } from './write-golden.ts';
+import { GOLDEN_COMMANDS_DIR, GOLDEN_DIR, GOLDEN_SNAPSHOTS_DIR } from './write-golden.ts';
+import { decodeSnapshot, decodeSnapshotState, encodeSnapshot, encodeSnapshotState } from '../../src/events/snapshot-codec.ts';
+import { GOLDEN_ENVELOPE, GOLDEN_STATE } from './golden-snapshots.ts';
 import { fingerprintHex, readFingerprints, releasedSchemaFiles } from './write-fingerprints.ts';
 import { RELEASED_COMMAND_SCHEMAS, decodeCommand, encodeCommand } from '../../src/events/command-codec.ts';
 import { COMMAND_TYPES } from '../../src/events/command-types.ts';
@@ -64,4 +66,26 @@ test('no released schema changed its fingerprint (schemas/fingerprints.json)', (
   }
   const present = new Set(releasedSchemaFiles().map((s) => s.file));
   for (const file of Object.keys(listed)) assert.ok(present.has(file), `released schema ${file} was deleted`);
+});
+
+/** Byte fields as hex, so a decoded Buffer and an expected Uint8Array compare by content. */
+function plain(value: unknown): unknown {
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('hex');
+  if (Array.isArray(value)) return value.map(plain);
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+  return value;
+}
+
+test('the golden snapshot records decode to their expected state and envelope, and are what encoding writes', () => {
+  const state = new Uint8Array(readFileSync(new URL('PartitionState.v1.bin', GOLDEN_SNAPSHOTS_DIR)));
+  const envelope = new Uint8Array(readFileSync(new URL('PartitionSnapshot.v1.bin', GOLDEN_SNAPSHOTS_DIR)));
+  assert.deepEqual(plain(decodeSnapshotState(state)), plain(GOLDEN_STATE));
+  const decoded = decodeSnapshot(envelope);
+  assert.deepEqual(
+    plain({ ...decoded, state: null, checksum: null }),
+    plain({ format: 1, ...GOLDEN_ENVELOPE, state: null, checksum: null }),
+  );
+  assert.deepEqual(new Uint8Array(decoded.state), state);
+  assert.deepEqual(encodeSnapshotState(GOLDEN_STATE), state);
+  assert.deepEqual(new Uint8Array(encodeSnapshot({ ...GOLDEN_ENVELOPE, state })), envelope);
 });

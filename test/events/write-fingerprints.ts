@@ -6,6 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { COMMAND_SCHEMAS, SCHEMA_DIR, loadSchemaDir, loadSchemaFamily } from '../../src/events/schemas.ts';
+import { SNAPSHOT_SCHEMAS } from '../../src/events/snapshot-codec.ts';
 
 export const FINGERPRINTS_FILE = new URL('fingerprints.json', SCHEMA_DIR);
 
@@ -13,11 +14,12 @@ export function fingerprintHex(fp: bigint): string {
   return `0x${fp.toString(16).padStart(16, '0')}`;
 }
 
-/** Every released schema as fingerprints.json names it: events by file name, commands as `commands/<file>`. */
+/** Every released schema as fingerprints.json names it: events by file name, commands as `commands/<file>`, snapshots as `snapshots/<file>`. */
 export function releasedSchemaFiles(): Array<{ file: string; fingerprint: bigint }> {
   const events = loadSchemaDir().map((s) => ({ file: s.file, fingerprint: s.fingerprint }));
   const commands = loadSchemaFamily(COMMAND_SCHEMAS).map((s) => ({ file: `commands/${s.file}`, fingerprint: s.fingerprint }));
-  return [...events, ...commands];
+  const snapshots = loadSchemaFamily(SNAPSHOT_SCHEMAS).map((s) => ({ file: `snapshots/${s.file}`, fingerprint: s.fingerprint }));
+  return [...events, ...commands, ...snapshots];
 }
 
 export function readFingerprints(): Record<string, string> {

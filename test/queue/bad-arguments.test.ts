@@ -246,6 +246,31 @@ describe('bad arguments', () => {
         ...rows(`${label} retention.limit`, 'retention.limit', [...NOT_INTEGERS, [0, '0']], (limit) =>
           open({ retention: { ticketLifetimeMs: 0, limit } }),
         ),
+        ...rows(
+          `${label} snapshots`,
+          'snapshots',
+          [
+            [true, 'true'],
+            [null, 'null'],
+            ['often', '"often"'],
+            [[], '[]'],
+          ],
+          (snapshots) => open({ snapshots }),
+        ),
+        {
+          label: `${label} snapshots with unknown key`,
+          call: () => open({ snapshots: { everyBytes: 1 } }),
+          mentions: ['snapshots', '"everyBytes"'],
+        },
+        ...rows(`${label} snapshots.everyRecords`, 'snapshots.everyRecords', [...NOT_INTEGERS, [0, '0']], (everyRecords) =>
+          open({ snapshots: { everyRecords } }),
+        ),
+        ...rows(
+          `${label} snapshots.everyMs`,
+          'snapshots.everyMs',
+          [...NOT_INTEGERS, [0, '0'], [TIMER_OVERFLOW, String(TIMER_OVERFLOW)]],
+          (everyMs) => open({ snapshots: { everyMs } }),
+        ),
       ];
       const table: Row[] = [
         // openRunQueue and its options, nested ones included

@@ -41,12 +41,15 @@ export interface CompactionHost {
   readonly appender: SegmentAppender;
   segments(): readonly Segment[];
   replaceSegments(inputs: readonly Segment[], output: Segment): void;
+  /** Told, before anything is rewritten, that the records below `horizon` are compacted (snapshots older than that are stale). */
+  compacting?(horizon: bigint): Promise<void>;
 }
 
 export async function compactSegments(host: CompactionHost): Promise<void> {
   await host.appender.roll();
   const inputs = host.segments().slice(0, -1);
   if (inputs.length === 0) return;
+  await host.compacting?.(inputs[inputs.length - 1]!.sealedEnd!);
   await Promise.all(inputs.map((segment) => segment.readHandle())); // before any rename
   const latest = await latestOffsets(inputs);
   const output = await writeKept(host, inputs, latest);

@@ -5,6 +5,7 @@
  *   log.json                format, log id and partition count (log-meta.ts)
  *   reached-<n>.json        how far partition n is known to have reached (reached.ts)
  *   partition-<n>/<base>.log  segments, named by base offset (segment.ts, segment-header.ts, frame.ts)
+ *   snapshots/partition-<n>/   snapshots of the queue's views, and the compaction horizon (snapshot-store.ts)
  *
  * Appends are group-committed (segment-appender.ts), open proves every partition whole and recovers
  * a torn tail (recovery.ts), compaction rewrites closed segments (compaction.ts), reads
@@ -36,6 +37,7 @@ import { FilePartition } from './partition.ts';
 import { ReachedRecorder, checkReached, readReached } from './reached.ts';
 import { openReadOnlyFileLog } from './read-only-log.ts';
 import type { WriterStats } from './segment-appender.ts';
+import { FileSnapshotStore } from './snapshot-store.ts';
 
 export const DEFAULT_SEGMENT_BYTES = 64 << 20;
 
@@ -170,7 +172,9 @@ async function openLocked(s: Settings, lock: DirLock, creation: Creation): Promi
   const recorders = s.fsync
     ? parts.map((part, p) => new ReachedRecorder(s.dir, description.logId, p, reached[p]!, part, s.onWarning, () => lock.check()))
     : [];
-  return new FileLogImpl(s.dir, parts, lock, stats, recorders);
+  const snapshots = new FileSnapshotStore(s.dir, description.logId, s.fsync);
+  for (const [p, part] of parts.entries()) part.compacting = (horizon) => snapshots.compacting(p, horizon);
+  return new FileLogImpl(s.dir, parts, lock, stats, recorders, snapshots);
 }
 
 /** Makes `dir` if missing; answers the topmost directory it made (see removeCreatedDirs), if any. */
@@ -224,7 +228,14 @@ class FileLogImpl implements FileLog {
   readonly #recorders: ReachedRecorder[];
   #closing: Promise<void> | null = null;
 
-  constructor(dir: string, parts: FilePartition[], lock: DirLock, stats: WriterStats, recorders: ReachedRecorder[]) {
+  constructor(
+    dir: string,
+    parts: FilePartition[],
+    lock: DirLock,
+    stats: WriterStats,
+    recorders: ReachedRecorder[],
+    readonly snapshots: FileSnapshotStore,
+  ) {
     this.#dir = dir;
     this.#where = `the file log in ${dir}`;
     this.#parts = parts;

@@ -22,6 +22,8 @@ export class FilePartition implements AppenderHost {
   #nextOffset: bigint;
   readonly #waiters = new AppendWaiters();
   #compaction: Promise<void> = Promise.resolve();
+  /** Set by the log: records a compaction's horizon before it rewrites anything (snapshot-store.ts). */
+  compacting?: (horizon: bigint) => Promise<void>;
 
   private constructor(dir: string, identity: SegmentIdentity, segments: Segment[]) {
     this.dir = dir;

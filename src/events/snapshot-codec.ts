@@ -1,0 +1,145 @@
+/**
+ * The codec of partition snapshots (schemas/snapshots/, snapshot-types.ts): Avro
+ * single-object encoding as events (codec.ts), marker, the writer schema's fingerprint, the
+ * body. A snapshot is a PartitionSnapshot whose `state` is a PartitionState encoded the same
+ * way; its checksum covers the envelope's fields and the state's bytes. Anything that does
+ * not decode whole, or whose checksum does not match, is Corrupt: the reader then ignores
+ * the snapshot (src/projector/snapshots.ts), it never trusts a part of one.
+ */
+import { createHash } from 'node:crypto';
+import type avsc from 'avsc';
+import { RunlogError } from '../errors.ts';
+import { avroType } from './avro-types.ts';
+import { SINGLE_OBJECT_MARKER } from './codec.ts';
+import { fingerprintBytesLE } from './rabin.ts';
+import { SCHEMA_DIR, loadSchemaFamily, type SchemaFamily, type SchemaVersion } from './schemas.ts';
+import { SNAPSHOT_FORMAT, type PartitionSnapshot, type PartitionState, type SnapshotEntry } from './snapshot-types.ts';
+import type { Outcome } from './types.ts';
+
+export type SnapshotSchemaName = 'PartitionSnapshot' | 'PartitionState';
+
+export const SNAPSHOT_SCHEMAS: SchemaFamily<SnapshotSchemaName> = {
+  namespace: 'runlog.snapshots',
+  names: ['PartitionSnapshot', 'PartitionState'],
+  dir: new URL('snapshots/', SCHEMA_DIR),
+};
+
+/** The released snapshot schemas, read from schemas/snapshots/ once, at module load. */
+export const RELEASED_SNAPSHOT_SCHEMAS: readonly SchemaVersion<SnapshotSchemaName>[] = loadSchemaFamily(SNAPSHOT_SCHEMAS);
+
+const HEADER_LENGTH = 10;
+const OUTCOMES: ReadonlySet<string> = new Set<Outcome>(['succeeded', 'failed', 'cancelled', 'expired', 'threadDeleted']);
+
+interface Form {
+  readonly file: string;
+  readonly type: avsc.Type;
+  readonly header: Buffer;
+}
+
+function formOf(name: SnapshotSchemaName): Form {
+  // One version of each so far: the newest is the one written and the only one read.
+  const version = RELEASED_SNAPSHOT_SCHEMAS.filter((s) => s.eventType === name).at(-1)!;
+  const header = Buffer.alloc(HEADER_LENGTH);
+  header[0] = SINGLE_OBJECT_MARKER[0];
+  header[1] = SINGLE_OBJECT_MARKER[1];
+  header.set(fingerprintBytesLE(version.fingerprint), 2);
+  return { file: version.file, type: avroType(version.schema), header };
+}
+
+const ENVELOPE = formOf('PartitionSnapshot');
+const STATE = formOf('PartitionState');
+
+function encode(form: Form, value: unknown): Uint8Array {
+  const body = form.type.toBuffer(value);
+  const out = Buffer.allocUnsafe(HEADER_LENGTH + body.length);
+  form.header.copy(out, 0);
+  body.copy(out, HEADER_LENGTH);
+  return new Uint8Array(out.buffer, out.byteOffset, out.length); // not a Buffer: its slice() would share memory
+}
+
+function decode(form: Form, bytes: Uint8Array): unknown {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (buf.length < HEADER_LENGTH || !buf.subarray(0, HEADER_LENGTH).equals(form.header)) {
+    throw corrupt(`not a ${form.file} record: its ${HEADER_LENGTH}-byte header is not ${form.header.toString('hex')}`);
+  }
+  try {
+    return form.type.fromBuffer(buf.subarray(HEADER_LENGTH));
+  } catch (error) {
+    throw corrupt(`invalid ${form.file} body (${buf.length} bytes): ${(error as Error).message}`, error);
+  }
+}
+
+function corrupt(message: string, cause?: unknown): RunlogError {
+  return new RunlogError('Corrupt', message, cause === undefined ? {} : { cause });
+}
+
+/** SHA-256 of the envelope's fields (each in decimal, newline-terminated) and the state's bytes. */
+export function snapshotChecksum(snapshot: Omit<PartitionSnapshot, 'checksum'>): Uint8Array {
+  const { format, logId, partition, nextOffset, takenAt, state } = snapshot;
+  const hash = createHash('sha256');
+  hash.update(`${format}\n${logId}\n${partition}\n${nextOffset}\n${takenAt}\n`, 'utf8');
+  hash.update(state);
+  return hash.digest();
+}
+
+/** A view's state, encoded (taken in one turn; the envelope follows once the offset it covers is durable). */
+export function encodeSnapshotState(state: PartitionState): Uint8Array {
+  return encode(STATE, withBuffers(state));
+}
+
+/** avsc writes bytes from Buffers only: the state's byte fields as Buffers over the same memory. */
+function withBuffers(state: PartitionState): PartitionState {
+  const entry = (e: SnapshotEntry): SnapshotEntry => ({
+    ...e,
+    input: asBuffer(e.input),
+    result: e.result === null ? null : asBuffer(e.result),
+  });
+  return {
+    ...state,
+    ticketKey: state.ticketKey === null ? null : { ...state.ticketKey, secret: asBuffer(state.ticketKey.secret) },
+    threads: state.threads.map((thread) => ({ ...thread, open: thread.open.map(entry) })),
+    closedEntries: state.closedEntries.map((closed) => ({ ...closed, entry: entry(closed.entry) })),
+    closedIndex: state.closedIndex.map((column) => ({ ...column, bytes: asBuffer(column.bytes) })),
+  };
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** A snapshot of an encoded state, checksummed and encoded. */
+export function encodeSnapshot(fields: Omit<PartitionSnapshot, 'format' | 'checksum'>): Uint8Array {
+  const envelope = { format: SNAPSHOT_FORMAT, ...fields };
+  const checksum = snapshotChecksum(envelope);
+  const { state } = envelope;
+  return encode(ENVELOPE, { ...envelope, state: asBuffer(state), nextOffset: Number(envelope.nextOffset), checksum: asBuffer(checksum) });
+}
+
+/** The envelope of a snapshot; Corrupt if it does not decode, is of another format, or its checksum does not match. */
+export function decodeSnapshot(bytes: Uint8Array): PartitionSnapshot {
+  const raw = decode(ENVELOPE, bytes) as Omit<PartitionSnapshot, 'nextOffset'> & { nextOffset: number };
+  const snapshot: PartitionSnapshot = { ...raw, nextOffset: BigInt(raw.nextOffset) };
+  if (snapshot.format !== SNAPSHOT_FORMAT) throw corrupt(`snapshot format ${snapshot.format} is not ${SNAPSHOT_FORMAT}`);
+  if (!Buffer.from(snapshotChecksum(snapshot)).equals(Buffer.from(snapshot.checksum))) {
+    throw corrupt(`the snapshot's checksum does not match its content (damaged)`);
+  }
+  return snapshot;
+}
+
+/** A snapshot's state. Byte fields are views of `bytes`: copy what is kept. */
+export function decodeSnapshotState(bytes: Uint8Array): PartitionState {
+  const state = decode(STATE, bytes) as PartitionState;
+  for (const entry of allEntries(state)) {
+    if (entry.outcome !== null && !OUTCOMES.has(entry.outcome)) throw corrupt(`entry ${entry.entryId} has no outcome ${entry.outcome}`);
+  }
+  for (const answer of state.answers) {
+    if (answer.command !== 'submit' && answer.command !== 'cancel')
+      throw corrupt(`answer ${answer.requestId} has no command ${answer.command}`);
+  }
+  return state;
+}
+
+function* allEntries(state: PartitionState): Iterable<{ entryId: string; outcome: string | null }> {
+  for (const thread of state.threads) yield* thread.open;
+  for (const closed of state.closedEntries) yield closed.entry;
+}

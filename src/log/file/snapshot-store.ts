@@ -1,0 +1,110 @@
+/**
+ * Snapshots beside the file log (snapshot-store.ts of the log layer says what a store is):
+ *
+ *   <dir>/snapshots/partition-<n>/<nextOffset, 20 digits>.snapshot   a snapshot, named by the offset it covers up to
+ *   <dir>/snapshots/partition-<n>/compacted                         the compaction horizon (below)
+ *
+ * A snapshot is written to `<name>.tmp`, fsync'd, renamed into place and the directory
+ * fsync'd, so a crash leaves either the whole file or none (a `.tmp` left behind is removed
+ * by the next save). The two newest are kept: if the newest is damaged, the one before serves.
+ *
+ * Compaction drops tombstones at the first compaction that finds them (compaction.ts), so a
+ * snapshot covering records below N misses the tombstones at N or later of any compaction
+ * that then ran past N: the entries they pruned would stay in its view. Before compaction
+ * rewrites anything it records its horizon (the offset below which it compacts) in
+ * `compacted`; a snapshot covering less than the horizon is stale. Recording first errs on
+ * the safe side: a compaction that fails after it only makes older snapshots unused.
+ * The store writes only under the log's lock (only a writable log has one).
+ */
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { SnapshotStore, StoredSnapshot } from '../snapshot-store.ts';
+import { syncDir } from './sync.ts';
+
+const SUFFIX = '.snapshot';
+const HORIZON_FILE = 'compacted';
+const KEEP = 2;
+
+export class FileSnapshotStore implements SnapshotStore {
+  readonly logId: string;
+
+  constructor(
+    private readonly dir: string,
+    logId: string,
+    private readonly fsync: boolean,
+  ) {
+    this.logId = `file:${logId}`;
+  }
+
+  #partitionDir(partition: number): string {
+    return join(this.dir, 'snapshots', `partition-${partition}`);
+  }
+
+  async save(partition: number, bytes: Uint8Array, nextOffset: bigint): Promise<void> {
+    const dir = this.#partitionDir(partition);
+    await mkdir(dir, { recursive: true });
+    const name = `${nextOffset.toString().padStart(20, '0')}${SUFFIX}`;
+    await this.#writeAtomically(dir, name, bytes, this.fsync);
+    const older = (await this.#names(dir)).slice(KEEP);
+    for (const file of older) await rm(join(dir, file), { force: true });
+    for (const file of await readdir(dir)) if (file.endsWith('.tmp')) await rm(join(dir, file), { force: true });
+  }
+
+  async list(partition: number): Promise<StoredSnapshot[]> {
+    const dir = this.#partitionDir(partition);
+    return (await this.#names(dir)).map((file) => ({ name: join(dir, file), read: () => readFile(join(dir, file)) }));
+  }
+
+  async staleness(partition: number): Promise<(nextOffset: bigint, takenAt: number) => string | null> {
+    const horizon = await this.#horizon(partition);
+    return (nextOffset) =>
+      nextOffset < horizon
+        ? `a compaction ran up to offset ${horizon} since it was taken (covering offsets below ${nextOffset}), and may have dropped tombstones it did not see`
+        : null;
+  }
+
+  /** Called by compaction before it rewrites anything: it will compact the records below `horizon`. */
+  async compacting(partition: number, horizon: bigint): Promise<void> {
+    if (horizon <= (await this.#horizon(partition))) return;
+    const dir = this.#partitionDir(partition);
+    await mkdir(dir, { recursive: true });
+    await this.#writeAtomically(dir, HORIZON_FILE, Buffer.from(`${horizon}\n`), true); // always durable: it guards correctness
+  }
+
+  /** The partition's compaction horizon (0: never compacted); unreadable, every snapshot is stale. */
+  async #horizon(partition: number): Promise<bigint> {
+    let text: string;
+    try {
+      text = await readFile(join(this.#partitionDir(partition), HORIZON_FILE), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0n;
+      throw error;
+    }
+    return /^\d{1,20}\n$/.test(text) ? BigInt(text.trim()) : BigInt(Number.MAX_SAFE_INTEGER);
+  }
+
+  /** Snapshot file names, newest first. */
+  async #names(dir: string): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    return names.filter((name) => /^\d{20}\.snapshot$/.test(name)).sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
+  }
+
+  async #writeAtomically(dir: string, name: string, bytes: Uint8Array, sync: boolean): Promise<void> {
+    const temporary = join(dir, `${name}.tmp`);
+    const handle = await open(temporary, 'w');
+    try {
+      await handle.writeFile(bytes);
+      if (sync) await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, join(dir, name));
+    if (sync) await syncDir(dir);
+  }
+}

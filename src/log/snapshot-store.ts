@@ -1,0 +1,29 @@
+/**
+ * Where a log keeps snapshots of its partitions' views (src/projector/snapshots.ts reads
+ * and judges them; src/queue/snapshot-keeper.ts takes them): beside the file log
+ * (file/snapshot-store.ts), in a compacted topic beside a Kafka topic (kafka/snapshot-store.ts).
+ * A store holds bytes; it never decides whether a snapshot is to be trusted, but says what the
+ * reader needs to decide: the log's identity, and which snapshots a compaction may have made
+ * stale.
+ */
+
+export interface StoredSnapshot {
+  /** Where it is, for warnings (a file's path, a topic's record). */
+  readonly name: string;
+  read(): Promise<Uint8Array>;
+}
+
+export interface SnapshotStore {
+  /** What a snapshot of this log must name as its log ('file:<logId>', 'kafka:<topic>:<topic id>'). */
+  readonly logId: string;
+  /** Keeps `bytes` as `partition`'s newest snapshot, durably, in place of older ones (the previous one may stay as a fallback). */
+  save(partition: number, bytes: Uint8Array, nextOffset: bigint): Promise<void>;
+  /** `partition`'s snapshots, newest first, to be read in turn until one is valid. */
+  list(partition: number): Promise<StoredSnapshot[]>;
+  /**
+   * Why a snapshot of `partition` covering its records below `nextOffset`, taken at `takenAt`
+   * (wall clock, epoch ms), may lack something compaction dropped since (tombstones, which
+   * pruned entries and answers): a reason, or null when it is not stale.
+   */
+  staleness(partition: number): Promise<(nextOffset: bigint, takenAt: number) => string | null>;
+}

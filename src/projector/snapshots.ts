@@ -1,0 +1,114 @@
+/**
+ * Opening a partition's view from its latest valid snapshot, then replaying only the records
+ * after it (catchUp). A snapshot is trusted only when all of these hold; otherwise it is
+ * ignored with a warning (RUNLOG_SNAPSHOT_IGNORED) and the next older one tried, down to a
+ * replay from offset zero:
+ *   - it decodes whole and its checksum matches (a torn or damaged file does not);
+ *   - it names this log (another log's, or a log recreated in the same place, does not) and
+ *     this partition;
+ *   - the offset it covers up to is within the log (a log truncated or replaced is not);
+ *   - no compaction since it was taken may have dropped tombstones it did not see (the
+ *     store's staleness rule: the file log's compaction horizon, Kafka's delete.retention.ms);
+ *   - its state builds a view (restoreView) without error.
+ */
+import { decodeSnapshot, decodeSnapshotState, encodeSnapshot, encodeSnapshotState } from '../events/snapshot-codec.ts';
+import type { EventLog } from '../log/event-log.ts';
+import type { StoredSnapshot } from '../log/snapshot-store.ts';
+import { PartitionView } from '../../projections/partition-view.ts';
+import { restoreView, viewState } from '../../projections/view-snapshot.ts';
+import type { WarningListener } from '../warnings.ts';
+import { catchUp } from './replay.ts';
+
+export const SNAPSHOT_IGNORED = 'RUNLOG_SNAPSHOT_IGNORED';
+
+/** How a view was opened: from which snapshot (null: none, replayed from zero) and how many records were replayed after it. */
+export interface OpenedView {
+  view: PartitionView;
+  snapshot: string | null;
+  replayed: number;
+}
+
+/** `partition`'s view: its latest valid snapshot (if the log keeps snapshots) caught up with the records after it. */
+export async function openView(log: EventLog, partition: number, warn: WarningListener): Promise<OpenedView> {
+  const found = await latestValidSnapshot(log, partition, warn);
+  const view = found?.view ?? new PartitionView(partition);
+  const replayed = await catchUp(log, partition, view);
+  return { view, snapshot: found?.name ?? null, replayed };
+}
+
+/** The newest snapshot of `partition` that is valid (see the top), as a view; null when none is. */
+export async function latestValidSnapshot(
+  log: EventLog,
+  partition: number,
+  warn: WarningListener,
+): Promise<{ view: PartitionView; name: string } | null> {
+  const store = log.snapshots;
+  if (store === undefined) return null;
+  const stored = await store.list(partition);
+  if (stored.length === 0) return null;
+  const end = await log.endOffset(partition);
+  const stale = await store.staleness(partition);
+  for (const snapshot of stored) {
+    try {
+      return { view: await validView(snapshot, store.logId, partition, end, stale), name: snapshot.name };
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      warn({ code: SNAPSHOT_IGNORED, message: `ignoring the snapshot ${snapshot.name} of partition ${partition}: ${why}` });
+    }
+  }
+  return null;
+}
+
+/**
+ * The view a stored snapshot of `partition` builds, if it is valid (see the top) for the log
+ * as it is now; else throws why not (the caller ignores it).
+ */
+export async function snapshotView(log: EventLog, partition: number, stored: StoredSnapshot): Promise<PartitionView> {
+  const store = log.snapshots;
+  if (store === undefined) throw new Error(`the ${log.kind} log keeps no snapshots`);
+  return validView(stored, store.logId, partition, await log.endOffset(partition), await store.staleness(partition));
+}
+
+async function validView(
+  stored: StoredSnapshot,
+  logId: string,
+  partition: number,
+  end: bigint,
+  stale: (nextOffset: bigint, takenAt: number) => string | null,
+): Promise<PartitionView> {
+  const snapshot = decodeSnapshot(await stored.read());
+  if (snapshot.logId !== logId) throw new Error(`it is a snapshot of another log (${snapshot.logId}, not ${logId})`);
+  if (snapshot.partition !== partition) throw new Error(`it is a snapshot of partition ${snapshot.partition}`);
+  if (snapshot.nextOffset > end) {
+    throw new Error(`it covers offsets up to ${snapshot.nextOffset}, past the log's end ${end} (the log was truncated or replaced)`);
+  }
+  const staleness = stale(snapshot.nextOffset, snapshot.takenAt);
+  if (staleness !== null) throw new Error(`it is stale: ${staleness}`);
+  const view = restoreView(partition, decodeSnapshotState(snapshot.state), snapshot.nextOffset);
+  covered.set(view, snapshot.nextOffset);
+  return view;
+}
+
+/** Where each view opened from a snapshot (or last saved in one) stands: the offset its latest snapshot covers up to. */
+const covered = new WeakMap<PartitionView, bigint>();
+
+/** The offset up to which `view`'s latest snapshot covers it (null: none known), so an unchanged view is not saved again. */
+export function snapshotCovers(view: PartitionView): bigint | null {
+  return covered.get(view) ?? null;
+}
+
+/**
+ * Takes a snapshot of `view` now, in this turn (encoding its state), and saves it. The view
+ * must have nothing in flight (every event folded is durable, at an offset below
+ * view.nextOffset): the snapshot names view.nextOffset as what it covers.
+ */
+export async function saveSnapshot(log: EventLog, view: PartitionView): Promise<void> {
+  const store = log.snapshots;
+  if (store === undefined) return;
+  const state = encodeSnapshotState(viewState(view));
+  const nextOffset = view.nextOffset;
+  const bytes = encodeSnapshot({ logId: store.logId, partition: view.partition, nextOffset, takenAt: Date.now(), state });
+  await store.save(view.partition, bytes, nextOffset);
+  const known = covered.get(view);
+  if (known === undefined || known < nextOffset) covered.set(view, nextOffset);
+}
