@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,lifecycle,raw,latency,remote,replay,cluster] [--profile dir] [--partitions N] [--nodes 1,2,3]`
+ * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,lifecycle,raw,latency,remote,replay,restart,cluster] [--profile dir] [--partitions N] [--nodes 1,2,3]`
  *
  * `--nodes` (Kafka only; alone it runs only `cluster`): for each node count, that many `runlog
  * serve --group` child processes on a fresh topic of `--partitions` partitions (default 6, so 1,
@@ -40,13 +40,14 @@ import { remoteLifecycleRate, remoteSubmitToStart } from './remote.ts';
 import { lifecycleRate, rawAppendRate, type Rate } from './throughput.ts';
 import { submitToTakeLatency } from './latency.ts';
 import { replaySpeed } from './replay.ts';
+import { RESTART_TARGET, restartRows, restartTime } from './restart.ts';
 import { memoryPerEntry } from './memory.ts';
 import { profileInto } from './profile.ts';
 import { warmUp } from './warm-up.ts';
 import { DEFAULT_KAFKA_PARTITIONS } from '../src/log/kafka/kafka-log.ts';
 import { clusterLifecycleRate, parseNodeCounts } from './cluster/cluster-rate.ts';
 
-const BENCHES = ['memory', 'lifecycle', 'raw', 'latency', 'remote', 'replay'] as const;
+const BENCHES = ['memory', 'lifecycle', 'raw', 'latency', 'remote', 'replay', 'restart'] as const;
 const CLUSTER_PARTITIONS = 6;
 const CALLERS = 64;
 
@@ -144,6 +145,12 @@ if (only.has('replay')) {
   const lifecycles = quick ? 25_000 : 250_000;
   progress(`replay: building a log of ${lifecycles * 4} events`);
   rows.push(...replayRows(await on('replay', (site) => replaySpeed(site, lifecycles))));
+}
+if (only.has('restart') && kind === 'file') {
+  const closed = Number(process.env.RUNLOG_BENCH_RESTART_CLOSED ?? (quick ? 100_000 : RESTART_TARGET.closed));
+  const open = quick ? 10_000 : RESTART_TARGET.open;
+  progress(`restart: a partition of ${closed} closed + ${open} open entries, replayed, snapshotted on stop, reopened`);
+  rows.push(...restartRows(await on('restart', (site) => restartTime(site, closed, open))));
 }
 
 const load = os

@@ -1,0 +1,79 @@
+/**
+ * The ticket index's columns (projections/ticket-index.ts, TicketIndexColumns) as a
+ * snapshot's closedIndex (src/events/snapshot-types.ts SnapshotColumn), and back, generically:
+ * each field of the columns object is one column named `<field>:<kind>`, the kind saying how
+ * to read it back: a typed array's elements as little-endian bytes (`f64`, `u32`, `u8`, ...),
+ * a string table (`strings`), or a number (`number`, in `strings` as its decimal). Typed arrays
+ * are read back into fresh, aligned buffers (a snapshot's bytes sit at any offset).
+ */
+import { endianness } from 'node:os';
+import { RunlogError } from '../src/errors.ts';
+import type { SnapshotColumn } from '../src/events/snapshot-types.ts';
+
+type TypedArray = Float64Array | Float32Array | Uint32Array | Int32Array | Uint16Array | Int16Array | Uint8Array | Int8Array;
+
+const KINDS = {
+  f64: Float64Array,
+  f32: Float32Array,
+  u32: Uint32Array,
+  i32: Int32Array,
+  u16: Uint16Array,
+  i16: Int16Array,
+  u8: Uint8Array,
+  i8: Int8Array,
+} as const;
+
+type Kind = keyof typeof KINDS;
+
+function kindOf(array: TypedArray): Kind {
+  for (const [kind, type] of Object.entries(KINDS)) if (array.constructor === type) return kind as Kind;
+  throw new Error(`not a typed array a snapshot stores: ${array.constructor.name}`);
+}
+
+function requireLittleEndian(): void {
+  // Typed arrays are in the host's order; snapshots are little-endian (every host runlog runs on today is).
+  if (endianness() !== 'LE') throw new Error('snapshots of ticket index columns need a little-endian host');
+}
+
+/** The columns object's fields as snapshot columns. */
+export function toSnapshotColumns(columns: object): SnapshotColumn[] {
+  requireLittleEndian();
+  return Object.entries(columns).map(([field, value]): SnapshotColumn => {
+    if (typeof value === 'number') return { name: `${field}:number`, bytes: new Uint8Array(0), strings: [String(value)] };
+    if (Array.isArray(value)) return { name: `${field}:strings`, bytes: new Uint8Array(0), strings: value as string[] };
+    if (ArrayBuffer.isView(value)) {
+      const array = value as TypedArray;
+      return { name: `${field}:${kindOf(array)}`, bytes: new Uint8Array(array.buffer, array.byteOffset, array.byteLength), strings: [] };
+    }
+    throw new Error(`ticket index column ${field} is neither a number, a string table nor a typed array`);
+  });
+}
+
+/** The columns object the snapshot columns hold (its fields unchecked: the index's fromColumns checks them). */
+export function fromSnapshotColumns(columns: readonly SnapshotColumn[]): Record<string, unknown> {
+  requireLittleEndian();
+  const result: Record<string, unknown> = {};
+  for (const { name, bytes, strings } of columns) {
+    const at = name.lastIndexOf(':');
+    const [field, kind] = [name.slice(0, at), name.slice(at + 1)];
+    if (at <= 0 || field in result) throw corrupt(`a column named ${JSON.stringify(name)}`);
+    if (kind === 'number') {
+      result[field] = Number(strings[0]);
+    } else if (kind === 'strings') {
+      result[field] = strings;
+    } else if (Object.hasOwn(KINDS, kind)) {
+      const type = KINDS[kind as Kind];
+      if (bytes.byteLength % type.BYTES_PER_ELEMENT !== 0) throw corrupt(`column ${name} of ${bytes.byteLength} bytes`);
+      const array = new type(bytes.byteLength / type.BYTES_PER_ELEMENT);
+      new Uint8Array(array.buffer).set(bytes);
+      result[field] = array;
+    } else {
+      throw corrupt(`a column of kind ${JSON.stringify(kind)}`);
+    }
+  }
+  return result;
+}
+
+function corrupt(what: string): RunlogError {
+  return new RunlogError('Corrupt', `the snapshot's ticket index holds ${what}`);
+}
