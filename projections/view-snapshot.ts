@@ -78,6 +78,7 @@ function restoreClosed(view: PartitionView, state: PartitionState): void {
       outcome: entry.outcome!,
       result: entry.result,
       error: entry.error,
+      deferredAttempts: entry.deferredAttempts,
     };
     view.apply(null, '', close);
   }

@@ -44,7 +44,7 @@ test('property: a snapshot with any bit flipped is refused as Corrupt', () => {
 });
 
 test('an event, a state without its envelope, trailing bytes and another format are refused as Corrupt', () => {
-  const event = encodeEvent({ type: 'ThreadDeleted', tenant: 'a', thread: 't', entryId: '0-1', at: 1 });
+  const event = encodeEvent({ type: 'ThreadDeleted', tenant: 'a', thread: 't', entryId: '0-1', at: 1, deferredAttempts: 0 });
   assert.ok(refused(() => decodeSnapshot(event)));
   assert.ok(refused(() => decodeSnapshot(state)));
   assert.ok(refused(() => decodeSnapshotState(snapshot)));
