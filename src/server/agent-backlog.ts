@@ -10,8 +10,8 @@
  * one after another (a request arriving during a pass waits for the next one). The first
  * request reads the whole retained log once, as opening the queue did.
  *
- * Built on the log directly: the shipped per-agent projection (issue 13 item 2) can take its
- * place once it lands.
+ * Its own fold rather than the shipped agentOutcomes projection: that one sums every tenant
+ * (a scoped token must see only its own) and keeps neither the open entries nor counts by time.
  */
 import { decodeEvent } from '../events/codec.ts';
 import type { RunlogEvent } from '../events/types.ts';

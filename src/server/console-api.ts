@@ -6,10 +6,10 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { RunlogError } from '../errors.ts';
-import { decodeEvent } from '../events/codec.ts';
 import { eventJson, type EventJson } from '../events/event-json.ts';
-import type { RunlogEvent } from '../events/types.ts';
 import type { EventLog } from '../log/event-log.ts';
+import { entryTimeline } from '../../projections/timeline.ts';
+import { runProjection } from '../projector/run-projection.ts';
 import { partitionOfEntryId } from '../queue/entry-id.ts';
 import type { Entry } from '../queue/types.ts';
 import { EntryJson, entryToJson } from '../wire/index.ts';
@@ -21,12 +21,13 @@ import { inScope, requireVisible } from './scope.ts';
 const Count = Type.Integer({ minimum: 0 });
 const StoreTime = Type.Number({ description: 'store-clock epoch ms' });
 
-/** A decoded event as the event stream sends it (src/events/event-json.ts): its fields, bytes as base64, plus partition and offset. */
+/** A decoded event as the event stream sends it (src/events/event-json.ts), and the time since the entry's previous event. */
 const EventJsonSchema = Type.Object(
-  { type: Type.String(), partition: Count, offset: Count },
+  { type: Type.String(), partition: Count, offset: Count, sincePreviousMs: Type.Union([Type.Number(), Type.Null()]) },
   {
     additionalProperties: true,
-    description: "a decoded event: the schema's fields (its store-clock time `at` among them), bytes as base64, plus partition and offset",
+    description:
+      "a decoded event: the schema's fields (its store-clock time `at` among them), bytes as base64, plus partition, offset and sincePreviousMs (store-clock ms since the entry's previous event; null for the first)",
   },
 );
 
@@ -35,6 +36,7 @@ export const HistoryAnswer = Type.Object({
   events: Type.Array(EventJsonSchema, { description: 'every event about the entry, in log order' }),
 });
 export type HistoryAnswer = Static<typeof HistoryAnswer>;
+type HistoryEventJson = EventJson & { sincePreviousMs: number | null };
 
 export const AgentsQuery = Type.Object(
   {
@@ -118,19 +120,9 @@ async function entryOrRefusal(reading: Promise<Entry>): Promise<Entry | RunlogEr
   }
 }
 
-/** The events of the entry, from its partition's start (a tool for people, not a hot path; the ticket index may shorten it). */
-async function eventsOf(log: EventLog, tenant: string, entryId: string): Promise<EventJson[]> {
+/** The entry's timeline (the shipped projection), folded over its partition from the start: a tool for people, not a hot path. */
+async function eventsOf(log: EventLog, tenant: string, entryId: string): Promise<HistoryEventJson[]> {
   const partition = partitionOfEntryId(entryId, log.partitions);
-  const found: EventJson[] = [];
-  for await (const record of log.read(partition, 0n)) {
-    if (record.value === null) continue;
-    const event = decodeEvent(record.value);
-    if (isAbout(event, tenant, entryId)) found.push(eventJson(event, partition, record.offset));
-  }
-  return found;
-}
-
-function isAbout(event: RunlogEvent, tenant: string, entryId: string): boolean {
-  if (event.type === 'EntriesPruned') return event.entryIds.includes(entryId);
-  return event.entryId === entryId && event.tenant === tenant;
+  const { state } = await runProjection(log, entryTimeline({ tenant, entryId }), { partitions: [partition] });
+  return state.map((item) => ({ ...eventJson(item.event, item.partition, item.offset), sincePreviousMs: item.sincePreviousMs }));
 }

@@ -47,6 +47,10 @@ describe('server: the console read endpoints', () => {
       'in log order',
     );
     assert.deepEqual([events[0].at, events[1].at, events[3].at], [clock.nowMs - 1_250, clock.nowMs - 250, clock.nowMs]);
+    assert.deepEqual(
+      events.map((event: { sincePreviousMs: number | null }) => event.sincePreviousMs),
+      [null, 1_000, 0, 250, 0, 0, 0],
+    );
     assert.equal(events[3].error, 'card declined');
     assert.equal(Buffer.from(events[0].input, 'base64').toString(), 'hello');
     assert.deepEqual([entry.status, entry.outcome, entry.attempts.length], ['closed', 'succeeded', 2]);

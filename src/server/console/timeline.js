@@ -12,7 +12,7 @@ export async function showTimeline(tenant, entryId) {
     const { entry, events } = await getJson(path`/v1/tenants/${tenant}/entries/${entryId}/history`);
     say('ticket-message', '');
     summary.replaceChildren(...summaryOf(entry, events));
-    body.replaceChildren(...events.map((event, i) => eventRow(event, events[i - 1])));
+    body.replaceChildren(...events.map(eventRow));
   } catch (error) {
     say('ticket-message', error.message);
     summary.replaceChildren();
@@ -39,8 +39,8 @@ function pairs(fields) {
     .flatMap(([name, value]) => [el('dt', {}, name), el('dd', {}, String(value))]);
 }
 
-function eventRow(event, previous) {
-  const since = previous === undefined ? '' : `+${duration(event.at - previous.at)}`;
+function eventRow(event) {
+  const since = event.sincePreviousMs === null ? '' : `+${duration(event.sincePreviousMs)}`;
   const className = event.error ? 'error' : event.type === 'AttemptStarted' ? 'attempt' : '';
   const tr = row([time(event.at), since, String(event.offset), event.type, details(event)], { className });
   tr.dataset.type = event.type;
