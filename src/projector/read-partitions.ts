@@ -87,8 +87,8 @@ class Cursor {
     return this.#batch[this.#index++]!;
   }
 
-  close(): void {
-    void this.batches.return?.();
+  async close(): Promise<void> {
+    await this.batches.return?.();
   }
 }
 
@@ -115,7 +115,7 @@ export async function* readByTime(log: EventLog, plan: ReadPlan, signal: AbortSi
       open = open.filter((cursor) => !plan.isDone(cursor.partition));
     }
   } finally {
-    for (const cursor of cursors) cursor.close();
+    await Promise.allSettled(cursors.map((cursor) => cursor.close()));
   }
 }
 

@@ -13,7 +13,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import { encodeEvent } from '../../src/events/codec.ts';
 import type { RunlogEvent } from '../../src/events/types.ts';
-import { openLog } from '../../src/log/open-log.ts';
+import { openLog, openLogReadOnly } from '../../src/log/open-log.ts';
 import type { EventLog } from '../../src/log/event-log.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
 import { defineProjection } from '../../projections/projection.ts';
@@ -109,6 +109,31 @@ describe('runProjection on the file log', () => {
     const rebuilt = await runProjection(log, counts(), { checkpoints, rebuild: true, from: { offset: 5n } });
     assert.deepEqual([rebuilt.state.entries, rebuilt.resumed], [ids(6, 8), false]);
     assert.deepEqual((await runProjection(log, counts(), { checkpoints })).state.entries, ids(6, 8), 'the rebuild is the checkpoint now');
+  });
+
+  it('keeps up with a file log being written through fresh read-only snapshots, one checkpoint store across them', async (t) => {
+    const { log, dir } = await fileLog(t);
+    const checkpoints = memoryCheckpoints();
+    const seen: string[][] = [];
+    for (const [from, to] of [
+      [1, 3],
+      [4, 4],
+      [5, 7],
+    ] as const) {
+      await submitMany(log, from, to);
+      const snapshot = await openLogReadOnly({ kind: 'file', dir });
+      try {
+        const result = await runProjection(snapshot, counts(), { checkpoints });
+        assert.equal(result.folded, to - from + 1, 'only what was appended since the last snapshot');
+        seen.push(result.state.entries);
+      } finally {
+        await snapshot.close();
+      }
+    }
+    assert.deepEqual(seen, [ids(1, 3), ids(1, 4), ids(1, 7)]);
+    const snapshot = await openLogReadOnly({ kind: 'file', dir });
+    onCleanup(t, () => snapshot.close());
+    await assert.rejects(runProjection(snapshot, counts(), { follow: new AbortController().signal }), /read-only log/);
   });
 
   it('does not resume a checkpoint of another version, of another log, or past the log end', async (t) => {
