@@ -12,7 +12,7 @@ import { test, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { catchUp, replayPartition } from '../../src/projector/replay.ts';
-import { openView, SNAPSHOT_IGNORED } from '../../src/projector/snapshots.ts';
+import { openView, SNAPSHOT_IGNORED, snapshotCovers } from '../../src/projector/snapshots.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { RunQueue } from '../../src/queue/run-queue.ts';
 import type { RunQueueOptions } from '../../src/queue/types.ts';
@@ -246,4 +246,23 @@ test('a snapshot is taken every everyRecords records, while the queue runs', asy
   const taken = decodeSnapshot(await readFile(files.at(-1)!));
   assert.ok(taken.nextOffset >= 10n);
   assert.ok(taken.nextOffset <= (await queue.log.endOffset(0)));
+});
+
+test("a cluster node's acquire opens the partition from its snapshot and the records after it", async (t) => {
+  const clock = new FakeClock();
+  const dir = await scratchDir(t, 'runlog-snapshots-acquire-');
+  const first = await open(t, dir, clock);
+  await work(first.queue, clock, 10);
+  await first.queue.stop(); // the snapshot
+  const second = await open(t, dir, clock, { snapshots: false });
+  await work(second.queue, clock, 4, 'tail'); // records after it
+  await second.queue.stop();
+
+  const node = await open(t, dir, clock, { ownership: 'assigned' });
+  await node.queue.acquire(0);
+  assert.deepEqual(node.warnings, []);
+  const covered = snapshotCovers(node.queue.views()[0]!);
+  assert.ok(covered !== null && covered < (await node.queue.log.endOffset(0)), 'opened from the snapshot, then the tail');
+  await assertEqualsReplay(node.queue);
+  assert.equal((await node.queue.entry('acme', (await node.queue.openEntries('acme', 'tail0'))[0]!.entryId)).status, 'open');
 });
