@@ -158,3 +158,31 @@ export async function checkState(at: string[], s: Scenario): Promise<void> {
   const text = await ok(['state', ...at, '--at', String(Date.now()), '--tenant', 'globex']);
   assert.match(text, /^globex\/inv-1:\n {2}\S+ .* pdf {2}leased by w-pdf {2}attempts 0\/10/m);
 }
+
+export async function checkTail(at: string[], s: Scenario): Promise<void> {
+  const tailed = async (...filters: string[]): Promise<[string, string][]> =>
+    jsonLines<EventLine>(await ok(['tail', ...at, '--from', 'start', '--json', ...filters]))
+      .map((e): [string, string] => [e.type, String(e.entryId)])
+      .sort();
+  assert.deepEqual(
+    await tailed('--agent', 'pdf', '--limit', '4'),
+    [
+      ['CancelRequested', s.cancelled],
+      ['Leased', s.leased],
+      ['Submitted', s.cancelled],
+      ['Submitted', s.leased],
+    ].sort(),
+  );
+  assert.deepEqual(
+    await tailed('--type', 'Closed', '--type', 'Yielded', '--limit', '3'),
+    [
+      ['Closed', s.failed],
+      ['Closed', s.succeeded],
+      ['Yielded', s.failed],
+    ].sort(),
+  );
+  assert.deepEqual(await tailed('--agent', 'mail', '--type', 'AttemptStarted', '--limit', '2'), [
+    ['AttemptStarted', s.failed],
+    ['AttemptStarted', s.failed],
+  ]);
+}

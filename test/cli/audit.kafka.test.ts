@@ -10,11 +10,11 @@ import { spawnServe } from '../server/serve-child.ts';
 import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import { deleteTopic, kafkaBrokers, uniqueTopic } from '../log/kafka-test-support.ts';
 import { writeScenario } from './audit-scenario.ts';
-import { checkFind, checkHistory, checkState } from './audit-checks.ts';
+import { checkFind, checkHistory, checkState, checkTail } from './audit-checks.ts';
 import { runCli } from './run-cli.ts';
 
 describe('runlog audit commands on Kafka', () => {
-  it('history, find and state --at answer what a live queue wrote, and fence no writer', async (t) => {
+  it('history, find, state --at and tail (filtered) answer what a live queue wrote, and fence no writer', async (t) => {
     const topic = uniqueTopic('runlog-audit');
     const queue = await openRunQueue({ log: { kind: 'kafka', brokers: kafkaBrokers(), topic }, partitions: 2 });
     t.after(async () => {
@@ -26,6 +26,7 @@ describe('runlog audit commands on Kafka', () => {
     await checkHistory(at, scenario);
     await checkFind(at, scenario);
     await checkState(at, scenario);
+    await checkTail(at, scenario);
     const verified = await runCli(['verify', ...at]);
     assert.equal(verified.code, 0, verified.stdout + verified.stderr);
     assert.match(verified.stdout, /^partition 1: \d+ records, \d+ entries replayed: whole$/m);

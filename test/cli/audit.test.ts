@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
 import type { Scenario } from './audit-scenario.ts';
-import { checkFind, checkHistory, checkState } from './audit-checks.ts';
+import { checkFind, checkHistory, checkState, checkTail } from './audit-checks.ts';
 
 const WRITER = join(import.meta.dirname, 'audit-writer.ts');
 
@@ -35,12 +35,13 @@ async function liveWriter(t: import('node:test').TestContext) {
 }
 
 describe('runlog audit commands on a live file log', () => {
-  it('history, find and state --at answer what the writer did', async (t) => {
+  it('history, find, state --at and tail (filtered) answer what the writer did', async (t) => {
     const { dir, scenario, stop, more } = await liveWriter(t);
     const at = ['--dir', dir];
     await checkHistory(at, scenario);
     await checkFind(at, scenario);
     await checkState(at, scenario);
+    await checkTail(at, scenario);
     const late = await more();
     assert.match((await (await import('./run-cli.ts')).runCli(['find', ...at, '--thread', 'late-0'])).stdout, new RegExp(`^${late} `));
     await stop();

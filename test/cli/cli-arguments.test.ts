@@ -89,6 +89,8 @@ const MALFORMED: readonly [args: string[], says: RegExp][] = [
   [['tail', '--dir', 'DIR', '--thread', ''], /--thread must not be empty/],
   [['tail', '--dir', 'DIR', '--entry', ''], /--entry must not be empty/],
   [['tail', 'acme', '--dir', 'DIR'], /unexpected argument "acme"/],
+  [['tail', '--dir', 'DIR', '--type', 'Finished'], /--type must be an event type \(Submitted, Leased, .*\), got "Finished"/],
+  [['tail', '--dir', 'DIR', '--agent', ''], /--agent must not be empty/],
   // export
   [['export', '--dir', 'DIR', '--from', 'end,'], /--from must be start, end, an offset or one offset per partition.*got "end,"/],
   [['export', '--dir', 'DIR', '--partition', '2'], /--partition must be an integer in 0..1, got "2"/],
