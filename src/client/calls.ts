@@ -9,12 +9,17 @@
  * The single server's client (node-queue.ts) sends a call to its server; the cluster's
  * (cluster-queue.ts) to its partition's owner, again to another after a refusal.
  */
+import { RunlogError } from '../errors.ts';
 import { partitionOf } from '../log/partitioner.ts';
+import type { SubmissionFields } from '../queue/commands.ts';
 import { partitionOfEntryId } from '../queue/entry-id.ts';
 import {
+  closeBatchFields,
   closeFields,
   leaseArgument,
   optionalTenants,
+  startRequest,
+  submitBatchFields,
   submissionFields,
   takeEntryRequest,
   takeRequest,
@@ -23,13 +28,17 @@ import {
 } from '../queue/requests.ts';
 import type {
   Attempt,
+  BatchAnswer,
   CloseRequest,
   CloseStatus,
   Entry,
   Lease,
+  LeaseClose,
   LeaseTerms,
   PartitionHealth,
   QueueMetrics,
+  Started,
+  StartRequest,
   SubmitRequest,
   Taken,
   TakeRequest,
@@ -40,10 +49,16 @@ import { optionalOptions, optionalSignal, optionalText, requireInteger, requireN
 import {
   MAX_WAIT_MS,
   closeRequestToJson,
+  closedFromJson,
   entryFromJson,
   healthFromJson,
+  startedFromJson,
   submitToJson,
   takenFromJson,
+  ticketsFromJson,
+  type ClosedBatchAnswer,
+  type StartedJson,
+  type SubmittedAnswer,
   type ClusterAnswer,
   type EntryJson,
   type PartitionHealthJson,
@@ -84,17 +99,70 @@ export function partitionOfRoute(route: Route, partitions: number): number {
 }
 
 export function submitCall(request: SubmitRequest): Call<Ticket> {
-  const { key, notBefore, deadline, ...fields } = submissionFields(request, NO_LIMIT);
+  const fields = submissionFields(request, NO_LIMIT);
+  // With a key, a repeat names the same entry; without one, it could create a second.
+  const repeatable = fields.key === null ? 'once' : 'repeatable';
+  const route = { tenant: fields.tenant, thread: fields.thread };
+  return { method: 'POST', path: '/v1/submit', body: submissionToJson(fields), repeatable, read: (answer) => answer as Ticket, route };
+}
+
+/**
+ * The batch submit of checked requests (submitBatchRequests), routed by its first item (a
+ * cluster's client sends one call per partition). Repeatable when every item has a key.
+ */
+export function submitBatchCall(fields: readonly SubmissionFields[]): Call<BatchAnswer<'ticket', Ticket>[]> {
+  const repeatable = fields.every((item) => item.key !== null) ? 'repeatable' : 'once';
+  const route = { tenant: fields[0]!.tenant, thread: fields[0]!.thread };
+  const body = { requests: fields.map(submissionToJson) };
+  const read = (answer: unknown): BatchAnswer<'ticket', Ticket>[] => ticketsFromJson(answer as SubmittedAnswer);
+  return { method: 'POST', path: '/v1/submit-batch', body, repeatable, read, route };
+}
+
+/** submitBatch's requests checked as the queue checks them (a malformed item names its index; nothing is sent). */
+export function submitBatchRequests(requests: readonly SubmitRequest[]): SubmissionFields[] {
+  return submitBatchFields(requests, NO_LIMIT);
+}
+
+export function takeStartedCall(request: StartRequest): Call<Started[]> {
+  const { tenants, attemptCap, ...checked } = startRequest(request);
+  const body = { ...checked, ...(tenants === null ? {} : { tenants }), ...(attemptCap === null ? {} : { maxAttempts: attemptCap }) };
+  const read = (answer: unknown): Started[] => (answer as { started: StartedJson[] }).started.map(startedFromJson);
+  return { method: 'POST', path: '/v1/take-started', body, repeatable: 'once', read };
+}
+
+/** The batch close of checked closes (closeBatchRequests), routed by its first item's entry. */
+export function closeBatchCall(closes: readonly LeaseClose[]): Call<BatchAnswer<'entry', Entry>[]> {
+  const body = { closes: closes.map(({ lease, request }) => ({ lease, request: closeRequestToJson(request) })) };
+  const read = (answer: unknown): BatchAnswer<'entry', Entry>[] => closedFromJson(answer as ClosedBatchAnswer);
+  return { method: 'POST', path: '/v1/leases/close-batch', body, repeatable: 'once', read, route: leaseRoute(closes[0]!.lease) };
+}
+
+/** closeBatch's closes checked as the queue checks them (a malformed item names its index), each lease's entry id as the queue routes it. */
+export function closeBatchRequests(closes: readonly LeaseClose[]): LeaseClose[] {
+  return closeBatchFields(closes, NO_LIMIT).map(({ lease, request: { outcome, result, error } }, i) => {
+    try {
+      partitionOfEntryId(lease.entryId, Infinity);
+    } catch (refusal) {
+      throw refusal instanceof Error ? new RunlogError('InvalidArgument', `closes[${i}]: ${refusal.message}`) : refusal;
+    }
+    const request: CloseRequest = {
+      status: outcome as CloseStatus,
+      ...(result === null ? {} : { result }),
+      ...(error === null ? {} : { error }),
+    };
+    return { lease, request };
+  });
+}
+
+/** Checked submission fields as the wire's submit body (an absent optional left out). */
+function submissionToJson({ key, notBefore, deadline, ...fields }: SubmissionFields): ReturnType<typeof submitToJson> {
   const submission: SubmitRequest = {
     ...fields,
     ...(key === null ? {} : { key }),
     ...(notBefore === null ? {} : { notBefore }),
     ...(deadline === null ? {} : { deadline }),
   };
-  // With a key, a repeat names the same entry; without one, it could create a second.
-  const repeatable = key === null ? 'once' : 'repeatable';
-  const route = { tenant: fields.tenant, thread: fields.thread };
-  return { method: 'POST', path: '/v1/submit', body: submitToJson(submission), repeatable, read: (answer) => answer as Ticket, route };
+  return submitToJson(submission);
 }
 
 /** A take's checked terms (without its wait) and its wait. */

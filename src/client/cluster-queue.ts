@@ -31,11 +31,15 @@ import { awaitOptions } from '../queue/requests.ts';
 import type {
   Attempt,
   AwaitOptions,
+  BatchAnswer,
   CloseRequest,
   Entry,
   Lease,
+  LeaseClose,
   PartitionHealth,
   QueueMetrics,
+  Started,
+  StartRequest,
   SubmitRequest,
   Taken,
   TakeRequest,
@@ -45,7 +49,7 @@ import type {
 import { Backoff } from '../retry.ts';
 import { MAX_WAIT_MS } from '../wire/index.ts';
 import * as calls from './calls.ts';
-import { partitionOfRoute, type Call, type TakeWait } from './calls.ts';
+import { partitionOfRoute, type Call, type Route, type TakeWait } from './calls.ts';
 import { nodeUrl, type ClusterMap } from './cluster-map.ts';
 import { MapReader } from './map-reader.ts';
 import type { ClusterNodes } from './cluster-nodes.ts';
@@ -101,6 +105,42 @@ export class ClusterQueue implements RemoteQueue {
   async take(request: TakeRequest, wait?: TakeWait): Promise<Taken | null> {
     this.#requireRunning();
     return this.#take.take(calls.takeParts(request, wait));
+  }
+
+  /** One call per partition, each to its owner (checked whole first: a malformed item sends nothing). */
+  async submitBatch(requests: readonly SubmitRequest[]): Promise<BatchAnswer<'ticket', Ticket>[]> {
+    this.#requireRunning();
+    const fields = calls.submitBatchRequests(requests);
+    return this.#perPartition(fields, (item) => ({ tenant: item.tenant, thread: item.thread }), calls.submitBatchCall);
+  }
+
+  /** A round over the nodes, as take's: the first node that leases anything answers (one call never holds leases of two nodes). */
+  async takeStarted(request: StartRequest): Promise<Started[]> {
+    this.#requireRunning();
+    return this.#take.takeStarted(calls.takeStartedCall(request));
+  }
+
+  /** One call per partition, each to its owner (checked whole first: a malformed item sends nothing). */
+  async closeBatch(closes: readonly LeaseClose[]): Promise<BatchAnswer<'entry', Entry>[]> {
+    this.#requireRunning();
+    return this.#perPartition(calls.closeBatchRequests(closes), (item) => ({ entryId: item.lease.entryId }), calls.closeBatchCall);
+  }
+
+  /** Splits `items` by partition, sends each share as one call to its owner, and answers in the items' order. */
+  async #perPartition<I, A>(items: readonly I[], route: (item: I) => Route, callOf: (share: I[]) => Call<A[]>): Promise<A[]> {
+    const shares = new Map<number, number[]>();
+    items.forEach((item, i) => {
+      const partition = partitionOfRoute(route(item), this.map.partitions);
+      shares.set(partition, [...(shares.get(partition) ?? []), i]);
+    });
+    const answers: A[] = new Array(items.length);
+    await Promise.all(
+      [...shares.values()].map(async (indexes) => {
+        const answered = await this.#routed(callOf(indexes.map((i) => items[i]!)));
+        indexes.forEach((index, j) => (answers[index] = answered[j]!));
+      }),
+    );
+    return answers;
   }
 
   async takeEntry(tenant: string, entryId: string, request: Omit<TakeRequest, 'agents'>): Promise<Taken | null> {

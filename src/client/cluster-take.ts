@@ -22,8 +22,8 @@
  * A work signal reaches the client in one stream message, so an entry submitted on any node
  * is taken about one message and one round after it became takeable.
  */
-import type { Taken } from '../queue/types.ts';
-import { takeCall, type TakeParts } from './calls.ts';
+import type { Started, Taken } from '../queue/types.ts';
+import { takeCall, type Call, type TakeParts } from './calls.ts';
 import type { NodeQueue } from './node-queue.ts';
 import { wasRefused } from './retry-policy.ts';
 
@@ -54,21 +54,30 @@ export class ClusterTake {
     return parts.waitMs === 0 ? this.#round(parts) : this.#waiting(parts);
   }
 
+  /** One round of takeStarted calls (no wait): the first node that starts anything answers. */
+  async takeStarted(call: Call<Started[]>): Promise<Started[]> {
+    return (await this.#ask(call, (started) => started.length > 0)) ?? [];
+  }
+
   async #round(parts: TakeParts): Promise<Taken | null> {
+    return this.#ask(takeCall(parts, 0, parts.signal), (taken) => taken !== null);
+  }
+
+  /** Asks the nodes in the round's order until one answers something `found`; null when none did. */
+  async #ask<T>(call: Call<T>, found: (answer: T) => boolean): Promise<T | null> {
     const owners = this.host.owners();
     if (owners.length === 0) this.host.refreshSoon();
     const start = this.#turn++ % Math.max(1, owners.length);
     const rotated = [...owners.slice(start), ...owners.slice(0, start)];
     const first = this.host.signalled().filter((node) => owners.includes(node));
     const order = [...first, ...rotated.filter((node) => !first.includes(node))];
-    const call = takeCall(parts, 0, parts.signal);
     let answered = false;
     let refusal: unknown;
     for (const node of order) {
       try {
-        const taken = await this.host.node(node).send(call);
+        const answer = await this.host.node(node).send(call);
         answered = true;
-        if (taken !== null) return taken;
+        if (found(answer)) return answer;
       } catch (error) {
         this.host.requireRunning();
         if (!wasRefused(error)) throw error;

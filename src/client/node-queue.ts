@@ -11,11 +11,15 @@ import { awaitOptions } from '../queue/requests.ts';
 import type {
   Attempt,
   AwaitOptions,
+  BatchAnswer,
   CloseRequest,
   Entry,
   Lease,
+  LeaseClose,
   PartitionHealth,
   QueueMetrics,
+  Started,
+  StartRequest,
   SubmitRequest,
   Taken,
   TakeRequest,
@@ -59,6 +63,21 @@ export class NodeQueue implements RemoteQueue {
     this.#requireRunning();
     const parts = calls.takeParts(request, wait);
     return this.send(calls.takeCall(parts, parts.waitMs, parts.signal));
+  }
+
+  async submitBatch(requests: readonly SubmitRequest[]): Promise<BatchAnswer<'ticket', Ticket>[]> {
+    this.#requireRunning();
+    return this.send(calls.submitBatchCall(calls.submitBatchRequests(requests)));
+  }
+
+  async takeStarted(request: StartRequest): Promise<Started[]> {
+    this.#requireRunning();
+    return this.send(calls.takeStartedCall(request));
+  }
+
+  async closeBatch(closes: readonly LeaseClose[]): Promise<BatchAnswer<'entry', Entry>[]> {
+    this.#requireRunning();
+    return this.send(calls.closeBatchCall(calls.closeBatchRequests(closes)));
   }
 
   async takeEntry(tenant: string, entryId: string, request: Omit<TakeRequest, 'agents'>): Promise<Taken | null> {

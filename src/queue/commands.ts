@@ -45,6 +45,21 @@ export type Command =
    * it found it takeable in the head index, and decide holds it to the same rules.
    */
   | { type: 'Lease'; entryId: string; holder: string; ttlMs: number; agents: readonly string[]; tenants: readonly string[] | null }
+  /**
+   * takeStarted's lease of the head the router chose (as Lease), and the start of an attempt
+   * under it, run id `runId` (drawn by the shell), unless no attempt is left: `attemptCap`
+   * caps the entry's maxAttempts (null: no cap).
+   */
+  | {
+      type: 'LeaseStart';
+      entryId: string;
+      holder: string;
+      ttlMs: number;
+      agents: readonly string[];
+      tenants: readonly string[] | null;
+      runId: string;
+      attemptCap: number | null;
+    }
   /** Lease one named entry of `tenant` now (takeEntry): its notBefore is not waited for. */
   | { type: 'LeaseEntry'; tenant: string; entryId: string; holder: string; ttlMs: number }
   | { type: 'Extend'; lease: Lease; ttlMs: number }
@@ -81,6 +96,8 @@ export type Created = { kind: 'created'; events: RunlogEvent[]; entryId: string 
 /** The submission's key names `entryId` already, with the same submission: nothing to append. */
 export type Existing = { kind: 'existing'; events: never[]; entryId: string };
 export type Leasing = { kind: 'leased'; events: [Leased] };
+/** Leased and its attempt started, in one append. */
+export type Starting = { kind: 'started'; events: [Leased, AttemptStarted] };
 /** A lease asked for a head whose start deadline passed: it is closed expired instead, and not leased. */
 export type ExpiredInstead = { kind: 'expired'; events: [Closed] };
 /** Nothing changes, and that is no refusal: a stale yield, an entry that is not takeable, nothing due. */
@@ -96,6 +113,7 @@ export type Answering = { kind: 'answered'; events: RunlogEvent[]; answer: Comma
 export interface Decisions {
   Submit: Created | Existing | Refused;
   Lease: Leasing | ExpiredInstead | Unchanged;
+  LeaseStart: Starting | Leasing | ExpiredInstead | Unchanged;
   LeaseEntry: Leasing | ExpiredInstead | Unchanged | Refused;
   Extend: Append<[LeaseExtended]> | Refused;
   StartAttempt: Append<[AttemptStarted]> | Refused;

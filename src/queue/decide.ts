@@ -11,6 +11,7 @@ import { RunlogError } from '../errors.ts';
 import { describe } from '../validation/index.ts';
 import type {
   AnsweredCommand,
+  AttemptStarted,
   Closed,
   CommandAnswered,
   EntriesPruned,
@@ -54,6 +55,8 @@ function decideCommand(view: PartitionView, command: Command, now: number): Deci
       return submit(view, command, now);
     case 'Lease':
       return leaseHead(view, command, now);
+    case 'LeaseStart':
+      return leaseStart(view, command, now);
     case 'LeaseEntry':
       return leaseEntry(view, command, now);
     case 'Extend':
@@ -146,6 +149,30 @@ function leaseHead(view: PartitionView, command: CommandOf<'Lease'>, now: number
   const entry = view.entries.get(command.entryId);
   if (entry === undefined || !isAskedFor(entry, command.agents, command.tenants) || !isTakeable(view, entry, now)) return UNCHANGED;
   return leaseOrExpire(entry, command.holder, command.ttlMs, now);
+}
+
+/**
+ * takeStarted: the head leased as by Lease, and an attempt started under the new lease in the
+ * same append (the attempt is durable before any handler runs), unless the entry has no
+ * attempt left (then leased only: the caller parks it). A run id already used on the thread
+ * (a drawn one never is) leaves the entry untaken.
+ */
+function leaseStart(view: PartitionView, command: CommandOf<'LeaseStart'>, now: number): Decisions['LeaseStart'] {
+  const entry = view.entries.get(command.entryId);
+  if (entry === undefined || !isAskedFor(entry, command.agents, command.tenants) || !isTakeable(view, entry, now)) return UNCHANGED;
+  if (entry.threadState.runIds.has(command.runId)) return UNCHANGED;
+  const leasing = leaseOrExpire(entry, command.holder, command.ttlMs, now);
+  if (leasing.kind === 'expired' || attemptsUsedUp(entry, command.attemptCap)) return leasing;
+  const [leased] = leasing.events;
+  const started: AttemptStarted = {
+    type: 'AttemptStarted',
+    ...ids(entry),
+    at: now,
+    runId: command.runId,
+    attempt: entry.attempts.length + 1,
+    epoch: leased.epoch,
+  };
+  return { kind: 'started', events: [leased, started] };
 }
 
 /** takeEntry: the tenant's entry, if it is a free head now (its notBefore is not waited for). */

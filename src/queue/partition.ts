@@ -45,7 +45,8 @@
  */
 import { RunlogError, invalidArgument, isRunlogError } from '../errors.ts';
 import type { Closed, RunlogEvent } from '../events/types.ts';
-import type { ConsumedOffset, EventLog } from '../log/event-log.ts';
+import { appendBytes, type AppendRecord, type ConsumedOffset, type EventLog } from '../log/event-log.ts';
+import type { EntryState } from '../../projections/entry-state.ts';
 import { openView } from '../projector/snapshots.ts';
 import { PartitionView } from '../../projections/partition-view.ts';
 import type { RunlogWarning } from '../warnings.ts';
@@ -75,6 +76,18 @@ type Mode =
 export interface CommitOptions {
   tombstones?: readonly string[];
   consumed?: ConsumedOffset;
+}
+
+/** A command's events folded into the view: its records to append, and the entries it closed that someone awaits. */
+interface Folded {
+  records: AppendRecord[];
+  closed: EntryState[];
+}
+
+/** Commands decided and folded one by one, then appended together (Partition.batch). */
+export interface PartitionBatch {
+  add<C extends Command, A>(command: C, answer: (decision: Accepted<C>) => A): A | RunlogError;
+  commit(): Promise<void>;
 }
 
 /** What a command decided, when it was not refused (a refusal is thrown). */
@@ -206,16 +219,10 @@ export class Partition {
    */
   async commit(events: RunlogEvent[], options: CommitOptions = {}): Promise<void> {
     this.#requireServing();
-    const view = this.#view;
-    const { records, tombstones } = recordsOf(view, events, options.tombstones);
-    checkRecordsFit(this.log, events, records);
     if (options.consumed !== undefined && this.log.commitsConsumedOffsets !== true) {
       throw invalidArgument(`the ${this.log.kind} log cannot commit consumed offsets with an append (only the Kafka log can)`);
     }
-    for (const [i, event] of events.entries()) view.apply(null, records[i]!.key, event);
-    // The entries these events close, taken now: one pruned in the same group is gone from the view once durable.
-    const closed = this.#closes.awaitedIn(view, events);
-    for (const record of tombstones) view.apply(null, record.key, null);
+    const { records, closed } = this.#fold(events, options.tombstones);
     this.#inFlight++;
     let offsets: bigint[];
     try {
@@ -225,10 +232,111 @@ export class Partition {
     } finally {
       this.#inFlight--;
     }
-    view.appended(offsets[offsets.length - 1]!);
+    this.#view.appended(offsets[offsets.length - 1]!);
+    this.#durable(closed, events.some(wakesWorkers), records.length);
+  }
+
+  /**
+   * A batch of commands on this partition (submitBatch, closeBatch): each `add` decides its
+   * command against the view (the previous ones folded) and folds its events, in the
+   * caller's turn, answering what `answer` builds or the command's refusal (a RunlogError as
+   * a value; also the InvalidArgument of events that do not fit a record). `commit` then
+   * appends everything added, in one append (several only when it does not fit one), and
+   * resolves once durable; a failed append rejects it. Open it once the partition serves.
+   */
+  batch(): PartitionBatch {
+    this.#requireServing();
+    const now = this.host.now();
+    const records: AppendRecord[][] = [];
+    const closed: EntryState[] = [];
+    let wakes = false;
+    return {
+      add: <C extends Command, A>(command: C, answer: (decision: Accepted<C>) => A): A | RunlogError => {
+        const decision = decide(this.#view, command, now);
+        if (decision.kind === 'refused') return decision.error;
+        if (decision.events.length > 0) {
+          let folded: Folded;
+          try {
+            folded = this.#fold(decision.events, 'tombstones' in decision ? decision.tombstones : undefined);
+          } catch (error) {
+            if (!isRunlogError(error, 'InvalidArgument')) throw error;
+            return error;
+          }
+          records.push(folded.records);
+          closed.push(...folded.closed);
+          wakes ||= decision.events.some(wakesWorkers);
+        }
+        return answer(decision as Accepted<C>);
+      },
+      commit: async (): Promise<void> => {
+        if (records.length === 0) return;
+        await this.#append(records, null);
+        this.#durable(
+          closed,
+          wakes,
+          records.reduce((sum, command) => sum + command.length, 0),
+        );
+      },
+    };
+  }
+
+  /**
+   * Encodes `events`, checks their records fit the log, and folds them (and `tombstones`) into
+   * the view: a bad or oversized event changes nothing. Answers the records to append and the
+   * entries they close that someone awaits.
+   */
+  #fold(events: RunlogEvent[], alsoTombstone: readonly string[] | undefined): Folded {
+    this.#requireServing();
+    const view = this.#view;
+    const { records, tombstones } = recordsOf(view, events, alsoTombstone);
+    checkRecordsFit(this.log, events, records);
+    for (const [i, event] of events.entries()) view.apply(null, records[i]!.key, event);
+    // The entries these events close, taken now: one pruned in the same group is gone from the view once durable.
+    const closed = this.#closes.awaitedIn(view, events);
+    for (const record of tombstones) view.apply(null, record.key, null);
+    return { records, closed };
+  }
+
+  /**
+   * Appends a batch's folded records durably (each command's records kept in one append; as
+   * few appends as fit the log's limit), and tells the view their last offset.
+   */
+  async #append(commands: AppendRecord[][], consumed: ConsumedOffset | null): Promise<void> {
+    const writes: Promise<bigint[]>[] = [];
+    let batch: AppendRecord[] = [];
+    let bytes = 0;
+    for (const records of commands) {
+      const size = appendBytes(records);
+      if (batch.length > 0 && bytes + size > this.log.maxAppendBytes) {
+        writes.push(this.#writer.write(batch, consumed));
+        batch = [];
+        bytes = 0;
+      }
+      for (const record of records) batch.push(record);
+      bytes += size;
+    }
+    writes.push(this.#writer.write(batch, consumed));
+    this.#inFlight++;
+    let offsets: bigint[][];
+    try {
+      offsets = await Promise.all(writes);
+    } catch (error) {
+      throw this.#lostToAnother(error) ? this.#claimedMeanwhile(error) : error;
+    } finally {
+      this.#inFlight--;
+    }
+    const last = offsets[offsets.length - 1]!;
+    this.#view.appended(last[last.length - 1]!);
+  }
+
+  /**
+   * Once a commit of `records` records is durable: wakes the waiters of the entries it closed,
+   * and the workers if it may have made work; snapshots if one is due.
+   */
+  #durable(closed: EntryState[], wakes: boolean, records: number): void {
     this.#closes.wakeAll(closed);
-    if (events.some(wakesWorkers)) this.host.work();
-    this.#snapshots.appended(records.length);
+    if (wakes) this.host.work();
+    this.#snapshots.appended(records);
     if (this.#snapshots.due) this.#snapshotIfIdle();
   }
 

@@ -1,7 +1,7 @@
 /** Turns caller requests into validated fields, or refuses with InvalidArgument. */
-import { invalidArgument } from '../errors.ts';
+import { RunlogError, invalidArgument } from '../errors.ts';
 import type { CloseFields, SubmissionFields, YieldFields } from './commands.ts';
-import type { CloseRequest, Lease, LeaseTerms, SubmitRequest, TakeRequest, YieldRequest } from './types.ts';
+import type { CloseRequest, Lease, LeaseTerms, StartRequest, SubmitRequest, TakeRequest, YieldRequest } from './types.ts';
 import {
   optionalInteger,
   optionalName,
@@ -9,6 +9,7 @@ import {
   optionalSignal,
   optionalText,
   orDefault,
+  readArray,
   requireBytes,
   requireInteger,
   requireName,
@@ -20,6 +21,8 @@ import {
 } from '../validation/index.ts';
 
 export const DEFAULT_MAX_ATTEMPTS = 10;
+/** The most items one batch may carry: submitBatch's requests, closeBatch's closes, takeStarted's max. */
+export const MAX_BATCH = 10_000;
 /** A submission's metadata: at most this many keys, and this many bytes of keys and values (UTF-8). */
 export const METADATA_LIMITS = { maxKeys: 128, maxBytes: 16 * 1024 };
 const MAX_TTL_MS = 365 * 24 * 3600 * 1000;
@@ -67,6 +70,59 @@ export interface TakeFields extends LeaseTerms {
 export function takeRequest(request: TakeRequest): TakeFields {
   const body = requireObject('take request', request, ['agents', 'tenants', 'holder', 'ttlMs']);
   return { agents: requireNames('agents', body.agents), tenants: optionalTenants(body.tenants), ...leaseTerms(body) };
+}
+
+/** takeStarted's request, checked: a take's, how many at most (default 1), and the attempt cap (null: none). */
+export interface StartFields extends TakeFields {
+  max: number;
+  attemptCap: number | null;
+}
+
+export function startRequest(request: StartRequest): StartFields {
+  const body = requireObject('takeStarted request', request, ['agents', 'tenants', 'holder', 'ttlMs', 'max', 'maxAttempts']);
+  return {
+    agents: requireNames('agents', body.agents),
+    tenants: optionalTenants(body.tenants),
+    ...leaseTerms(body),
+    max: body.max === undefined ? 1 : requireInteger('max', body.max, 1, MAX_BATCH),
+    attemptCap: optionalInteger('maxAttempts', body.maxAttempts, 1, INT32_MAX),
+  };
+}
+
+/** A batch's items read into a copy: a non-empty array of at most MAX_BATCH, each checked by `check` under its index's name. */
+export function batchItems<T>(name: string, value: unknown, check: (item: unknown, itemName: string) => T): T[] {
+  const items = readArray(name, value);
+  if (items.length === 0 || items.length > MAX_BATCH) {
+    throw invalidArgument(`${name} must hold 1 to ${MAX_BATCH} items, got ${items.length}`);
+  }
+  return items.map((item, i) => check(item, `${name}[${i}]`));
+}
+
+/** submitBatch's requests, each checked as submit checks one (a refusal names the item: "requests[3]: ..."). */
+export function submitBatchFields(requests: unknown, maxInputBytes: number): SubmissionFields[] {
+  return batchItems('requests', requests, (item, name) => named(name, () => submissionFields(item as SubmitRequest, maxInputBytes)));
+}
+
+/** closeBatch's closes, each a lease and a close request checked as close checks them. */
+export function closeBatchFields(closes: unknown, maxResultBytes: number): { lease: Lease; request: CloseFields }[] {
+  return batchItems('closes', closes, (item, name) =>
+    named(name, () => {
+      const body = requireObject('close', item, ['lease', 'request']);
+      return { lease: leaseArgument(body.lease as Lease), request: closeFields(body.request as CloseRequest, maxResultBytes) };
+    }),
+  );
+}
+
+/** Runs a check of one batch item, its InvalidArgument prefixed with the item's name. */
+function named<T>(name: string, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (error instanceof RunlogError && error.code === 'InvalidArgument') {
+      throw new RunlogError('InvalidArgument', `${name}: ${error.message}`, { cause: error });
+    }
+    throw error;
+  }
 }
 
 /** A tenant filter (take, nextDueAt): left out, any tenant (null); given, a non-empty array of names. */

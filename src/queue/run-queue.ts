@@ -8,7 +8,8 @@
 import { RunlogError } from '../errors.ts';
 import type { ConsumedOffset, EventLog } from '../log/event-log.ts';
 import type { RunlogCommand } from '../events/command-types.ts';
-import type { CommandAnswered } from '../events/types.ts';
+import type { AttemptStarted, CommandAnswered } from '../events/types.ts';
+import { randomUUID } from 'node:crypto';
 import { answerOptions, requestOf, requestOfRecord, requireCommand, type RequestContext } from './command-requests.ts';
 import type { CommandOf, SubmissionFields } from './commands.ts';
 import type { EntryState } from '../../projections/entry-state.ts';
@@ -16,14 +17,17 @@ import { leaseOf, toPublicEntry } from './public-entry.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
 import { findEntry, openEntryOf } from './decide.ts';
 import { newTicketSecret } from './entry-id.ts';
-import { Partition, type PartitionHost } from './partition.ts';
+import { Partition, type PartitionBatch, type PartitionHost } from './partition.ts';
 import type { Ownership } from './queue-options.ts';
 import { Partitions } from './partitions.ts';
 import {
   awaitOptions,
+  closeBatchFields,
   closeFields,
   leaseArgument,
   optionalTenants,
+  startRequest,
+  submitBatchFields,
   submissionFields,
   sweepOptions,
   takeEntryRequest,
@@ -38,14 +42,18 @@ import { optionalText, requireInteger, requireName, requireNames } from '../vali
 import type {
   Attempt,
   AwaitOptions,
+  BatchAnswer,
   Capacity,
   CloseRequest,
   Entry,
   Lease,
+  LeaseClose,
   LeaseTerms,
   PartitionHealth,
   QueueMetrics,
   RunQueueApi,
+  Started,
+  StartRequest,
   SubmitRequest,
   Taken,
   TakeRequest,
@@ -266,6 +274,91 @@ export class RunQueue implements RunQueueApi {
     return null;
   }
 
+  /**
+   * Leases and starts up to `max` heads, each as take chooses it (the best first), each a
+   * LeaseStart command folded before the next is chosen; the commands of a partition made in
+   * this turn go to the log in one append (the group commit). Overdue heads met on the way are
+   * expired aside, as take does. Answered once every lease and attempt is durable.
+   */
+  async takeStarted(request: StartRequest): Promise<Started[]> {
+    this.requireRunning();
+    const { agents, tenants, holder, ttlMs, max, attemptCap } = startRequest(request);
+    const now = this.now();
+    const writes: Promise<void>[] = [];
+    const started: Started[] = [];
+    while (started.length < max) {
+      const best = this.#partitions.bestHead(agents, now, tenants);
+      if (best === undefined) break;
+      const [partition, entry] = best;
+      const command = {
+        type: 'LeaseStart',
+        entryId: entry.entryId,
+        holder,
+        ttlMs,
+        agents,
+        tenants,
+        runId: randomUUID(),
+        attemptCap,
+      } as const;
+      const decision = partition.decide(command, now);
+      // The index offers only heads decide finds takeable (a drawn run id is never in use): unchanged would loop.
+      if (decision.kind === 'unchanged') throw new Error(`the head index offered entry ${entry.entryId}, which is not takeable`);
+      if (decision.kind === 'expired') {
+        writes.push(partition.expireAside(decision.events));
+        continue;
+      }
+      writes.push(partition.commit(decision.events));
+      const attempt = decision.kind === 'started' ? attemptOf(decision.events[1]) : null;
+      started.push({ ...taken(entry), attempt }); // built now, in the decision's turn
+    }
+    await Promise.all(writes);
+    return started;
+  }
+
+  /**
+   * Submits every request (checked whole first: nothing is written if one is malformed),
+   * decided in order (capacity and keys see the items before), one append per partition
+   * (Partition.batch). An item's refusal is its answer.
+   */
+  async submitBatch(requests: readonly SubmitRequest[]): Promise<BatchAnswer<'ticket', Ticket>[]> {
+    this.requireRunning();
+    const items = submitBatchFields(requests, this.maxInputBytes);
+    const partitions = items.map((asked) => this.#partitions.of(asked.tenant, asked.thread));
+    const batches = await this.#batches(partitions);
+    let existing = false;
+    const answers = items.map((asked, i): BatchAnswer<'ticket', Ticket> => {
+      const partition = partitions[i]!;
+      // notBefore and deadline are by the caller's wall clock: into store time, as submit does.
+      const fields = { ...asked, notBefore: this.clock.fromWall(asked.notBefore), deadline: this.clock.fromWall(asked.deadline) };
+      const answer = batches.get(partition)!.add(this.#submitCommand(partition, fields), (decision) => {
+        existing ||= decision.kind === 'existing';
+        return { tenant: asked.tenant, thread: asked.thread, entryId: decision.entryId, created: decision.kind === 'created' };
+      });
+      return answer instanceof RunlogError ? { error: answer } : { ticket: answer };
+    });
+    await Promise.all([...batches.values()].map((batch) => batch.commit()));
+    // An entry a key names may be one whose append was in flight: answered only once that is durable.
+    if (existing) await this.#allDurable(new Set(partitions));
+    return answers;
+  }
+
+  /** A batch on each of `partitions`, opened once all of them serve (so that the items are then decided in one turn, in order). */
+  async #batches(partitions: readonly Partition[]): Promise<Map<Partition, PartitionBatch>> {
+    const distinct = [...new Set(partitions)];
+    while (!distinct.every((partition) => partition.serving)) {
+      await Promise.all(distinct.map((partition) => (partition.serving ? undefined : partition.ready())));
+    }
+    return new Map(distinct.map((partition) => [partition, partition.batch()]));
+  }
+
+  async #allDurable(partitions: Set<Partition>): Promise<void> {
+    for (const partition of partitions) {
+      if (await partition.durable()) continue;
+      const message = `an append in flight on partition ${partition.partition} failed, which an item's key may name: submit the batch again (its keyed items answer the same tickets)`;
+      throw new RunlogError('LogUnavailable', message, { retriable: true });
+    }
+  }
+
   async takeEntry(tenant: string, entryId: string, request: LeaseTerms): Promise<Taken | null> {
     this.requireRunning();
     const { holder, ttlMs } = takeEntryRequest(request);
@@ -284,9 +377,9 @@ export class RunQueue implements RunQueueApi {
 
   async startAttempt(lease: Lease, runId: string): Promise<Attempt> {
     const { partition, checked } = this.leaseCommand(lease);
-    return partition.run({ type: 'StartAttempt', lease: checked, runId: requireName('runId', runId) }, ({ events: [event] }) => {
-      return { runId: event.runId, attempt: event.attempt, epoch: event.epoch, startedAt: event.at };
-    });
+    return partition.run({ type: 'StartAttempt', lease: checked, runId: requireName('runId', runId) }, ({ events: [event] }) =>
+      attemptOf(event),
+    );
   }
 
   async yield(lease: Lease, request: YieldRequest): Promise<boolean> {
@@ -298,6 +391,23 @@ export class RunQueue implements RunQueueApi {
     const { partition, checked } = this.leaseCommand(lease);
     const command = { type: 'Close', lease: checked, request: closeFields(request, this.maxInputBytes) } as const;
     return partition.run(command, ({ events: [event] }) => toPublicEntry(partition.view.entries.get(event.entryId)!));
+  }
+
+  /** Closes every item (checked whole first) as close does, in order, one append per partition; an item's refusal is its answer. */
+  async closeBatch(closes: readonly LeaseClose[]): Promise<BatchAnswer<'entry', Entry>[]> {
+    this.requireRunning();
+    const items = closeBatchFields(closes, this.maxInputBytes);
+    const partitions = items.map(({ lease }) => this.#partitions.ofEntry(lease.tenant, lease.entryId));
+    const batches = await this.#batches(partitions);
+    const answers = items.map((close, i): BatchAnswer<'entry', Entry> => {
+      const partition = partitions[i]!;
+      const answer = batches.get(partition)!.add({ type: 'Close', ...close }, ({ events: [event] }) => {
+        return toPublicEntry(partition.view.entries.get(event.entryId)!);
+      });
+      return answer instanceof RunlogError ? { error: answer } : { entry: answer };
+    });
+    await Promise.all([...batches.values()].map((batch) => batch.commit()));
+    return answers;
   }
 
   async cancel(tenant: string, entryId: string, reason?: string): Promise<Entry> {
@@ -432,6 +542,10 @@ function refuseOtherGeneration(partition: Partition, generation: number): void {
     `partition ${partition.partition} no longer serves generation ${generation} of its view: ${why}; read the commands again from the committed offset`,
     { retriable: true },
   );
+}
+
+function attemptOf(event: AttemptStarted): Attempt {
+  return { runId: event.runId, attempt: event.attempt, epoch: event.epoch, startedAt: event.at };
 }
 
 /** What take answers for an entry whose lease it has just folded (so the lease is there). */

@@ -76,6 +76,34 @@ export interface Attempt {
   startedAt: number;
 }
 
+/**
+ * What takeStarted asks: a take of up to `max` entries (for a pool's free slots), each leased
+ * and its attempt started in one command, so the attempt is durable before any handler runs.
+ */
+export interface StartRequest extends TakeRequest {
+  /** Most entries to take (default 1, at most 10,000, as many items as a batch). */
+  max?: number;
+  /**
+   * Caps each entry's own maxAttempts (a worker's maxAttempts option): an entry with no attempt
+   * left is leased but not started (its `attempt` is null), for the caller to park.
+   */
+  maxAttempts?: number;
+}
+
+/** What takeStarted answers per entry: its lease, the entry (the attempt included) and the attempt, or null when none was left. */
+export interface Started extends Taken {
+  attempt: Attempt | null;
+}
+
+/** One close of closeBatch: a lease and what to close its entry with. */
+export interface LeaseClose {
+  lease: Lease;
+  request: CloseRequest;
+}
+
+/** A batch item's answer: its value, or the refusal of that item alone (nothing of it written). */
+export type BatchAnswer<K extends string, T> = { [key in K]: T } | { error: RunlogError };
+
 export type YieldRequest = { kind: 'defer' } | { kind: 'retry'; error: string; delayMs?: number };
 
 export type CloseStatus = 'succeeded' | 'failed' | 'cancelled';
@@ -213,11 +241,31 @@ export interface RunQueueApi {
    * a pending entry in a caller's context (the worker's ensureFresh).
    */
   takeEntry(tenant: string, entryId: string, request: LeaseTerms): Promise<Taken | null>;
+  /**
+   * Submits many entries: checked whole first (a malformed item is InvalidArgument naming it,
+   * and nothing is written), then decided in order, one append per partition. Answers per
+   * item its ticket, or its own refusal (ThreadBusy, QueueFull, SubmissionKeyReused, a record
+   * too large), with nothing of that item written.
+   */
+  submitBatch(requests: readonly SubmitRequest[]): Promise<BatchAnswer<'ticket', Ticket>[]>;
+  /**
+   * Leases up to `max` of the best takeable heads (as take, one after the other) and starts an
+   * attempt of each (a run id the queue draws) in the same command: the lease and the attempt
+   * are durable together, before the answer. An entry with no attempt left (its maxAttempts,
+   * or the request's cap) is leased unstarted. Empty when nothing is takeable.
+   */
+  takeStarted(request: StartRequest): Promise<Started[]>;
   extend(lease: Lease, ttlMs: number): Promise<Lease>;
   startAttempt(lease: Lease, runId: string): Promise<Attempt>;
   /** Gives the entry back without closing it. A stale lease changes nothing (answers false). */
   yield(lease: Lease, request: YieldRequest): Promise<boolean>;
   close(lease: Lease, request: CloseRequest): Promise<Entry>;
+  /**
+   * Closes many entries under their leases, one append per partition: checked whole first (a
+   * malformed item is InvalidArgument naming it, nothing written), then each closed as close
+   * does, or answered with its own refusal (LeaseNotCurrent, EntryClosed, ...).
+   */
+  closeBatch(closes: readonly LeaseClose[]): Promise<BatchAnswer<'entry', Entry>[]>;
   cancel(tenant: string, entryId: string, reason?: string): Promise<Entry>;
   entry(tenant: string, entryId: string): Promise<Entry>;
   openEntries(tenant: string, thread: string): Promise<Entry[]>;

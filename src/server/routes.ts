@@ -10,7 +10,9 @@ import {
   ClusterAnswer,
   ClosedAnswer,
   ClosedQuery,
+  CloseBatchBody,
   CloseBody,
+  ClosedBatchAnswer,
   DeletedAnswer,
   EntriesAnswer,
   EntryJson,
@@ -26,15 +28,20 @@ import {
   QueueMetricsJson,
   ReadyzAnswer,
   StartAttemptBody,
+  StartedAnswer,
+  SubmitBatchBody,
   SubmitBody,
+  SubmittedAnswer,
   TakeBody,
   TakeEntryBody,
   TakenAnswer,
+  TakeStartedBody,
   TicketJson,
   YieldBody,
   YieldedAnswer,
 } from '../wire/index.ts';
 import { deleteThread, prune } from './handlers/admin.ts';
+import { closeBatch, submitBatch, takeStarted } from './handlers/batches.ts';
 import { cancel, closed, entry, openEntries, submit } from './handlers/entries.ts';
 import { close, extend, nextDue, startAttempt, take, takeEntry, yieldLease } from './handlers/leases.ts';
 import { healthz, prometheusText, readyz } from './handlers/probes.ts';
@@ -54,6 +61,7 @@ const OpenApi = Type.Object({ openapi: Type.Literal('3.1.0'), info: Type.Object(
 // prettier-ignore
 const API: readonly Route[] = [
   jsonRoute('POST', '/v1/submit', ['producer'], { summary: 'submit an entry', body: SubmitBody, answer: TicketJson }, submit),
+  jsonRoute('POST', '/v1/submit-batch', ['producer'], { summary: 'submit many entries: one append per partition; each item answered with its ticket or its own refusal', body: SubmitBatchBody, answer: SubmittedAnswer }, submitBatch),
   jsonRoute('GET', ENTRY, ['producer', 'worker'], { summary: 'read an entry', answer: EntryJson }, entry),
   jsonRoute('POST', `${ENTRY}/cancel`, ['producer'], { summary: 'cancel an entry', body: CancelBody, answer: EntryJson }, cancel),
   jsonRoute('GET', `${ENTRY}/history`, ['producer', 'worker'], { summary: "an entry's events in log order (read from the log), and the entry now (null once pruned)", answer: HistoryAnswer }, history),
@@ -63,10 +71,12 @@ const API: readonly Route[] = [
   jsonRoute('POST', '/v1/prune', ['admin'], { summary: 'remove up to limit entries closed at least ticketLifetimeMs ago', body: PruneBody, answer: PrunedAnswer }, prune),
   jsonRoute('POST', '/v1/take', ['worker'], { summary: 'lease the best takeable entry, waiting up to waitMs (long-poll)', body: TakeBody, answer: TakenAnswer }, take),
   jsonRoute('POST', `${ENTRY}/take`, ['worker'], { summary: 'lease one named entry now, if it is the head of its thread', body: TakeEntryBody, answer: TakenAnswer }, takeEntry),
+  jsonRoute('POST', '/v1/take-started', ['worker'], { summary: 'lease up to max of the best takeable entries and start an attempt of each, durable together (no wait)', body: TakeStartedBody, answer: StartedAnswer }, takeStarted),
   jsonRoute('POST', '/v1/leases/extend', ['worker'], { summary: 'extend a lease', body: ExtendBody, answer: LeaseJson }, extend),
   jsonRoute('POST', '/v1/leases/start-attempt', ['worker'], { summary: 'record an attempt under a lease', body: StartAttemptBody, answer: AttemptJson }, startAttempt),
   jsonRoute('POST', '/v1/leases/yield', ['worker'], { summary: 'give an entry back unclosed (defer, or retry after an error)', body: YieldBody, answer: YieldedAnswer }, yieldLease),
   jsonRoute('POST', '/v1/leases/close', ['worker'], { summary: 'close an entry under its lease', body: CloseBody, answer: EntryJson }, close),
+  jsonRoute('POST', '/v1/leases/close-batch', ['worker'], { summary: 'close many entries under their leases: one append per partition; each item answered with its entry or its own refusal', body: CloseBatchBody, answer: ClosedBatchAnswer }, closeBatch),
   jsonRoute('POST', '/v1/next-due', ['producer', 'worker'], { summary: 'the earliest store-clock time something becomes takeable for these agents', body: NextDueBody, answer: NextDueAnswer }, nextDue),
   jsonRoute('GET', '/v1/metrics', ANY_ROLE, { summary: "the queue's metrics", answer: QueueMetricsJson }, metrics),
   jsonRoute('GET', '/v1/health', ANY_ROLE, { summary: "each partition's mode, and why one does not serve", answer: HealthAnswer }, health),

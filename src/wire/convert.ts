@@ -5,11 +5,11 @@
  * other way round.
  */
 import { invalidArgument } from '../errors.ts';
-import type { CloseRequest, Entry, PartitionHealth, SubmitRequest, Taken } from '../queue/types.ts';
+import type { BatchAnswer, CloseRequest, Entry, PartitionHealth, Started, SubmitRequest, Taken, Ticket } from '../queue/types.ts';
 import { fromBase64, toBase64 } from './bytes.ts';
 import { errorFromBody, errorBody } from './problem.ts';
 import type { CloseRequestJson, SubmitBody } from './requests.ts';
-import type { EntryJson, PartitionHealthJson, TakenJson } from './shapes.ts';
+import type { ClosedBatchAnswer, EntryJson, PartitionHealthJson, StartedJson, SubmittedAnswer, TakenJson } from './shapes.ts';
 
 export function entryToJson(entry: Entry): EntryJson {
   return { ...entry, input: toBase64(entry.input), result: entry.result === null ? null : toBase64(entry.result) };
@@ -29,6 +29,34 @@ export function takenToJson(taken: Taken | null): TakenJson | null {
 
 export function takenFromJson(json: TakenJson | null): Taken | null {
   return json === null ? null : { lease: json.lease, entry: entryFromJson(json.entry) };
+}
+
+export function startedToJson(started: Started): StartedJson {
+  return { lease: started.lease, entry: entryToJson(started.entry), attempt: started.attempt };
+}
+
+export function startedFromJson(json: StartedJson): Started {
+  return { lease: json.lease, entry: entryFromJson(json.entry), attempt: json.attempt };
+}
+
+export function ticketsToJson(answers: BatchAnswer<'ticket', Ticket>[]): SubmittedAnswer {
+  return { results: answers.map((answer) => ('error' in answer ? { error: errorBody(answer.error) } : answer)) };
+}
+
+export function ticketsFromJson(json: SubmittedAnswer): BatchAnswer<'ticket', Ticket>[] {
+  return json.results.map((result) => ('error' in result ? { error: errorFromBody(result.error.status, result.error) } : result));
+}
+
+export function closedToJson(answers: BatchAnswer<'entry', Entry>[]): ClosedBatchAnswer {
+  return {
+    results: answers.map((answer) => ('error' in answer ? { error: errorBody(answer.error) } : { entry: entryToJson(answer.entry) })),
+  };
+}
+
+export function closedFromJson(json: ClosedBatchAnswer): BatchAnswer<'entry', Entry>[] {
+  return json.results.map((result) =>
+    'error' in result ? { error: errorFromBody(result.error.status, result.error) } : { entry: entryFromJson(result.entry) },
+  );
 }
 
 export function healthToJson(health: PartitionHealth): PartitionHealthJson {

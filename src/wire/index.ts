@@ -12,12 +12,18 @@ export { PROBLEM_CONTENT_TYPE, errorBody, errorFromBody, problemHeaders, statusO
 export {
   closeRequestFromJson,
   closeRequestToJson,
+  closedFromJson,
+  closedToJson,
   entryFromJson,
   entryToJson,
   healthFromJson,
   healthToJson,
+  startedFromJson,
+  startedToJson,
   submitFromJson,
   submitToJson,
   takenFromJson,
   takenToJson,
+  ticketsFromJson,
+  ticketsToJson,
 } from './convert.ts';

@@ -76,6 +76,22 @@ export const CloseRequestJson = Type.Object(
 );
 export const CloseBody = Type.Object({ lease: LeaseJson, request: CloseRequestJson }, strict);
 
+export const SubmitBatchBody = Type.Object({ requests: Type.Array(SubmitBody) }, strict);
+
+export const TakeStartedBody = Type.Object(
+  {
+    agents: Names,
+    holder: Name,
+    ttlMs: Type.Integer(),
+    tenants: Type.Optional(Names),
+    max: Type.Optional(Type.Integer({ description: 'most entries to take (default 1, at most 10,000)' })),
+    maxAttempts: Type.Optional(Type.Integer({ description: "caps each entry's maxAttempts: one with none left is leased unstarted" })),
+  },
+  strict,
+);
+
+export const CloseBatchBody = Type.Object({ closes: Type.Array(CloseBody) }, strict);
+
 export const NextDueBody = Type.Object({ agents: Names, tenants: Type.Optional(Names) }, strict);
 
 export type SubmitBody = Static<typeof SubmitBody>;
@@ -90,3 +106,6 @@ export type YieldBody = Static<typeof YieldBody>;
 export type CloseRequestJson = Static<typeof CloseRequestJson>;
 export type CloseBody = Static<typeof CloseBody>;
 export type NextDueBody = Static<typeof NextDueBody>;
+export type SubmitBatchBody = Static<typeof SubmitBatchBody>;
+export type TakeStartedBody = Static<typeof TakeStartedBody>;
+export type CloseBatchBody = Static<typeof CloseBatchBody>;

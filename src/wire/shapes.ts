@@ -101,7 +101,19 @@ export const PartitionHealthJson = Type.Object({
   error: Type.Optional(ErrorBody),
 });
 
+export const StartedJson = Type.Object({ lease: LeaseJson, entry: EntryJson, attempt: Nullable(AttemptJson) });
+
+/** A batch item's answer: its value under `key`, or its own refusal. */
+function BatchResults<K extends string, T extends TSchema>(key: K, value: T) {
+  return Type.Object({
+    results: Type.Array(Type.Union([Type.Object({ [key]: value } as { [k in K]: T }), Type.Object({ error: ErrorBody })])),
+  });
+}
+
 export const TakenAnswer = Type.Object({ taken: Nullable(TakenJson) });
+export const StartedAnswer = Type.Object({ started: Type.Array(StartedJson) });
+export const SubmittedAnswer = BatchResults('ticket', TicketJson);
+export const ClosedBatchAnswer = BatchResults('entry', EntryJson);
 export const ClosedAnswer = Type.Object({ entry: Nullable(EntryJson) });
 export const EntriesAnswer = Type.Object({ entries: Type.Array(EntryJson) });
 export const DeletedAnswer = Type.Object({ deleted: Count });
@@ -139,5 +151,8 @@ export type AttemptJson = Static<typeof AttemptJson>;
 export type EntryJson = Static<typeof EntryJson>;
 export type TicketJson = Static<typeof TicketJson>;
 export type TakenJson = Static<typeof TakenJson>;
+export type StartedJson = Static<typeof StartedJson>;
+export type SubmittedAnswer = Static<typeof SubmittedAnswer>;
+export type ClosedBatchAnswer = Static<typeof ClosedBatchAnswer>;
 export type QueueMetricsJson = Static<typeof QueueMetricsJson>;
 export type PartitionHealthJson = Static<typeof PartitionHealthJson>;

@@ -2,7 +2,8 @@
  * One run of a taken entry, start to outcome:
  *
  *   no attempts left ------------------------------> close failed (parked), handler not called
- *   startAttempt (durable before the handler runs) -> supervise the handler under its lease
+ *   attempt started (durable before the handler runs: takeStarted started it with the lease,
+ *     or startAttempt here for an entry taken alone) -> supervise the handler under its lease
  *     value, lease held ---------------------------> close succeeded with the result
  *     error / bad or refused result, lease held ---> yield retry after backoff(attempt), or
  *                                                     close failed (parked) on the last attempt
@@ -15,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { catchRejection } from '../call-listener.ts';
 import { RunlogError, isRunlogError } from '../errors.ts';
 import { attemptLimit, attemptsUsedUp, countedAttempts } from '../queue/decide.ts';
-import type { Attempt, Entry, Lease, RunQueueApi, Taken } from '../queue/types.ts';
+import type { Attempt, CloseRequest, Entry, Lease, RunQueueApi, Started, Taken } from '../queue/types.ts';
 import { describe } from '../validation/index.ts';
 import { badResult, describeFailure, recordableError } from './failure.ts';
 import type { ResolvedOptions } from './options.ts';
@@ -28,6 +29,8 @@ export interface RunContext {
   options: ResolvedOptions;
   metrics: WorkerMetrics;
   handlerOf(agent: string): Handler;
+  /** Closes an entry under its lease, grouped with the closes of other runs (closer.ts); rejects with the item's refusal. */
+  close(lease: Lease, request: CloseRequest): Promise<Entry>;
   /** Called once an entry this worker ran has closed; answers the id of an entry it submitted (periodic work), or null. */
   afterClose(entry: Entry): Promise<string | null>;
 }
@@ -44,8 +47,12 @@ export interface RunReport {
   next?: string;
 }
 
-/** Runs one taken entry to its outcome. Never rejects for a handler's fault; rejects only when the queue fails. */
-export async function runEntry(ctx: RunContext, taken: Taken, stop: AbortSignal): Promise<RunReport> {
+/**
+ * Runs one taken entry to its outcome: a Started one (takeStarted) has its attempt started
+ * already (null: none was left); a Taken one (take, takeEntry) starts it here. Never rejects
+ * for a handler's fault; rejects only when the queue fails.
+ */
+export async function runEntry(ctx: RunContext, taken: Taken | Started, stop: AbortSignal): Promise<RunReport> {
   const agent = taken.entry.agent;
   ctx.metrics.runStarted(agent);
   try {
@@ -59,23 +66,35 @@ export async function runEntry(ctx: RunContext, taken: Taken, stop: AbortSignal)
   }
 }
 
-async function runLeased(ctx: RunContext, { lease, entry }: Taken, stop: AbortSignal): Promise<RunReport> {
+async function runLeased(ctx: RunContext, taken: Taken | Started, stop: AbortSignal): Promise<RunReport> {
+  const { lease, entry } = taken;
+  const attempt = 'attempt' in taken && taken.attempt !== null ? taken.attempt : await startHere(ctx, lease, entry, stop);
+  if (!isAttempt(attempt)) return attempt;
+  const made = attempt.attempt - 1 - entry.deferredAttempts;
+  if (stop.aborted) return handBack(ctx, lease, entry, made + 1);
+  ctx.metrics.wait(entry.agent, Math.max(0, attempt.startedAt - entry.submittedAt));
+  const supervised = await supervise(ctx.queue, ctx.options, ctx.handlerOf(entry.agent), { lease, entry, attempt }, stop);
+  ctx.metrics.exec(entry.agent, Math.max(0, ctx.queue.now() - attempt.startedAt));
+  return record(ctx, supervised, entry, made + 1);
+}
+
+/** The attempt of an entry taken without one (takeStarted's null: none left, so it parks): started here, or the run's report if it ends first. */
+async function startHere(ctx: RunContext, lease: Lease, entry: Entry, stop: AbortSignal): Promise<Attempt | RunReport> {
   const made = countedAttempts(entry);
   if (attemptsUsedUp(entry, ctx.options.maxAttempts, made)) {
     return park(ctx, lease, entry, made, `parked: ${made} attempts made, at most ${attemptLimit(entry, ctx.options.maxAttempts)} allowed`);
   }
   if (stop.aborted) return handBack(ctx, lease, entry, made);
-  let attempt: Attempt;
   try {
-    attempt = await ctx.queue.startAttempt(lease, randomUUID());
+    return await ctx.queue.startAttempt(lease, randomUUID());
   } catch (error) {
     if (isLeaseRefusal(error)) return { outcome: 'lost', entry, attempt: made + 1 };
     throw error;
   }
-  ctx.metrics.wait(entry.agent, Math.max(0, attempt.startedAt - entry.submittedAt));
-  const supervised = await supervise(ctx.queue, ctx.options, ctx.handlerOf(entry.agent), { lease, entry, attempt }, stop);
-  ctx.metrics.exec(entry.agent, Math.max(0, ctx.queue.now() - attempt.startedAt));
-  return record(ctx, supervised, entry, made + 1);
+}
+
+function isAttempt(value: Attempt | RunReport): value is Attempt {
+  return 'runId' in value;
 }
 
 async function record(ctx: RunContext, supervised: Supervised, entry: Entry, attempt: number): Promise<RunReport> {
@@ -86,7 +105,7 @@ async function record(ctx: RunContext, supervised: Supervised, entry: Entry, att
   const bad = badResult(settled.value);
   if (bad !== null) return fail(ctx, lease, entry, attempt, new Error(bad), bad);
   try {
-    await ctx.queue.close(lease, settled.value === undefined ? { status: 'succeeded' } : { status: 'succeeded', result: settled.value });
+    await ctx.close(lease, settled.value === undefined ? { status: 'succeeded' } : { status: 'succeeded', result: settled.value });
     return { outcome: 'succeeded', entry, attempt };
   } catch (error) {
     if (isLeaseRefusal(error)) return { outcome: 'lost', entry, attempt };
@@ -113,7 +132,7 @@ async function fail(ctx: RunContext, lease: Lease, entry: Entry, attempt: number
 async function park(ctx: RunContext, lease: Lease, entry: Entry, attempt: number, text: string): Promise<RunReport> {
   text = recordableError(text);
   try {
-    await ctx.queue.close(lease, { status: 'failed', error: text });
+    await ctx.close(lease, { status: 'failed', error: text });
     return { outcome: 'parked', entry, attempt, errorText: text };
   } catch (error) {
     if (isLeaseRefusal(error)) return { outcome: 'lost', entry, attempt };

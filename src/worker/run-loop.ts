@@ -1,24 +1,31 @@
 /**
- * The pool: `concurrency` slots, each looping: take an entry of the pool's agents (of the
- * worker's tenants, when it has them) and run
- * it; or, finding none, wait idle without polling the queue hot. An idle slot wakes on the
- * first of: the queue's onWork (a submission, yield or close on this process; one slot per
- * notification, and a slot that finds work wakes the next), `wake()`, the store-clock time
- * the next entry becomes due (converted to a delay from queue.now()), or pollMs.
+ * The pool: up to `concurrency` runs at once, fed by one taking loop. While slots are free,
+ * it asks the queue for as many entries as there are free slots in one takeStarted (each
+ * leased and its attempt started, durable together) and starts a run of each; with every
+ * slot busy it waits for a run to end. A take that finds fewer than it asked for means
+ * nothing more is takeable now: the loop then waits idle without polling the queue hot, and
+ * wakes on the first of: the queue's onWork (a submission, yield or close on this process),
+ * `wake()`, the store-clock time the next entry becomes due (converted to a delay from
+ * queue.now()), or pollMs.
  *
- * Stopping: once `signal` aborts, no slot takes again; runs in progress see the same signal
- * (supervise.ts aborts their handlers and hands their entries back), and `run` resolves
- * when every slot has left its loop.
+ * Stopping: once `signal` aborts, the loop takes no more; runs in progress see the same
+ * signal (supervise.ts aborts their handlers and hands their entries back), and `run`
+ * resolves when every run has settled.
  */
-import type { Taken } from '../queue/types.ts';
+import type { Started } from '../queue/types.ts';
 import { runEntry, type RunContext } from './run-entry.ts';
 import type { Waker } from './waker.ts';
 
 export class Pool {
-  /** Slots taking or running. */
-  private busy = 0;
-  /** The waker generation at which a take last found nothing. */
+  /** Runs in progress. */
+  private running = 0;
+  /** Whether the loop is asking the queue for work. */
+  private taking = false;
+  /** The waker generation at which a take last found nothing more. */
   private emptyAt = -1;
+  /** Wakes the loop waiting for a free slot. */
+  private slotFreed: (() => void) | null = null;
+  private readonly runs = new Set<Promise<void>>();
 
   constructor(
     private readonly ctx: RunContext,
@@ -30,40 +37,67 @@ export class Pool {
 
   async run(signal: AbortSignal): Promise<void> {
     if (this.agents.length === 0) return;
-    await Promise.all(Array.from({ length: this.ctx.options.concurrency }, () => this.slot(signal)));
-  }
-
-  /** Nothing running, and a take made since the last notification found nothing. */
-  quiet(): boolean {
-    return this.busy === 0 && this.emptyAt === this.waker.generation;
-  }
-
-  private async slot(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      const seen = this.waker.generation;
-      const found = await this.takeAndRun(signal);
-      if (found === 'ran') continue;
-      if (found === 'empty') this.emptyAt = Math.max(this.emptyAt, seen);
-      this.onIdle();
-      await this.waker.wait(seen, found === 'empty' ? await this.idleDelay() : this.ctx.options.pollMs, signal);
+    const concurrency = this.ctx.options.concurrency;
+    const freed = (): void => this.slotFreed?.();
+    signal.addEventListener('abort', freed, { once: true });
+    try {
+      while (!signal.aborted) {
+        const free = concurrency - this.running;
+        if (free === 0) {
+          await new Promise<void>((resolve) => (this.slotFreed = resolve));
+          this.slotFreed = null;
+          continue;
+        }
+        const seen = this.waker.generation;
+        const found = await this.take(free, signal);
+        if (found === 'all') continue;
+        if (found === 'some' || found === 'none') this.emptyAt = Math.max(this.emptyAt, seen);
+        this.onIdle();
+        const ms = found === 'failed' ? this.ctx.options.pollMs : await this.idleDelay();
+        await this.waker.wait(seen, ms, signal);
+      }
+    } finally {
+      signal.removeEventListener('abort', freed);
+      await Promise.all(this.runs);
     }
   }
 
-  private async takeAndRun(signal: AbortSignal): Promise<'ran' | 'empty' | 'failed'> {
-    this.busy++;
+  /** Nothing running, and a take made since the last notification found nothing more. */
+  quiet(): boolean {
+    return this.running === 0 && !this.taking && this.emptyAt === this.waker.generation;
+  }
+
+  /** Takes up to `max` entries and starts their runs: whether it found as many as asked, some, none, or failed. */
+  private async take(max: number, signal: AbortSignal): Promise<'all' | 'some' | 'none' | 'failed'> {
+    this.taking = true;
+    let started: Started[];
     try {
-      const { leaseMs: ttlMs, tenants } = this.ctx.options;
-      const taken: Taken | null = await this.ctx.queue.take({ agents: this.agents, tenants, holder: this.holder, ttlMs });
-      if (taken === null) return 'empty';
-      this.waker.notifyOne();
-      await runEntry(this.ctx, taken, signal);
-      return 'ran';
+      const { leaseMs: ttlMs, tenants, maxAttempts } = this.ctx.options;
+      const cap = maxAttempts === null ? {} : { maxAttempts };
+      started = await this.ctx.queue.takeStarted({ agents: this.agents, tenants, holder: this.holder, ttlMs, max, ...cap });
     } catch (error) {
       this.ctx.options.onEvent({ type: 'error', error, context: 'taking or running an entry' });
       return 'failed';
     } finally {
-      this.busy--;
+      this.taking = false;
     }
+    for (const entry of started) this.start(entry, signal);
+    return started.length === max ? 'all' : started.length > 0 ? 'some' : 'none';
+  }
+
+  private start(started: Started, signal: AbortSignal): void {
+    this.running++;
+    const run = runEntry(this.ctx, started, signal).then(
+      () => undefined,
+      (error: unknown) => this.ctx.options.onEvent({ type: 'error', error, context: 'taking or running an entry' }),
+    );
+    this.runs.add(run);
+    void run.then(() => {
+      this.runs.delete(run);
+      this.running--;
+      this.slotFreed?.();
+      if (this.running === 0) this.onIdle();
+    });
   }
 
   /**

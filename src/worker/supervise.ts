@@ -4,12 +4,18 @@
  * Any of these aborts the handler's signal; from then on the handler gets at most the
  * grace period to settle before the run gives up on it (the worker must not hang on a
  * handler that never settles).
+ *
+ * Nothing here is made per run that most runs do not need: the handler's AbortSignal only if
+ * it reads it (run-signal.ts), and the watch for a close by someone else only once the handler
+ * has run WATCH_AFTER_MS (real time): a close before that is noticed then, and most runs end
+ * sooner, needing no watch at all (its AbortController and awaitClosed, over HTTP a long-poll).
  */
 import { RunlogError } from '../errors.ts';
 import type { Attempt, Entry, Lease, RunQueueApi } from '../queue/types.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 import type { ResolvedOptions } from './options.ts';
-import type { Handler, HandlerResult, Timers } from './types.ts';
+import { RunSignal } from './run-signal.ts';
+import type { Handler, HandlerContext, HandlerResult, Timers } from './types.ts';
 
 export type Settled = { kind: 'value'; value: HandlerResult } | { kind: 'error'; error: unknown } | { kind: 'abandoned' };
 
@@ -31,23 +37,29 @@ export async function supervise(
   stop: AbortSignal,
 ): Promise<Supervised> {
   const { entry, attempt } = taken;
-  const abort = new AbortController();
+  const abort = new RunSignal();
   const keeper = new LeaseKeeper(queue, taken.lease, options.leaseMs, options.timers, (reason) => abort.abort(reason), options.onEvent);
   let stopped = false;
   const onStop = (): void => {
-    stopped = !abort.signal.aborted;
+    stopped = !abort.aborted;
     abort.abort(new RunlogError('Stopped', 'the worker is stopping'));
   };
   if (stop.aborted) onStop();
   else stop.addEventListener('abort', onStop, { once: true });
-  const unwatch = watchClose(queue, entry, (reason) => keeper.markLost(reason));
+  const unwatch = watchCloseSoon(queue, entry, (reason) => keeper.markLost(reason));
   keeper.start();
   try {
-    const running: Promise<HandlerResult> = Promise.resolve().then(
-      async () =>
-        (await handler({ entry, input: entry.input, attempt: attempt.attempt, runId: attempt.runId, signal: abort.signal })) ?? undefined,
-    );
-    const settled = await settleWithin(running, abort.signal, options.graceMs, options.timers);
+    const context: HandlerContext = {
+      entry,
+      input: entry.input,
+      attempt: attempt.attempt,
+      runId: attempt.runId,
+      get signal() {
+        return abort.signal;
+      },
+    };
+    const running: Promise<HandlerResult> = Promise.resolve().then(async () => (await handler(context)) ?? undefined);
+    const settled = await settleWithin(running, abort, options.graceMs, options.timers);
     return { settled, lease: keeper.lease, lost: keeper.lost, stopped: stopped && keeper.lost === null };
   } finally {
     stop.removeEventListener('abort', onStop);
@@ -57,38 +69,48 @@ export async function supervise(
 }
 
 /** The handler's outcome; 'abandoned' when it has not settled graceMs after `signal` aborted. */
-function settleWithin(running: Promise<HandlerResult>, signal: AbortSignal, graceMs: number, timers: Timers): Promise<Settled> {
+function settleWithin(running: Promise<HandlerResult>, signal: RunSignal, graceMs: number, timers: Timers): Promise<Settled> {
   return new Promise((resolve) => {
     let handle: unknown;
     const finish = (settled: Settled): void => {
       timers.clearTimeout(handle);
-      signal.removeEventListener('abort', onAbort);
+      signal.offAbort();
       resolve(settled);
-    };
-    const onAbort = (): void => {
-      handle = timers.setTimeout(() => finish({ kind: 'abandoned' }), graceMs);
     };
     running.then(
       (value) => finish({ kind: 'value', value }),
       (error: unknown) => finish({ kind: 'error', error }),
     );
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
+    signal.onAbort(() => {
+      handle = timers.setTimeout(() => finish({ kind: 'abandoned' }), graceMs);
+    });
   });
 }
 
-/** Calls `onClosed` if the entry closes while the run holds it; the answer stops watching. */
-function watchClose(queue: RunQueueApi, entry: Entry, onClosed: (reason: RunlogError) => void): () => void {
-  const watching = new AbortController();
-  queue.awaitClosed(entry.tenant, entry.entryId, { signal: watching.signal }).then(
-    (closed) => {
-      if (closed !== null && !watching.signal.aborted) {
-        onClosed(new RunlogError('EntryClosed', `entry ${entry.entryId} was closed (${closed.outcome}) while it ran`));
-      }
-    },
-    () => {
-      // Stopped watching, or the queue stopped: the lease keeper reports what matters.
-    },
-  );
-  return () => watching.abort();
+/** How long a handler runs before its entry is watched for a close by someone else (cancel, thread deleted), ms of real time. */
+export const WATCH_AFTER_MS = 20;
+
+/** Why a watch ended: one value, so that ending one makes no exception (an abort() without a reason makes a DOMException). */
+const UNWATCHED = new RunlogError('Stopped', 'the run no longer watches its entry');
+
+/** Calls `onClosed` if the entry closes while the run holds it, watching from WATCH_AFTER_MS on; the answer stops watching. */
+function watchCloseSoon(queue: RunQueueApi, entry: Entry, onClosed: (reason: RunlogError) => void): () => void {
+  let watching: AbortController | null = null;
+  const timer = setTimeout(() => {
+    const controller = (watching = new AbortController());
+    queue.awaitClosed(entry.tenant, entry.entryId, { signal: controller.signal }).then(
+      (closed) => {
+        if (closed !== null && !controller.signal.aborted) {
+          onClosed(new RunlogError('EntryClosed', `entry ${entry.entryId} was closed (${closed.outcome}) while it ran`));
+        }
+      },
+      () => {
+        // Stopped watching, or the queue stopped: the lease keeper reports what matters.
+      },
+    );
+  }, WATCH_AFTER_MS);
+  return () => {
+    clearTimeout(timer);
+    watching?.abort(UNWATCHED);
+  };
 }

@@ -15,6 +15,7 @@ import {
 } from '../validation/index.ts';
 import { RunlogError, invalidArgument } from '../errors.ts';
 import type { Entry, RunQueueApi } from '../queue/types.ts';
+import { Closer } from './closer.ts';
 import { ensureFresh } from './ensure-fresh.ts';
 import { resolveOptions, type ResolvedOptions } from './options.ts';
 import { Periodic } from './periodic.ts';
@@ -62,8 +63,10 @@ export class Worker {
       },
     };
     this.waker = new Waker(this.options.timers);
+    const closer = new Closer(queue);
     this.ctx = {
       queue,
+      close: (lease, request) => closer.close(lease, request),
       options: this.options,
       metrics: this.counters,
       handlerOf: (agent) => this.handlers.get(agent)!,

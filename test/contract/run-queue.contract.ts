@@ -12,6 +12,7 @@ import { describe } from 'node:test';
 import type { Backend, OpenLog, Transport } from './fixtures.ts';
 import { argumentsTests } from './run-queue/arguments.ts';
 import { attemptsTests } from './run-queue/attempts.ts';
+import { batchTests } from './run-queue/batches.ts';
 import { closeTests } from './run-queue/close.ts';
 import { leaseTests } from './run-queue/lease.ts';
 import { lifecycleTests } from './run-queue/lifecycle.ts';
@@ -43,6 +44,7 @@ export function runQueueContract(name: string, openLog: OpenLog, options: RunQue
     retentionTests(backend);
     argumentsTests(backend);
     lifecycleTests(backend);
+    batchTests(backend);
   });
   runQueueOwnedValues(name, backend);
   runQueueRaces(name, backend);

@@ -106,6 +106,66 @@ export function runQueueApiRows(queue: RunQueueApi, { submit, open, lease }: Giv
       call: () => queue.submit({ ...submit, maxAttempt: 3 } as never),
       mentions: ['submit request', '"maxAttempt"'],
     },
+    // submitBatch: each item as submit checks it, named by its index; the batch itself an array of 1 to 10,000
+    ...rows('submitBatch requests', 'requests', [[[], '0'], ['x', '"x"'], [null, 'null'], [{}, '{}'], ...notArrays()], (requests) =>
+      queue.submitBatch(requests as never),
+    ),
+    ...rows('submitBatch item', 'requests[1]', notPlainObjects('tenant'), (item) => queue.submitBatch([submit, item] as never)),
+    ...rows('submitBatch item tenant', 'requests[1]: tenant', NOT_NAMES, (tenant) =>
+      queue.submitBatch([submit, { ...submit, tenant }] as never),
+    ),
+    ...rows('submitBatch item maxAttempts', 'requests[0]: maxAttempts', [...NOT_INTEGERS, [0, '0']], (maxAttempts) =>
+      queue.submitBatch([{ ...submit, maxAttempts }] as never),
+    ),
+    {
+      label: 'submitBatch item misspelt option',
+      call: () => queue.submitBatch([submit, { ...submit, maxAttempt: 3 }] as never),
+      mentions: ['requests[1]', '"maxAttempt"'],
+    },
+    {
+      label: 'submitBatch of more than 10,000',
+      call: () => queue.submitBatch(Array.from({ length: 10_001 }, () => submit)),
+      mentions: ['requests', '10001'],
+    },
+    // takeStarted: a take's fields, max and maxAttempts
+    ...objectRows('takeStarted', 'takeStarted request', 'agents', (request) => queue.takeStarted(request as never)),
+    ...rows('takeStarted agents', 'agents', [[[], '[]'], [[42], '42'], [null, 'null'], ...notArrays()], (agents) =>
+      queue.takeStarted({ agents, holder: 'w', ttlMs: 1000 } as never),
+    ),
+    ...rows('takeStarted holder', 'holder', NOT_NAMES, (holder) => queue.takeStarted({ agents: ['build'], holder, ttlMs: 1000 } as never)),
+    ...rows('takeStarted ttlMs', 'ttlMs', [...NOT_INTEGERS, [0, '0']], (ttlMs) =>
+      queue.takeStarted({ agents: ['build'], holder: 'w', ttlMs } as never),
+    ),
+    ...rows('takeStarted max', 'max', [...NOT_INTEGERS, [0, '0'], [10_001, '10001']], (max) =>
+      queue.takeStarted({ agents: ['build'], holder: 'w', ttlMs: 1000, max } as never),
+    ),
+    ...rows('takeStarted maxAttempts', 'maxAttempts', [...NOT_INTEGERS, [0, '0']], (maxAttempts) =>
+      queue.takeStarted({ agents: ['build'], holder: 'w', ttlMs: 1000, maxAttempts } as never),
+    ),
+    // closeBatch: each item a lease and a close request, named by its index
+    ...rows('closeBatch closes', 'closes', [[[], '0'], [null, 'null'], ...notArrays()], (closes) => queue.closeBatch(closes as never)),
+    ...rows('closeBatch item', 'closes[0]', notPlainObjects('lease'), (item) => queue.closeBatch([item] as never)),
+    ...rows('closeBatch item lease.epoch', 'closes[0]: lease.epoch', [...NOT_INTEGERS, [0, '0']], (epoch) =>
+      queue.closeBatch([{ lease: badLease('epoch', epoch), request: { status: 'succeeded' } }]),
+    ),
+    ...rows(
+      'closeBatch item status',
+      'closes[1]: status',
+      [
+        ['done', '"done"'],
+        [undefined, 'undefined'],
+      ],
+      (status) =>
+        queue.closeBatch([
+          { lease, request: { status: 'succeeded' } },
+          { lease, request: { status } as never },
+        ]),
+    ),
+    {
+      label: 'closeBatch item unknown key',
+      call: () => queue.closeBatch([{ lease, request: { status: 'succeeded' }, colour: 1 } as never]),
+      mentions: ['closes[0]', '"colour"'],
+    },
     // take, takeEntry
     ...objectRows('take', 'take request', 'agents', (request) => queue.take(request as never)),
     ...rows(
