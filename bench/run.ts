@@ -1,5 +1,8 @@
 /**
- * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,lifecycle,raw,latency,remote,replay,restart,cluster] [--profile dir] [--partitions N] [--nodes 1,2,3]`
+ * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,lifecycle,raw,latency,worker,batch,remote,replay,restart,cluster] [--profile dir] [--partitions N] [--nodes 1,2,3]`
+ *
+ * `worker` runs the Worker (bench/worker.ts): enqueue then drain, closed-loop lifecycles, and
+ * submit-to-handler-start at half its closed-loop rate; `batch` the batch submit in chunks of 1,000.
  *
  * `--nodes` (Kafka only; alone it runs only `cluster`): for each node count, that many `runlog
  * serve --group` child processes on a fresh topic of `--partitions` partitions (default 6, so 1,
@@ -39,6 +42,7 @@ import {
 import { remoteLifecycleRate, remoteSubmitToStart } from './remote.ts';
 import { lifecycleRate, rawAppendRate, type Rate } from './throughput.ts';
 import { submitToTakeLatency } from './latency.ts';
+import { batchSubmitRate, workerClosedLoopRate, workerDrainRate, workerLatency, workerRows } from './worker.ts';
 import { replaySpeed } from './replay.ts';
 import { RESTART_TARGET, restartRows, restartTime } from './restart.ts';
 import { memoryPerEntry } from './memory.ts';
@@ -47,7 +51,7 @@ import { warmUp } from './warm-up.ts';
 import { DEFAULT_KAFKA_PARTITIONS } from '../src/log/kafka/kafka-log.ts';
 import { clusterLifecycleRate, parseNodeCounts } from './cluster/cluster-rate.ts';
 
-const BENCHES = ['memory', 'lifecycle', 'raw', 'latency', 'remote', 'replay', 'restart'] as const;
+const BENCHES = ['memory', 'lifecycle', 'raw', 'latency', 'worker', 'batch', 'remote', 'replay', 'restart'] as const;
 const CLUSTER_PARTITIONS = 6;
 const CALLERS = 64;
 
@@ -122,6 +126,22 @@ if (only.has('latency') && lifecycle !== undefined) {
   const perSecond = Math.max(1, Math.round(lifecycle.perSecond / 2));
   progress(`latency: ${perSecond} submits/s (half of ${Math.round(lifecycle.perSecond)} lifecycles/s) for ${durationMs} ms`);
   rows.push(latencyRow(await on('latency', (site) => submitToTakeLatency(site, perSecond, CALLERS, durationMs, warmupMs)), targets));
+}
+if (only.has('worker')) {
+  const count = quick ? 5_000 : 20_000;
+  progress(`worker: ${count} entries enqueued by 64 producers, then drained at concurrency 64`);
+  const drain = await on('worker-drain', (site) => workerDrainRate(site, count));
+  progress(`worker: ${CALLERS} callers awaiting their entries' closes for ${durationMs} ms`);
+  const closedLoop = await on('worker-loop', (site) => workerClosedLoopRate(site, durationMs, warmupMs));
+  const perSecond = Math.max(1, Math.round(closedLoop.perSecond / 2));
+  progress(`worker latency: ${perSecond} submits/s (half of ${Math.round(closedLoop.perSecond)}) for ${durationMs} ms`);
+  const latency = await on('worker-latency', (site) => workerLatency(site, perSecond, durationMs, warmupMs));
+  rows.push(...workerRows({ drain, closedLoop }, latency, undefined));
+}
+if (only.has('batch')) {
+  progress(`batch submit: chunks of 1,000 for ${durationMs} ms`);
+  const batch = await on('batch', (site) => batchSubmitRate(site, 1_000, durationMs, warmupMs));
+  rows.push(...workerRows(undefined, undefined, batch));
 }
 if (only.has('remote') && lifecycle !== undefined) {
   progress(`remote lifecycle: ${CALLERS} callers through the HTTP client for ${durationMs} ms`);

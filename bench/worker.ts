@@ -155,17 +155,20 @@ export async function batchSubmitRate(site: LogSite, chunk: number, durationMs: 
 const TARGET_P99_MS = 10;
 const TARGET_BATCH = 100_000;
 
-export function workerRows(figures: WorkerFigures, latency: WorkerLatency | undefined, batch: Rate | undefined): Row[] {
+export function workerRows(figures: WorkerFigures | undefined, latency: WorkerLatency | undefined, batch: Rate | undefined): Row[] {
   const rate = (r: Rate): string => `${Math.round(r.perSecond).toLocaleString('en-US')}/s`;
-  const rows: Row[] = [
-    {
-      name: 'Worker drain (64 producers, then concurrency 64)',
-      value: rate(figures.drain),
-      target: '2x BullMQ (bench:peers)',
-      verdict: '',
-    },
-    { name: 'Worker closed-loop lifecycles (64 callers)', value: rate(figures.closedLoop), target: '', verdict: '' },
-  ];
+  const rows: Row[] = [];
+  if (figures !== undefined) {
+    rows.push(
+      {
+        name: 'Worker drain (64 producers, then concurrency 64)',
+        value: rate(figures.drain),
+        target: '2x BullMQ (bench:peers)',
+        verdict: '',
+      },
+      { name: 'Worker closed-loop lifecycles (64 callers)', value: rate(figures.closedLoop), target: '', verdict: '' },
+    );
+  }
   if (latency !== undefined) {
     rows.push({
       name: `Worker submit-to-handler p99 at ${latency.perSecond}/s`,
