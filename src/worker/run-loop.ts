@@ -5,7 +5,8 @@
  * slot busy it waits for a run to end. A take that finds fewer than it asked for means
  * nothing more is takeable now: the loop then waits idle without polling the queue hot, and
  * wakes on the first of: the queue's onWork (a submission, yield or close on this process),
- * `wake()`, the store-clock time the next entry becomes due (converted to a delay from
+ * the end of a run (it may have made work: the loop takes once more, as a slot that ran took
+ * again), `wake()`, the store-clock time the next entry becomes due (converted to a delay from
  * queue.now()), or pollMs.
  *
  * Stopping: once `signal` aborts, the loop takes no more; runs in progress see the same
@@ -96,6 +97,9 @@ export class Pool {
       this.runs.delete(run);
       this.running--;
       this.slotFreed?.();
+      // A run's end may have made work (the thread's next entry, a retry due at once) whose
+      // signal a remote queue sends later: the loop takes again, and idleness waits for that take.
+      this.waker.notifyOne();
       if (this.running === 0) this.onIdle();
     });
   }
