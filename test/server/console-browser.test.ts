@@ -37,9 +37,13 @@ function cells(page: Page, selector: string): Promise<string[][]> {
   return page.$$eval(`${selector} tbody tr`, (rows) => rows.map((row) => [...row.children].map((cell) => cell.textContent ?? '')));
 }
 
-/** Waits until `expression` (JavaScript run in the page) is true. */
-async function until(page: Page, expression: string): Promise<void> {
-  await page.waitForFunction(expression);
+/**
+ * Waits until the element's text is `text` (or matches it). Playwright's text selectors, not
+ * waitForFunction: the page's content security policy forbids the eval that one polls with.
+ */
+async function untilText(page: Page, selector: string, text: string | RegExp): Promise<void> {
+  const pseudo = typeof text === 'string' ? `:text-is(${JSON.stringify(text)})` : `:text-matches(${JSON.stringify(text.source)})`;
+  await page.waitForSelector(`${selector}${pseudo}`);
 }
 
 async function screenshot(page: Page, dir: string, name: string): Promise<void> {
@@ -115,7 +119,7 @@ describe('the web console in headless Chromium', () => {
       [waiting.entryId, 'billing', 'waiting', '0', (await cells(page, '#thread-entries'))[0]![4]!],
     ]);
     await page.click(`#thread-entries tbody tr[data-entry="${waiting.entryId}"] button`);
-    await until(page, `document.getElementById('ticket-id').value === ${JSON.stringify(waiting.entryId)}`);
+    await untilText(page, '#ticket-summary dd', waiting.entryId);
     await page.waitForSelector('#timeline tbody tr:only-child[data-type="Submitted"]');
 
     // Each agent's backlog and counts over the last hour.
@@ -132,7 +136,7 @@ describe('the web console in headless Chromium', () => {
 
     // The live stream: once connected, an event appended now arrives on the page.
     await page.click('#live-toggle');
-    await until(page, `document.getElementById('live-state').textContent === 'live'`);
+    await untilText(page, '#live-state', 'live');
     const fresh = await queue.submit({ tenant: 'acme', thread: 'order-9', agent: 'billing', input: 'charge 7' });
     const arrived = `#live tbody tr[data-entry="${fresh.entryId}"][data-type="Submitted"]`;
     await page.waitForSelector(arrived);
@@ -140,10 +144,10 @@ describe('the web console in headless Chromium', () => {
     await screenshot(page, dir, 'live.png');
     // Its ticket opens its timeline.
     await page.click(`${arrived} button`);
-    await until(page, `document.getElementById('ticket-id').value === ${JSON.stringify(fresh.entryId)}`);
+    await untilText(page, '#ticket-summary dd', fresh.entryId);
     await page.waitForSelector('#timeline tbody tr:only-child[data-type="Submitted"]');
     await page.click('#live-toggle');
-    await until(page, `document.getElementById('live-state').textContent === 'stopped'`);
+    await untilText(page, '#live-state', 'stopped');
     assert.deepEqual(pageErrors, []);
 
     // A producer's token, in a link naming a ticket: its tenant's timeline opens; the event stream
@@ -154,7 +158,7 @@ describe('the web console in headless Chromium', () => {
     assert.equal(await producer.$$eval('#timeline tbody tr', (rows) => rows.length), 7);
     assert.equal(new URL(producer.url()).hash, '');
     await producer.click('#live-toggle');
-    await until(producer, `document.getElementById('live-state').textContent.startsWith('Forbidden: ')`);
+    await untilText(producer, '#live-state', /^Forbidden: /);
     // No token: every call is refused, and the page says so.
     const anonymous = await browser.newPage();
     await anonymous.goto(`${url}/console`);
@@ -162,7 +166,7 @@ describe('the web console in headless Chromium', () => {
     await anonymous.fill('#ticket-tenant', 'acme');
     await anonymous.fill('#ticket-id', entryId);
     await anonymous.click('#find-ticket');
-    await until(anonymous, `document.getElementById('ticket-message').textContent !== ''`);
+    await untilText(anonymous, '#ticket-message', /./);
     assert.equal(
       await anonymous.textContent('#ticket-message'),
       'Unauthorized: a valid bearer token is required (authorization: Bearer <token>)',
