@@ -415,7 +415,9 @@ export class RunQueue implements RunQueueApi {
     const batches = await this.#batches(partitions);
     const answers = items.map((close, i): BatchAnswer<'entry', Entry> => {
       const partition = partitions[i]!;
-      const answer = batches.get(partition)!.add({ type: 'Close', ...close }, ({ events: [event] }) => closedAnswer(partition, event.entryId));
+      const answer = batches
+        .get(partition)!
+        .add({ type: 'Close', ...close }, ({ events: [event] }) => closedAnswer(partition, event.entryId));
       return answer instanceof RunlogError ? { error: answer } : { entry: answer };
     });
     await Promise.all([...batches.values()].map((batch) => batch.commit()));
