@@ -61,6 +61,15 @@ async function work(queue: RunQueue, clock: FakeClock, n: number, prefix = 'w'):
   return ids;
 }
 
+/** Polls `read` until it answers a non-empty list (a snapshot is saved in the background); [] after a minute. */
+async function eventually(read: () => Promise<string[]>): Promise<string[]> {
+  for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 10))) {
+    const found = await read();
+    if (found.length > 0) return found;
+  }
+  return [];
+}
+
 async function snapshotFiles(dir: string): Promise<string[]> {
   const at = join(dir, 'snapshots', 'partition-0');
   return (await readdir(at))
@@ -239,9 +248,10 @@ test('a snapshot is taken every everyRecords records, while the queue runs', asy
   const dir = await scratchDir(t, 'runlog-snapshots-every-');
   const { queue } = await open(t, dir, clock, { snapshots: { everyRecords: 10 } });
   await work(queue, clock, 12);
-  // Each command waits for its append: the partition is idle after each, so a due snapshot is taken then.
-  for (let i = 0; i < 100 && (await readdir(dir)).includes('snapshots') === false; i++) await new Promise((r) => setTimeout(r, 10));
-  const files = await snapshotFiles(dir);
+  // Each command waits for its append: the partition is idle after each, so a due snapshot is taken
+  // then, and saved in the background (a temp file, fsync, rename): wait for the renamed file, not
+  // for the directory, which exists as soon as the temp file is being written.
+  const files = await eventually(() => snapshotFiles(dir).catch(() => []));
   assert.ok(files.length >= 1);
   const taken = decodeSnapshot(await readFile(files.at(-1)!));
   assert.ok(taken.nextOffset >= 10n);
