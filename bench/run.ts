@@ -2,7 +2,8 @@
  * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,lifecycle,raw,latency,worker,batch,remote,replay,restart,cluster] [--profile dir] [--partitions N] [--nodes 1,2,3]`
  *
  * `worker` runs the Worker (bench/worker.ts): enqueue then drain, closed-loop lifecycles, and
- * submit-to-handler-start at half its closed-loop rate; `batch` the batch submit in chunks of 1,000.
+ * submit-to-handler-start at half its closed-loop rate; `batch` the batch submit in chunks of 1,000
+ * (by 1 caller, then 4), each beside its raw ceiling (the same records straight to the log).
  *
  * `--nodes` (Kafka only; alone it runs only `cluster`): for each node count, that many `runlog
  * serve --group` child processes on a fresh topic of `--partitions` partitions (default 6, so 1,
@@ -42,7 +43,7 @@ import {
 import { remoteLifecycleRate, remoteSubmitToStart } from './remote.ts';
 import { lifecycleRate, rawAppendRate, type Rate } from './throughput.ts';
 import { submitToTakeLatency } from './latency.ts';
-import { batchSubmitRate, workerClosedLoopRate, workerDrainRate, workerLatency, workerRows } from './worker.ts';
+import { batchFigure, loadNow, workerClosedLoopRate, workerDrainRate, workerLatency, workerRows, type BatchFigure } from './worker.ts';
 import { replaySpeed } from './replay.ts';
 import { RESTART_TARGET, restartRows, restartTime } from './restart.ts';
 import { memoryPerEntry } from './memory.ts';
@@ -54,6 +55,8 @@ import { clusterLifecycleRate, parseNodeCounts } from './cluster/cluster-rate.ts
 const BENCHES = ['memory', 'lifecycle', 'raw', 'latency', 'worker', 'batch', 'remote', 'replay', 'restart'] as const;
 const CLUSTER_PARTITIONS = 6;
 const CALLERS = 64;
+/** The batch submit by one caller, then by 4 at once (each beside its raw ceiling). */
+const BATCH_CALLERS = [1, 4];
 
 const { values } = parseArgs({
   options: {
@@ -131,17 +134,22 @@ if (only.has('worker')) {
   const count = quick ? 5_000 : 20_000;
   progress(`worker: ${count} entries enqueued by 64 producers, then drained at concurrency 64`);
   const drain = await on('worker-drain', (site) => workerDrainRate(site, count));
+  const drainLoad = loadNow();
   progress(`worker: ${CALLERS} callers awaiting their entries' closes for ${durationMs} ms`);
   const closedLoop = await on('worker-loop', (site) => workerClosedLoopRate(site, durationMs, warmupMs));
+  const closedLoopLoad = loadNow();
   const perSecond = Math.max(1, Math.round(closedLoop.perSecond / 2));
   progress(`worker latency: ${perSecond} submits/s (half of ${Math.round(closedLoop.perSecond)}) for ${durationMs} ms`);
   const latency = await on('worker-latency', (site) => workerLatency(site, perSecond, durationMs, warmupMs));
-  rows.push(...workerRows({ drain, closedLoop }, latency, undefined));
+  rows.push(...workerRows({ drain, closedLoop, drainLoad, closedLoopLoad }, latency));
 }
 if (only.has('batch')) {
-  progress(`batch submit: chunks of 1,000 for ${durationMs} ms`);
-  const batch = await on('batch', (site) => batchSubmitRate(site, 1_000, durationMs, warmupMs));
-  rows.push(...workerRows(undefined, undefined, batch));
+  const figures: BatchFigure[] = [];
+  for (const callers of BATCH_CALLERS) {
+    progress(`batch submit: chunks of 1,000 by ${callers} caller(s) for ${durationMs} ms, then the raw ceiling`);
+    figures.push(await batchFigure(on, callers, durationMs, warmupMs));
+  }
+  rows.push(...workerRows(undefined, undefined, figures));
 }
 if (only.has('remote') && lifecycle !== undefined) {
   progress(`remote lifecycle: ${CALLERS} callers through the HTTP client for ${durationMs} ms`);

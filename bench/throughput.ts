@@ -33,6 +33,8 @@ export interface Rate {
   /** The file log's fsyncs (group commits) and records in the timed window. */
   fsyncs?: number;
   records?: number;
+  /** This process's CPU time (user + system) per item counted, in µs, where measured. */
+  cpuUsPerItem?: number;
 }
 
 interface StatsLog {
@@ -114,7 +116,15 @@ export function benchEntryId(partition: number, seq: number): string {
 }
 
 /** The four events a lifecycle writes, as the queue would write them. */
-export function lifecycleEvents(tenant: string, thread: string, entryId: string, seq: number, at: number, runId: string): RunlogEvent[] {
+export function lifecycleEvents(
+  tenant: string,
+  thread: string,
+  entryId: string,
+  seq: number,
+  at: number,
+  runId: string,
+  input: Uint8Array = INPUT,
+): RunlogEvent[] {
   const ids = { tenant, thread, entryId };
   return [
     {
@@ -123,7 +133,7 @@ export function lifecycleEvents(tenant: string, thread: string, entryId: string,
       at,
       seq,
       agent: AGENT,
-      input: INPUT,
+      input,
       key: null,
       strategy: 'enqueue',
       priority: 0,

@@ -10,8 +10,11 @@
  * - latency: an open-loop generator submits at `perSecond` (half the closed-loop rate), each
  *   entry on a thread of its own; the handler notes when it starts: p50/p99 from submit to start.
  * - batch submit: chunks of 1,000 entries (inputs of 100 bytes, 16 threads), one submitBatch
- *   after the other: entries/s.
+ *   after the other (one caller), and by 4 callers at once: entries/s, each beside the raw
+ *   ceiling measured in the same run (the same records appended straight to the log in
+ *   chunks of 1,000 by as many callers), with the CPU per entry of each.
  */
+import os from 'node:os';
 import { type RunQueue } from '../src/queue/run-queue.ts';
 import { openRunQueue } from '../src/queue/open-run-queue.ts';
 import type { SubmitRequest } from '../src/queue/types.ts';
@@ -19,7 +22,8 @@ import { Worker } from '../src/worker/worker.ts';
 import type { LogSite } from './logs.ts';
 import { generate } from './open-loop.ts';
 import { profiled } from './profile.ts';
-import { AGENT, concurrently, INPUT, TENANT, type Rate } from './throughput.ts';
+import { openLog } from '../src/log/open-log.ts';
+import { AGENT, benchEntryId, concurrently, INPUT, lifecycleEvents, recordsOf, TENANT, type Rate } from './throughput.ts';
 import type { Row } from './rows.ts';
 
 const CONCURRENCY = 64;
@@ -28,6 +32,9 @@ const PRODUCERS = 64;
 export interface WorkerFigures {
   drain: Rate;
   closedLoop: Rate;
+  /** The load average after each measurement. */
+  drainLoad: string;
+  closedLoopLoad: string;
 }
 
 export interface WorkerLatency {
@@ -36,6 +43,8 @@ export interface WorkerLatency {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** The load average after the measurement. */
+  load: string;
 }
 
 async function withQueue<T>(site: LogSite, body: (queue: RunQueue) => Promise<T>): Promise<T> {
@@ -131,31 +140,106 @@ export async function workerLatency(site: LogSite, perSecond: number, durationMs
       await worker.waitIdle();
       latencies.sort((a, b) => a - b);
       const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-      return { perSecond, samples: latencies.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: latencies[latencies.length - 1] ?? NaN };
+      const maxMs = latencies[latencies.length - 1] ?? NaN;
+      return { perSecond, samples: latencies.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs, load: loadNow() };
     });
   });
 }
 
-/** submitBatch in chunks of `chunk` (inputs of 100 bytes, 16 threads) for `durationMs`: entries/s. */
-export async function batchSubmitRate(site: LogSite, chunk: number, durationMs: number, warmupMs: number): Promise<Rate> {
+const BATCH_INPUT = new Uint8Array(100).fill(120);
+const BATCH_THREADS = 16;
+
+/** This process's CPU time (user + system) over `body`, per item counted in its Rate, in µs. */
+async function withCpu(body: () => Promise<Rate>): Promise<Rate> {
+  const before = process.cpuUsage();
+  const rate = await body();
+  const used = process.cpuUsage(before);
+  return { ...rate, cpuUsPerItem: (used.user + used.system) / rate.count };
+}
+
+/** Runs `body` (one chunk of `chunk` items) on `callers` concurrent callers for `ms`: items/s and CPU per item. */
+async function chunked(callers: number, chunk: number, ms: number, body: () => Promise<void>): Promise<Rate> {
+  return withCpu(async () => {
+    const rate = await concurrently(callers, ms, body);
+    return { ...rate, count: rate.count * chunk, perSecond: rate.perSecond * chunk };
+  });
+}
+
+/**
+ * submitBatch in chunks of `chunk` (inputs of 100 bytes, 16 threads) by `callers` concurrent
+ * callers for `durationMs`: entries/s.
+ */
+export async function batchSubmitRate(site: LogSite, chunk: number, callers: number, durationMs: number, warmupMs: number): Promise<Rate> {
   return withQueue(site, async (queue) => {
-    const input = new Uint8Array(100).fill(120);
     let n = 0;
     const batch = (): SubmitRequest[] =>
-      Array.from({ length: chunk }, () => ({ tenant: TENANT, thread: `batch-${n++ % 16}`, agent: AGENT, input }));
-    const run = async (ms: number): Promise<Rate> => {
-      const rate = await concurrently(1, ms, async () => void (await queue.submitBatch(batch())));
-      return { ...rate, count: rate.count * chunk, perSecond: rate.perSecond * chunk };
-    };
+      Array.from({ length: chunk }, () => ({ tenant: TENANT, thread: `batch-${n++ % BATCH_THREADS}`, agent: AGENT, input: BATCH_INPUT }));
+    const run = (ms: number): Promise<Rate> => chunked(callers, chunk, ms, async () => void (await queue.submitBatch(batch())));
     await run(warmupMs);
-    return profiled('batch-submit', () => run(durationMs));
+    return profiled(`batch-submit-${callers}`, () => run(durationMs));
   });
+}
+
+/**
+ * The raw ceiling of the batch submit: the same records (the Submitted events a batch of
+ * `chunk` writes, encoded once) appended straight to the log, `chunk` records per append,
+ * by `callers` concurrent callers: entries/s of the log's write and datasync alone.
+ */
+export async function batchRawRate(site: LogSite, chunk: number, callers: number, durationMs: number, warmupMs: number): Promise<Rate> {
+  const log = await openLog(site.config, site.partitions);
+  try {
+    const submitted = Array.from({ length: chunk }, (_, i) => {
+      const thread = `batch-${i % BATCH_THREADS}`;
+      return lifecycleEvents(TENANT, thread, benchEntryId(0, i + 1), i + 1, Date.now(), '', BATCH_INPUT)[0]!;
+    });
+    const records = recordsOf(submitted);
+    const run = (ms: number): Promise<Rate> => chunked(callers, chunk, ms, async () => void (await log.append(0, records)));
+    await run(warmupMs);
+    return await run(durationMs);
+  } finally {
+    await log.close();
+  }
 }
 
 const TARGET_P99_MS = 10;
 const TARGET_BATCH = 100_000;
 
-export function workerRows(figures: WorkerFigures | undefined, latency: WorkerLatency | undefined, batch: Rate | undefined): Row[] {
+/** The load average now (1, 5, 15 min): printed beside each figure, since the machine is shared. */
+export function loadNow(): string {
+  return os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ');
+}
+
+/** A batch figure: the batch submit and its raw ceiling, by the same number of callers in the same run. */
+export interface BatchFigure {
+  callers: number;
+  submit: Rate;
+  raw: Rate;
+  /** The load average after each measurement. */
+  submitLoad: string;
+  rawLoad: string;
+}
+
+/** Measures the batch submit, then its raw ceiling, for `callers` callers (one site each). */
+export async function batchFigure(
+  on: <T>(name: string, body: (site: LogSite) => Promise<T>) => Promise<T>,
+  callers: number,
+  durationMs: number,
+  warmupMs: number,
+): Promise<BatchFigure> {
+  const submit = await on(`batch-${callers}`, (site) => batchSubmitRate(site, 1_000, callers, durationMs, warmupMs));
+  const submitLoad = loadNow();
+  const raw = await on(`batch-raw-${callers}`, (site) => batchRawRate(site, 1_000, callers, durationMs, warmupMs));
+  return { callers, submit, raw, submitLoad, rawLoad: loadNow() };
+}
+
+export function workerRows(
+  figures: WorkerFigures | undefined,
+  latency: WorkerLatency | undefined,
+  batches: readonly BatchFigure[] = [],
+): Row[] {
   const rate = (r: Rate): string => `${Math.round(r.perSecond).toLocaleString('en-US')}/s`;
   const rows: Row[] = [];
   if (figures !== undefined) {
@@ -165,8 +249,15 @@ export function workerRows(figures: WorkerFigures | undefined, latency: WorkerLa
         value: rate(figures.drain),
         target: '2x BullMQ (bench:peers)',
         verdict: '',
+        note: `load ${figures.drainLoad}`,
       },
-      { name: 'Worker closed-loop lifecycles (64 callers)', value: rate(figures.closedLoop), target: '', verdict: '' },
+      {
+        name: 'Worker closed-loop lifecycles (64 callers)',
+        value: rate(figures.closedLoop),
+        target: '',
+        verdict: '',
+        note: `load ${figures.closedLoopLoad}`,
+      },
     );
   }
   if (latency !== undefined) {
@@ -175,15 +266,17 @@ export function workerRows(figures: WorkerFigures | undefined, latency: WorkerLa
       value: `${latency.p99Ms.toFixed(1)} ms`,
       target: `< ${TARGET_P99_MS} ms`,
       verdict: latency.p99Ms < TARGET_P99_MS ? 'ok' : 'MISS',
-      note: `p50 ${latency.p50Ms.toFixed(2)} ms, max ${latency.maxMs.toFixed(1)} ms over ${latency.samples} entries (half the closed-loop rate)`,
+      note: `p50 ${latency.p50Ms.toFixed(2)} ms, max ${latency.maxMs.toFixed(1)} ms over ${latency.samples} entries (half the closed-loop rate); load ${latency.load}`,
     });
   }
-  if (batch !== undefined) {
+  for (const { callers, submit, raw, submitLoad, rawLoad } of batches) {
+    const us = (r: Rate): string => (r.cpuUsPerItem === undefined ? '?' : `${r.cpuUsPerItem.toFixed(1)} µs`);
     rows.push({
-      name: 'batch submit (chunks of 1,000)',
-      value: `${Math.round(batch.perSecond).toLocaleString('en-US')} entries/s`,
+      name: `batch submit (chunks of 1,000, ${callers} caller${callers === 1 ? '' : 's'})`,
+      value: `${Math.round(submit.perSecond).toLocaleString('en-US')} entries/s`,
       target: `>= ${TARGET_BATCH.toLocaleString('en-US')}/s`,
-      verdict: batch.perSecond >= TARGET_BATCH ? 'ok' : 'MISS',
+      verdict: submit.perSecond >= TARGET_BATCH ? 'ok' : 'MISS',
+      note: `load ${submitLoad}; CPU ${us(submit)} per entry. Raw ceiling in the same run (the same records appended straight to the log, 1,000 per append, ${callers} caller${callers === 1 ? '' : 's'}): ${Math.round(raw.perSecond).toLocaleString('en-US')} entries/s, CPU ${us(raw)} per entry, load ${rawLoad}`,
     });
   }
   return rows;
