@@ -57,6 +57,7 @@ import { decide, wakesWorkers } from './decide.ts';
 import { GroupCommit } from './group-commit.ts';
 import { checkRecordsFit } from './record-bounds.ts';
 import { recordsOf } from './records.ts';
+import { PartitionLead } from './partition-lead.ts';
 import { SnapshotKeeper, type SnapshotSettings } from './snapshot-keeper.ts';
 import type { Entry, PartitionHealth } from './types.ts';
 
@@ -95,15 +96,15 @@ export type Accepted<C extends Command> = Exclude<DecisionOf<C['type']>, Refused
 
 /** What a partition needs of its queue. */
 export interface PartitionHost {
-  /** The store clock. */
+  /** The store clock (the partition's time is it plus the partition's lead: partition-lead.ts). */
   now(): number;
   /** Wakes the queue's onWork listeners: work may be takeable (after a commit, or serving again). */
   work(): void;
   warn(warning: RunlogWarning): void;
   /** Whether partitions are assigned to this queue (a cluster node): Fenced then releases the partition instead of downing it. */
   readonly assigned: boolean;
-  /** The store clock must not run earlier than `at` (the latest event time of a view just replayed). */
-  raiseClockTo(at: number): void;
+  /** A lead of the partition's time over the store clock larger than this (ms) is reported as a clock step. */
+  readonly clockToleranceMs: number;
   /** The NotOwner refusal of `partition`, naming its owner when known. */
   notOwner(partition: number): RunlogError;
   /** When views are snapshotted (null: never). */
@@ -119,6 +120,8 @@ export class Partition {
   #ownershipChange: Promise<void> = Promise.resolve();
   readonly #closes = new ClosedWaiters();
   readonly #snapshots: SnapshotKeeper;
+  /** How far this partition's time runs ahead of the store clock (partition-lead.ts). */
+  readonly #lead = new PartitionLead();
   /** Commits whose append has not completed: a snapshot waits for none (snapshot-keeper.ts). */
   #inFlight = 0;
   /** Commands waiting for the end of the next rebuild attempt: null once it succeeded, else why not. */
@@ -194,12 +197,30 @@ export class Partition {
    */
   async run<C extends Command, A>(command: C, answer: (decision: Accepted<C>) => A): Promise<A> {
     if (!this.serving) await this.ready();
-    const decision = this.decide(command, this.host.now());
+    const decision = this.decide(command, this.now());
     const tombstones = 'tombstones' in decision ? decision.tombstones : [];
     const durable = decision.events.length > 0 ? this.commit(decision.events, { tombstones }) : null;
     const answered = answer(decision);
     await durable;
     return answered;
+  }
+
+  /**
+   * The partition's time: the store clock plus its lead (partition-lead.ts), never earlier
+   * than its latest event. Commands on it are decided at this time.
+   */
+  now(): number {
+    return this.#lead.at(this.host.now());
+  }
+
+  /** A caller's time already in store time (notBefore, deadline: RunQueue's clock.fromWall) in the partition's time; null stays null. */
+  fromStoreTime(at: number | null): number | null {
+    return at === null ? null : this.#lead.ahead(at);
+  }
+
+  /** A time of this partition's in store time, comparable with other partitions' and with RunQueue.now(). */
+  toStoreTime(at: number): number {
+    return this.#lead.behind(at);
   }
 
   /** The decision on `command` at `now`, a refusal thrown (for a caller that commits itself: take, submit). */
@@ -246,7 +267,7 @@ export class Partition {
    */
   batch(): PartitionBatch {
     this.#requireServing();
-    const now = this.host.now();
+    const now = this.now();
     const records: AppendRecord[][] = [];
     const closed: EntryState[] = [];
     let wakes = false;
@@ -599,14 +620,33 @@ export class Partition {
   }
 
   #setServing(view: PartitionView): void {
+    const acquired = this.#is('acquiring');
     this.#setMode({ kind: 'serving' }, ['rebuilding', 'acquiring']);
     this.#generation++;
     this.#view = view;
     this.#snapshots.reset();
-    this.host.raiseClockTo(view.lastAt);
+    this.#followTimes(view.lastAt, acquired);
     this.#writer = this.#newWriter();
     this.#settle(null);
     this.host.work();
+  }
+
+  /**
+   * The partition's time starts no earlier than its latest event (`lastAt`): a view acquired
+   * from a node whose clock ran ahead gives it a lead over the store clock, its own; the
+   * other partitions' times, and the leases granted on them, are not moved (partition-lead.ts).
+   */
+  #followTimes(lastAt: number, acquired: boolean): void {
+    const storeTime = this.host.now();
+    const lead = this.#lead.follow(lastAt, storeTime, !acquired);
+    if (lead <= this.host.clockToleranceMs) return;
+    this.host.warn({
+      code: 'RUNLOG_CLOCK_STEP',
+      message:
+        `runlog store clock: partition ${this.partition}'s latest event is ${lead} ms ahead of store time ` +
+        `(written by a node whose clock ran ahead); its times continue from that event at the store clock's rate, ` +
+        `slewing toward it at 500 ppm; the other partitions' times are not moved`,
+    });
   }
 
   #setDown(error: RunlogError): void {

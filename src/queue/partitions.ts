@@ -27,36 +27,59 @@ export class Partitions {
     return this.all[partitionOfEntryId(entryId, this.all.length)]!;
   }
 
-  /** The head a take of `agents` and `tenants` (null: any tenant) leases first, of the partitions that serve. */
-  bestHead(agents: readonly string[], now: number, tenants: readonly string[] | null): [Partition, EntryState] | undefined {
+  /**
+   * Each partition's time (Partition.now), read once per partition and then kept: a take
+   * judges a partition's heads and decides on them at one time. Partitions' times differ by
+   * their leads (partition-lead.ts).
+   */
+  times(): (partition: Partition) => number {
+    const read = new Map<Partition, number>();
+    return (partition) => {
+      let now = read.get(partition);
+      if (now === undefined) read.set(partition, (now = partition.now()));
+      return now;
+    };
+  }
+
+  /** The head a take of `agents` and `tenants` (null: any tenant) leases first, of the partitions that serve, each judged at its time `now`. */
+  bestHead(
+    agents: readonly string[],
+    now: (partition: Partition) => number,
+    tenants: readonly string[] | null,
+  ): [Partition, EntryState] | undefined {
     let best: [Partition, EntryState] | undefined;
     for (const partition of this.all) {
       if (!partition.serving) continue;
-      const candidate = partition.view.bestHead(agents, now, tenants);
+      const candidate = partition.view.bestHead(agents, now(partition), tenants);
       if (candidate !== undefined && (best === undefined || takesBefore(candidate, best[1]))) best = [partition, candidate];
     }
     return best;
   }
 
   /**
-   * Prunes the `limit` oldest closes at or before `closedBy` across partitions; answers how
-   * many were pruned. Each partition decides its share (one being rebuilt, once it serves again),
-   * and tombstones up to `limit` of its loose answers (refusals) last answered by `closedBy`.
+   * Prunes the `limit` oldest closes at least `lifetimeMs` ago across partitions (each by its
+   * time: partition-lead.ts); answers how many were pruned. Each partition decides its share
+   * (one being rebuilt, once it serves again), and tombstones up to `limit` of its loose
+   * answers (refusals) last answered that long ago.
    */
-  async prune(closedBy: number, limit: number): Promise<number> {
+  async prune(lifetimeMs: number, limit: number): Promise<number> {
+    const closedByOf = new Map(this.all.map((partition) => [partition, partition.now() - lifetimeMs]));
     const due = this.#owned()
-      .flatMap((partition) =>
-        partition.view.oldestClosed(limit, (entry) => isPrunable(entry, closedBy)).map((entry) => ({ partition, entry })),
-      )
-      .sort((a, b) => a.entry.closedAt! - b.entry.closedAt!)
+      .flatMap((partition) => {
+        const closedBy = closedByOf.get(partition)!;
+        const oldest = partition.view.oldestClosed(limit, (entry) => isPrunable(entry, closedBy));
+        return oldest.map((entry) => ({ partition, entry, closedAt: partition.toStoreTime(entry.closedAt!) }));
+      })
+      .sort((a, b) => a.closedAt - b.closedAt)
       .slice(0, limit);
     const perPartition = new Map<Partition, number>();
     for (const { partition } of due) perPartition.set(partition, (perPartition.get(partition) ?? 0) + 1);
     for (const partition of this.all) {
+      const closedBy = closedByOf.get(partition)!;
       if (!perPartition.has(partition) && partition.view.answers.looseDue(closedBy, 1).length > 0) perPartition.set(partition, 0);
     }
     const pruned = [...perPartition].map(([partition, count]) => {
-      const command = { type: 'Prune', closedBy, limit: count, answerLimit: limit } as const;
+      const command = { type: 'Prune', closedBy: closedByOf.get(partition)!, limit: count, answerLimit: limit } as const;
       return partition.run(command, ({ events }) => events[0]?.entryIds.length ?? 0);
     });
     return sum(await Promise.all(pruned));
@@ -83,11 +106,12 @@ export class Partitions {
     return this.all.reduce((sum, partition) => sum + partition.view.openCount, 0);
   }
 
-  /** When the next waiting head of `agents` and `tenants` (null: any tenant) becomes takeable, across partitions; or null. */
+  /** When the next waiting head of `agents` and `tenants` (null: any tenant) becomes takeable, across partitions, in store time; or null. */
   nextDueAt(agents: readonly string[], tenants: readonly string[] | null): number | null {
     let earliest: number | null = null;
     for (const partition of this.all) {
-      const at = partition.view.nextDueAt(agents, tenants);
+      const due = partition.view.nextDueAt(agents, tenants);
+      const at = due === null ? null : partition.toStoreTime(due);
       if (at !== null && (earliest === null || at < earliest)) earliest = at;
     }
     return earliest;

@@ -99,7 +99,7 @@ export class RunQueue implements RunQueueApi {
       work: () => this.workListeners.notify(),
       warn: warnings.report,
       assigned: ownership === 'assigned',
-      raiseClockTo: (at) => this.clock.raiseTo(at),
+      clockToleranceMs: this.clock.stepToleranceMs,
       notOwner: (partition) => this.#notOwner(partition),
       snapshots,
     };
@@ -156,7 +156,11 @@ export class RunQueue implements RunQueueApi {
     return this.#partitions.all.length;
   }
 
-  /** The store clock now (store-clock.ts): never earlier than any time already stamped on the log. */
+  /**
+   * The store clock now (store-clock.ts). A partition acquired from a node whose clock ran ahead
+   * runs ahead of it by its lead (partition-lead.ts): times read from such a partition's entries
+   * may lie that far beyond this; Partition.toStoreTime brings them back.
+   */
   now(): number {
     return this.clock.now();
   }
@@ -168,9 +172,9 @@ export class RunQueue implements RunQueueApi {
     for (;;) {
       // The clock is read once the partition serves: acquiring it may have raised the clock past its events' times.
       if (!partition.serving) await partition.ready();
-      const now = this.now();
-      // notBefore and deadline are by the caller's wall clock: into store time (a no-op unless the wall stepped).
-      const fields = { ...asked, notBefore: this.clock.fromWall(asked.notBefore), deadline: this.clock.fromWall(asked.deadline) };
+      const now = partition.now();
+      // notBefore and deadline are by the caller's wall clock: into the partition's time (a no-op unless a clock stepped).
+      const fields = this.#timesOf(partition, asked);
       const decision = partition.decide(this.#submitCommand(partition, fields), now);
       const created = decision.kind === 'created';
       // An entry its key names may be one whose append is in flight: answered only once that is durable, else decided again.
@@ -190,6 +194,12 @@ export class RunQueue implements RunQueueApi {
     const part = this.#partitionNumbered(partition);
     if (!part.serving) await part.ready();
     return part.generation;
+  }
+
+  /** A submission's notBefore and deadline, by the caller's wall clock, in `partition`'s time (store-clock.ts rule 5, partition-lead.ts). */
+  #timesOf(partition: Partition, asked: SubmissionFields): SubmissionFields {
+    const notBefore = partition.fromStoreTime(this.clock.fromWall(asked.notBefore));
+    return { ...asked, notBefore, deadline: partition.fromStoreTime(this.clock.fromWall(asked.deadline)) };
   }
 
   /** The decider's Submit command of checked fields for `partition`: the capacity, the open counts now, a ticket secret if it has none. */
@@ -227,7 +237,7 @@ export class RunQueue implements RunQueueApi {
       partition,
       partitions: this.partitions,
       maxInputBytes: this.maxInputBytes,
-      fromWall: (at) => this.clock.fromWall(at),
+      fromWall: (at) => part.fromStoreTime(this.clock.fromWall(at)),
       submitCommand: (fields) => this.#submitCommand(part, fields),
     };
     const request = command === null || command instanceof Uint8Array ? requestOfRecord(command, context) : requestOf(command, context);
@@ -239,7 +249,7 @@ export class RunQueue implements RunQueueApi {
       });
       return null;
     }
-    const decision = part.decide({ type: 'Answer', ...request }, this.now());
+    const decision = part.decide({ type: 'Answer', ...request }, part.now());
     await part.commit(decision.events, consumed === undefined ? {} : { consumed });
     return decision.answer;
   }
@@ -252,13 +262,13 @@ export class RunQueue implements RunQueueApi {
   async take(request: TakeRequest): Promise<Taken | null> {
     this.requireRunning();
     const { agents, tenants, holder, ttlMs } = takeRequest(request);
-    const now = this.now();
+    const now = this.#partitions.times();
     const expiries: Promise<void>[] = [];
     for (;;) {
       const best = this.#partitions.bestHead(agents, now, tenants);
       if (best === undefined) break;
       const [partition, entry] = best;
-      const decision = partition.decide({ type: 'Lease', entryId: entry.entryId, holder, ttlMs, agents, tenants }, now);
+      const decision = partition.decide({ type: 'Lease', entryId: entry.entryId, holder, ttlMs, agents, tenants }, now(partition));
       // The index offers only heads decide finds takeable: unchanged would be a bug, and take would loop.
       if (decision.kind === 'unchanged') throw new Error(`the head index offered entry ${entry.entryId}, which is not takeable`);
       if (decision.kind === 'expired') {
@@ -283,7 +293,7 @@ export class RunQueue implements RunQueueApi {
   async takeStarted(request: StartRequest): Promise<Started[]> {
     this.requireRunning();
     const { agents, tenants, holder, ttlMs, max, attemptCap } = startRequest(request);
-    const now = this.now();
+    const now = this.#partitions.times();
     const writes: Promise<void>[] = [];
     const started: Started[] = [];
     while (started.length < max) {
@@ -300,7 +310,7 @@ export class RunQueue implements RunQueueApi {
         runId: randomUUID(),
         attemptCap,
       } as const;
-      const decision = partition.decide(command, now);
+      const decision = partition.decide(command, now(partition));
       // The index offers only heads decide finds takeable (a drawn run id is never in use): unchanged would loop.
       if (decision.kind === 'unchanged') throw new Error(`the head index offered entry ${entry.entryId}, which is not takeable`);
       if (decision.kind === 'expired') {
@@ -328,8 +338,8 @@ export class RunQueue implements RunQueueApi {
     let existing = false;
     const answers = items.map((asked, i): BatchAnswer<'ticket', Ticket> => {
       const partition = partitions[i]!;
-      // notBefore and deadline are by the caller's wall clock: into store time, as submit does.
-      const fields = { ...asked, notBefore: this.clock.fromWall(asked.notBefore), deadline: this.clock.fromWall(asked.deadline) };
+      // notBefore and deadline are by the caller's wall clock: into the partition's time, as submit does.
+      const fields = this.#timesOf(partition, asked);
       const answer = batches.get(partition)!.add(this.#submitCommand(partition, fields), (decision) => {
         existing ||= decision.kind === 'existing';
         return { tenant: asked.tenant, thread: asked.thread, entryId: decision.entryId, created: decision.kind === 'created' };
@@ -440,7 +450,7 @@ export class RunQueue implements RunQueueApi {
     this.requireRunning();
     requireInteger('ticketLifetimeMs', ticketLifetimeMs, 0);
     requireInteger('limit', limit, 0);
-    return this.#partitions.prune(this.now() - ticketLifetimeMs, limit);
+    return this.#partitions.prune(ticketLifetimeMs, limit);
   }
 
   /** Closes `expired` every open entry whose start deadline passed unstarted; answers how many. */

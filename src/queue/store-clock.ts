@@ -129,21 +129,9 @@ export class StoreClock {
     return Math.floor(this.time);
   }
 
-  /**
-   * Never earlier than `floorAt` from now on (rule 6): a partition acquired from another node
-   * (a cluster) brings the times that node stamped, which may be ahead of this one's.
-   */
-  raiseTo(floorAt: number): void {
-    this.now();
-    if (floorAt <= this.time) return;
-    this.time = floorAt;
-    this.gap = this.readWall() - this.time;
-    if (this.steppedSince === null && Math.abs(this.gap) > this.sources.stepToleranceMs) {
-      this.steppedSince = this.run;
-      this.report(
-        `the wall clock reads ${span(-this.gap)} before the latest event time of an acquired partition; store time continues from that event at the monotonic clock's rate`,
-      );
-    }
+  /** A lead of a partition's time over store time beyond this is reported as a step (partition-lead.ts). */
+  get stepToleranceMs(): number {
+    return this.sources.stepToleranceMs;
   }
 
   /** A caller's wall-clock time in store time (rule 5): unchanged unless stepped. */
