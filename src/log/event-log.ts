@@ -168,7 +168,7 @@ export interface EventLog extends RecordLimits {
    */
   release?(partition: number): Promise<void>;
 
-  /** Where snapshots of the partitions' views are kept (snapshot-store.ts); absent: none are (memory, read-only logs). */
+  /** Where snapshots of the partitions' views are kept (snapshot-store.ts); absent: none are (memory, read-only Kafka). A read-only file log's are read, never saved. */
   readonly snapshots?: SnapshotStore;
 
   /** Releases files, locks and connections. Idempotent. */

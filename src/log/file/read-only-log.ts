@@ -3,7 +3,8 @@
  * also while a writer holds it. It takes no lock and writes nothing. Each segment is read
  * through the handle its scan opened, so a live writer's compaction (which renames and
  * removes segment files) cannot change what this snapshot reads; records the writer
- * appends after the open are not seen. Appends, compaction and tail are refused.
+ * appends after the open are not seen. Appends, compaction and tail are refused. Its
+ * snapshots can be listed and read (runlog verify compares them with the replay), not saved.
  */
 import { stat } from 'node:fs/promises';
 import { RunlogError, invalidArgument } from '../../errors.ts';
@@ -11,6 +12,7 @@ import { retry } from '../../retry.ts';
 import { describe } from '../../validation/index.ts';
 import type { WarningListener } from '../../warnings.ts';
 import type { EventLog, LogRecord, ReadOptions } from '../event-log.ts';
+import type { SnapshotStore } from '../snapshot-store.ts';
 import { checkOffset, checkPartition, checkReadOptions } from '../log-arguments.ts';
 import { FRAME_LIMITS } from './frame.ts';
 import { META_FILE, findLog } from './log-meta.ts';
@@ -18,6 +20,7 @@ import { checkPartitionsAsked, scanLog, warningOf } from './log-scan.ts';
 import { checkReached, readReached } from './reached.ts';
 import { readSegments } from './reader.ts';
 import type { Segment } from './segment.ts';
+import { FileSnapshotStore } from './snapshot-store.ts';
 import type { WriterStats } from './segment-appender.ts';
 
 /**
@@ -72,6 +75,7 @@ async function snapshot(s: ReadOnlyOpen): Promise<ReadOnlyFileLog> {
   return new ReadOnlyFileLog(
     s.dir,
     scans.map((scan) => scan.segments),
+    found.description.logId,
   );
 }
 
@@ -82,12 +86,22 @@ export class ReadOnlyFileLog implements EventLog {
   readonly maxAppendBytes = FRAME_LIMITS.maxAppendBytes;
   readonly #dir: string;
   readonly #segments: (readonly Segment[])[];
+  readonly snapshots: SnapshotStore;
   #closing: Promise<void> | null = null;
 
-  constructor(dir: string, segments: (readonly Segment[])[]) {
+  constructor(dir: string, segments: (readonly Segment[])[], logId: string) {
     this.#dir = dir;
     this.#segments = segments;
     this.partitions = segments.length;
+    const store = new FileSnapshotStore(dir, logId, false);
+    this.snapshots = {
+      logId: store.logId,
+      list: async (partition) => store.list(checkPartition(partition, this.partitions)),
+      staleness: async (partition) => store.staleness(checkPartition(partition, this.partitions)),
+      save: async () => {
+        throw this.#refuse('saving a snapshot');
+      },
+    };
   }
 
   #partition(partition: number): readonly Segment[] {

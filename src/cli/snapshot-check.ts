@@ -1,0 +1,128 @@
+/**
+ * `runlog verify`'s check of the snapshots a log keeps (src/projector/snapshots.ts reads them
+ * for the queue). Each snapshot of a partition is judged as the queue would judge it on open;
+ * one the queue would use must hold what the log says: its state must equal the state of the
+ * partition's view folded from offset zero up to the offset it covers (viewState, the queue's
+ * own snapshot function, both sides through the snapshot codec), and the view it restores must
+ * give that same state back.
+ *
+ * Verdicts: 'equal'; 'differs' (a problem: the paths that differ); 'ignored' (a problem: the
+ * queue would not use it, the reason: damaged, another log's, past the log's end...); 'stale'
+ * (a note: a compaction since it was taken may have dropped tombstones it did not see, which
+ * is how a snapshot normally ages; the queue replays instead).
+ *
+ * The snapshots are read before the log is opened for the replay (readSnapshots, then a fresh
+ * read-only open), so a live writer's newest snapshot covers no record the replay cannot see.
+ */
+import { decodeSnapshot, decodeSnapshotState, encodeSnapshotState } from '../events/snapshot-codec.ts';
+import type { PartitionState } from '../events/snapshot-types.ts';
+import type { EventLog } from '../log/event-log.ts';
+import { snapshotView } from '../projector/snapshots.ts';
+import type { PartitionView } from '../../projections/partition-view.ts';
+import { viewState } from '../../projections/view-snapshot.ts';
+import { differences } from './state-diff.ts';
+
+export interface LoadedSnapshot {
+  name: string;
+  bytes: Uint8Array;
+}
+
+export interface SnapshotVerdict {
+  name: string;
+  /** The offset it covers up to (null: its envelope does not decode). */
+  nextOffset: bigint | null;
+  takenAt: number | null;
+  verdict: 'equal' | 'differs' | 'ignored' | 'stale';
+  /** Why it is ignored or stale; for 'differs', each differing path: `path: snapshot X, replay Y`. */
+  reasons: string[];
+}
+
+/** The snapshots the log keeps of each partition asked for, newest first, read whole now. */
+export async function readSnapshots(log: EventLog, partitions: readonly number[]): Promise<Map<number, LoadedSnapshot[]>> {
+  const loaded = new Map<number, LoadedSnapshot[]>();
+  for (const p of partitions) {
+    const stored = log.snapshots === undefined ? [] : await log.snapshots.list(p);
+    const snapshots: LoadedSnapshot[] = [];
+    for (const { name, read } of stored) {
+      try {
+        snapshots.push({ name, bytes: await read() });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // the writer replaced it since it was listed
+      }
+    }
+    loaded.set(p, snapshots);
+  }
+  return loaded;
+}
+
+/**
+ * One partition's snapshots against its replay: told of each record before it is folded
+ * (`before`), it keeps the replay's state at each offset a snapshot covers up to; then
+ * `judge` gives each snapshot's verdict.
+ */
+export class SnapshotWitness {
+  readonly #covers: (bigint | null)[];
+  readonly #replayed = new Map<bigint, PartitionState>();
+
+  constructor(
+    readonly partition: number,
+    readonly snapshots: readonly LoadedSnapshot[],
+  ) {
+    this.#covers = snapshots.map(({ bytes }) => {
+      try {
+        return decodeSnapshot(bytes).nextOffset;
+      } catch {
+        return null; // judged below, as the queue judges it
+      }
+    });
+  }
+
+  /** Call before folding the record at `offset` into `view`, and with the log's end after the last. */
+  before(offset: bigint, view: PartitionView): void {
+    for (const covers of this.#covers)
+      if (covers !== null && covers <= offset && !this.#replayed.has(covers)) this.#replayed.set(covers, throughCodec(viewState(view)));
+  }
+
+  async judge(log: EventLog): Promise<SnapshotVerdict[]> {
+    const verdicts: SnapshotVerdict[] = [];
+    for (const snapshot of this.snapshots) verdicts.push(await this.#judgeOne(log, snapshot));
+    return verdicts;
+  }
+
+  async #judgeOne(log: EventLog, { name, bytes }: LoadedSnapshot): Promise<SnapshotVerdict> {
+    let restored: PartitionView;
+    try {
+      restored = await snapshotView(log, this.partition, { name, read: async () => bytes });
+    } catch (error) {
+      return await ignored(log, this.partition, name, bytes, error);
+    }
+    const envelope = decodeSnapshot(bytes);
+    const verdict = { name, nextOffset: envelope.nextOffset, takenAt: envelope.takenAt };
+    const replayed = this.#replayed.get(envelope.nextOffset);
+    if (replayed === undefined) throw new Error(`no replayed state at ${envelope.nextOffset}: the replay must reach the log's end`);
+    const reasons = [
+      ...differences(decodeSnapshotState(envelope.state), replayed).map((d) => `${d.path}: snapshot ${d.left}, replay ${d.right}`),
+      ...differences(throughCodec(viewState(restored)), replayed).map((d) => `restored ${d.path}: ${d.left}, replay ${d.right}`),
+    ];
+    return { ...verdict, verdict: reasons.length === 0 ? 'equal' : 'differs', reasons };
+  }
+}
+
+/** A state as a snapshot would give it back (bytes as Buffers, numbers as avsc reads them): so both sides compare alike. */
+function throughCodec(state: PartitionState): PartitionState {
+  return decodeSnapshotState(encodeSnapshotState(state));
+}
+
+/** A snapshot the queue would not use: 'stale' if staleness alone rules it out (see the top), else 'ignored'. */
+async function ignored(log: EventLog, partition: number, name: string, bytes: Uint8Array, error: unknown): Promise<SnapshotVerdict> {
+  const why = error instanceof Error ? error.message : String(error);
+  try {
+    const { nextOffset, takenAt, logId, partition: named } = decodeSnapshot(bytes);
+    const stale = (await log.snapshots!.staleness(partition))(nextOffset, takenAt);
+    const ours = logId === log.snapshots!.logId && named === partition && nextOffset <= (await log.endOffset(partition));
+    const onlyStale = stale !== null && ours;
+    return { name, nextOffset, takenAt, verdict: onlyStale ? 'stale' : 'ignored', reasons: [why] };
+  } catch {
+    return { name, nextOffset: null, takenAt: null, verdict: 'ignored', reasons: [why] };
+  }
+}
