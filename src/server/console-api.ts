@@ -1,8 +1,9 @@
 /**
  * The read endpoints the web console needs (src/server/console/), which the queue's API lacks:
  * one entry's history as JSON (GET /v1/tenants/{tenant}/entries/{entryId}/history) and each
- * agent's backlog and rates (GET /v1/agents). Both read the server's log; both see only the
- * caller's tenants, as the other reads do (another tenant's entry answers as an unknown one).
+ * agent's backlog and rates (GET /v1/agents). Both read the server's log (incrementally: see
+ * agent-backlog.ts and entry-starts.ts); both see only the caller's tenants, as the other reads
+ * do (another tenant's entry answers as an unknown one).
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { RunlogError } from '../errors.ts';
@@ -14,6 +15,7 @@ import { partitionOfEntryId } from '../queue/entry-id.ts';
 import type { Entry } from '../queue/types.ts';
 import { EntryJson, entryToJson } from '../wire/index.ts';
 import { AgentBacklog, COUNTS, KEPT_MINUTES, type AgentRow } from './agent-backlog.ts';
+import { EntryStarts } from './entry-starts.ts';
 import { HttpRefusal } from './http-refusal.ts';
 import type { RouteRequest } from './route.ts';
 import { inScope, requireVisible } from './scope.ts';
@@ -82,7 +84,7 @@ export async function history({ queue, log, caller, params }: RouteRequest): Pro
   // tenant's own; otherwise the queue's refusal stands, which does not say whether the id was
   // pruned or is another tenant's (an EntriesPruned names ids only).
   const entry = await entryOrRefusal(queue.entry(tenant, entryId));
-  const found = await eventsOf(events, tenant, entryId);
+  const found = await eventsOf(events, tenant, entryId, entry instanceof RunlogError ? null : entry.submittedAt);
   if (entry instanceof RunlogError) {
     if (!found.some((event) => event.type !== 'EntriesPruned')) throw entry;
     return { entry: null, events: found };
@@ -120,9 +122,18 @@ async function entryOrRefusal(reading: Promise<Entry>): Promise<Entry | RunlogEr
   }
 }
 
-/** The entry's timeline (the shipped projection), folded over its partition from the start: a tool for people, not a hot path. */
-async function eventsOf(log: EventLog, tenant: string, entryId: string): Promise<HistoryEventJson[]> {
+const starts = new WeakMap<EventLog, EntryStarts>();
+
+/**
+ * The entry's timeline (the shipped projection), folded over its partition from shortly before
+ * its submission (entry-starts.ts) to the end; a pruned entry's (no submission time known) from
+ * the partition's start.
+ */
+async function eventsOf(log: EventLog, tenant: string, entryId: string, submittedAt: number | null): Promise<HistoryEventJson[]> {
   const partition = partitionOfEntryId(entryId, log.partitions);
-  const { state } = await runProjection(log, entryTimeline({ tenant, entryId }), { partitions: [partition] });
+  let index = starts.get(log);
+  if (index === undefined) starts.set(log, (index = new EntryStarts(log)));
+  const from = submittedAt === null ? 0n : await index.startOf(partition, submittedAt);
+  const { state } = await runProjection(log, entryTimeline({ tenant, entryId }), { partitions: [partition], from: { offset: from } });
   return state.map((item) => ({ ...eventJson(item.event, item.partition, item.offset), sincePreviousMs: item.sincePreviousMs }));
 }
