@@ -3,7 +3,8 @@
  * RUNLOG_CHROMIUM), driven by playwright-core, against a real `runlog serve` child process on
  * loopback with a file log and tokens. The page takes its token from the URL fragment; we find
  * a ticket and read its timeline (attempts, the error, the time between events), a thread's open
- * entries, the agents' backlog, and watch a live event arrive. Screenshots go to the test's
+ * entries, the agents' backlog (and a new count arriving as the panel refreshes on its own), and
+ * watch a live event arrive. Screenshots go to the test's
  * scratch directory (copied to RUNLOG_SCREENSHOTS when set); what they show is checked through
  * the page's DOM.
  */
@@ -132,7 +133,14 @@ describe('the web console in headless Chromium', () => {
     assert.deepEqual(agents.billing!.slice(4), ['2', '2', '1', '1', '0', '0', '0.02']);
     assert.deepEqual(agents.mail!.slice(0, 3), ['1', '1', '0']);
     assert.equal(agents.mail![3], '', 'nothing of mail waits');
+    assert.match((await page.textContent('#agents-updated'))!, /^as of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC · refreshes every \d+ s$/);
     await screenshot(page, dir, 'agents.png');
+    // The panel refreshes on its own: a new mail entry's count arrives with nothing clicked.
+    await queue.submit({ tenant: 'acme', thread: 'user-4', agent: 'mail', input: 'hello again' });
+    const mail = '#agents tbody tr[data-agent="mail"]';
+    await untilText(page, `${mail} td:nth-child(6)`, '2'); // submitted
+    assert.deepEqual((await cells(page, '#agents')).find((row) => row[0] === 'mail')!.slice(1, 4), ['2', '1', '1']);
+    await screenshot(page, dir, 'agents-refreshed.png');
 
     // The live stream: once connected, an event appended now arrives on the page.
     await page.click('#live-toggle');

@@ -1,14 +1,34 @@
 // The agents panel: each agent's backlog and its counts over the last minutes (GET /v1/agents).
+// It refreshes on its own every REFRESH_MS while the tab is visible (one request at a time:
+// the next is planned when the last answered), and at once when its form is submitted.
 import { getJson } from './api.js';
-import { duration, number, row, say } from './dom.js';
+import { duration, number, row, say, time } from './dom.js';
 
-export async function showAgents(tenant, minutes) {
+const REFRESH_MS = 3000;
+let settings = null;
+let timer = null;
+
+/** Shows the agents of `tenant` (all when empty) over the last `minutes`, and keeps them fresh. */
+export async function watchAgents(tenant, minutes) {
+  settings = { tenant, minutes };
+  clearTimeout(timer);
+  await refresh();
+}
+
+async function refresh() {
+  const asked = settings;
+  if (document.visibilityState !== 'hidden') await showAgents(asked.tenant, asked.minutes);
+  if (asked === settings) timer = setTimeout(refresh, REFRESH_MS); // a newer watchAgents planned its own
+}
+
+async function showAgents(tenant, minutes) {
   const body = document.querySelector('#agents tbody');
   const query = new URLSearchParams({ minutes: String(minutes), ...(tenant ? { tenant } : {}) });
   try {
     const answer = await getJson(`/v1/agents?${query}`);
     say('agents-message', answer.agents.length === 0 ? 'no agents yet' : '');
     body.replaceChildren(...answer.agents.map((agent) => agentRow(agent, answer)));
+    say('agents-updated', `as of ${time(answer.now)} UTC · refreshes every ${REFRESH_MS / 1000} s`);
   } catch (error) {
     say('agents-message', error.message);
     body.replaceChildren();

@@ -1,7 +1,7 @@
 // The console's page: reads the token (the URL fragment, or the form), and wires each
 // panel's form to its view. Read-only: every call is a GET.
 import { setToken, takeFragment, token } from './api.js';
-import { showAgents } from './agents.js';
+import { watchAgents } from './agents.js';
 import { toggleLive } from './live.js';
 import { showThread } from './thread.js';
 import { showTimeline } from './timeline.js';
@@ -25,14 +25,18 @@ onSubmit('token-form', () => {
   setToken(value('token'));
   document.getElementById('token').value = '';
   showTokenState();
+  agentsAsked();
 });
 onSubmit('ticket-form', () => showTimeline(value('ticket-tenant'), value('ticket-id')));
 onSubmit('thread-form', () => showThread(value('thread-tenant'), value('thread-name')));
-onSubmit('agents-form', () => showAgents(value('agents-tenant'), Number(value('agents-minutes')) || 5));
+const agentsAsked = () => watchAgents(value('agents-tenant'), Number(value('agents-minutes')) || 5);
+onSubmit('agents-form', agentsAsked);
 onSubmit('live-form', () => {
   const on = toggleLive(value('live-tenant'), value('live-thread'));
   document.getElementById('live-toggle').textContent = on ? 'Stop' : 'Start';
 });
 
+// The agents panel shows itself and keeps fresh once there is a token.
+if (token() !== '') agentsAsked();
 // A link may name a ticket to open: #token=...&tenant=acme&ticket=0-...
 if (fragment.has('tenant') && fragment.has('ticket')) showTimeline(fragment.get('tenant'), fragment.get('ticket'));
