@@ -119,8 +119,7 @@ function checkSeal(buf: Buffer, pos: number, limit: number): FrameCheck {
 /**
  * Values are copied out of the (large) read buffer into 64 KiB slabs and handed out as
  * views: one ArrayBuffer allocation per value costs more than the rest of decoding, and a
- * view never keeps more than its slab alive. Large values get a buffer of their own. The
- * appender's copies of the values it queues are made the same way (copyOfValue).
+ * view never keeps more than its slab alive. Large values get a buffer of their own.
  */
 const SLAB_BYTES = 64 << 10;
 const OWN_BUFFER_BYTES = 4 << 10;
@@ -145,14 +144,6 @@ function slabSpace(length: number): Uint8Array {
   const value = slab.subarray(slabUsed, slabUsed + length);
   slabUsed += length;
   return value;
-}
-
-/** A copy of `value` (a caller's, to be written later: segment-appender.ts), in a slab unless it is large. */
-export function copyOfValue(value: Uint8Array): Uint8Array {
-  if (value.length >= OWN_BUFFER_BYTES) return new Uint8Array(value);
-  const copy = slabSpace(value.length);
-  copy.set(value);
-  return copy;
 }
 
 interface Utf8Slicing {

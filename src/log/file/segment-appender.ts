@@ -49,8 +49,8 @@
 import { fdatasync, writeSync } from 'node:fs';
 import { access, open, rm, type FileHandle } from 'node:fs/promises';
 import { RunlogError } from '../../errors.ts';
-import type { AppendRecord, LogRecord } from '../event-log.ts';
-import { copyOfValue, encodeFrame, frameBytes, recordBytes } from './frame.ts';
+import type { AppendRecord } from '../event-log.ts';
+import { encodeAppend, groupFrame, type EncodedAppend } from './append-frame.ts';
 import { Segment } from './segment.ts';
 import { PENDING_SUFFIX, createSegmentFile, publishSegment, sealSegment } from './segment-file.ts';
 import type { SegmentIdentity } from './segment-header.ts';
@@ -86,8 +86,8 @@ export interface AppenderOptions {
 
 interface QueuedAppend {
   kind: 'append';
-  records: readonly AppendRecord[];
-  bytes: number;
+  /** The records, encoded (and so copied) when queued: append-frame.ts. */
+  encoded: EncodedAppend;
   resolve: (offsets: bigint[]) => void;
   reject: (error: unknown) => void;
 }
@@ -127,10 +127,9 @@ export class SegmentAppender {
   }
 
   append(records: readonly AppendRecord[]): Promise<bigint[]> {
-    const bytes = records.reduce((sum, r) => sum + recordBytes(r.key, r.value), 0);
-    // Copy the values now: the caller may reuse its buffers before the group is written.
-    const owned = records.map((r) => ({ key: r.key, value: r.value === null ? null : copyOfValue(r.value) }));
-    return new Promise((resolve, reject) => this.#enqueue({ kind: 'append', records: owned, bytes, resolve, reject }));
+    // Encoded now: the caller may reuse its buffers before the group is written.
+    const encoded = encodeAppend(records);
+    return new Promise((resolve, reject) => this.#enqueue({ kind: 'append', encoded, resolve, reject }));
   }
 
   /** Starts a new segment (if the active one has records), in order with queued appends. */
@@ -183,33 +182,34 @@ export class SegmentAppender {
     const group: QueuedAppend[] = [];
     let bytes = 0;
     for (const item of this.#queue) {
-      if (item.kind !== 'append' || (group.length > 0 && bytes + item.bytes > MAX_GROUP_BYTES)) break;
+      if (item.kind !== 'append' || (group.length > 0 && bytes + item.encoded.bytes > MAX_GROUP_BYTES)) break;
       group.push(item);
-      bytes += item.bytes;
+      bytes += item.encoded.bytes;
     }
     this.#queue.splice(0, group.length);
     return group;
   }
 
   async #commit(group: QueuedAppend[]): Promise<void> {
-    const records: LogRecord[] = [];
-    const offsetsByCaller = group.map(({ records: batch }) =>
-      batch.map((record) => {
-        const offset = this.#nextOffset + BigInt(records.length);
-        records.push({ offset, key: record.key, value: record.value });
-        return offset;
-      }),
+    const first = this.#nextOffset;
+    const frame = groupFrame(
+      group.map((item) => item.encoded),
+      first,
     );
-    const frame = encodeFrame(records, frameBytes(group.reduce((sum, item) => sum + item.bytes, 0)));
+    const count = group.reduce((sum, item) => sum + item.encoded.count, 0);
     let segment = this.#host.activeSegment();
     if (segment.hasFrames && segment.size + frame.length > this.#segmentBytes) segment = await this.#roll();
     await this.#write(frame, segment.size);
-    const last = records[records.length - 1]!.offset;
-    segment.addFrame(segment.size, segment.size + frame.length, records[0]!.offset, last);
+    const last = first + BigInt(count - 1);
+    segment.addFrame(segment.size, segment.size + frame.length, first, last);
     this.#nextOffset = last + 1n;
-    this.#count(group, records.length, frame.length);
+    this.#count(group, count, frame.length);
     this.#host.committed(this.#nextOffset);
-    group.forEach((item, i) => item.resolve(offsetsByCaller[i]!));
+    let next = first;
+    for (const item of group) {
+      item.resolve(offsetsFrom(next, item.encoded.count));
+      next += BigInt(item.encoded.count);
+    }
   }
 
   /**
@@ -296,6 +296,18 @@ async function exists(path: string): Promise<boolean> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw error;
   }
+}
+
+/** `count` consecutive offsets from `first` (one bigint each, not two, while they are safe integers). */
+function offsetsFrom(first: bigint, count: number): bigint[] {
+  const offsets = new Array<bigint>(count);
+  if (first + BigInt(count) <= BigInt(Number.MAX_SAFE_INTEGER)) {
+    const base = Number(first);
+    for (let i = 0; i < count; i++) offsets[i] = BigInt(base + i);
+  } else {
+    for (let i = 0; i < count; i++) offsets[i] = first + BigInt(i);
+  }
+  return offsets;
 }
 
 function datasync(fd: number): Promise<void> {
