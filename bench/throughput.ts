@@ -30,24 +30,28 @@ export interface Rate {
   count: number;
   seconds: number;
   perSecond: number;
-  /** The file log's fsyncs (group commits) and records in the timed window. */
+  /** The file log's fsyncs (group commits), or Kafka's transactions, and the records in them, in the timed window. */
   fsyncs?: number;
+  transactions?: number;
   records?: number;
   /** This process's CPU time (user + system) per item counted, in µs, where measured. */
   cpuUsPerItem?: number;
 }
 
 interface StatsLog {
-  stats?: () => { fsyncs: number; records: number };
+  stats?: () => { fsyncs?: number; transactions?: number; records: number };
 }
 
-/** `body`'s rate, with the fsyncs and records the log counted meanwhile (file log only). */
+/** `body`'s rate, with the fsyncs (file log) or transactions (Kafka) and records the log counted meanwhile. */
 async function withLogStats(log: StatsLog, body: () => Promise<Rate>): Promise<Rate> {
   const before = log.stats?.();
   const rate = await body();
   const after = log.stats?.();
   if (before === undefined || after === undefined) return rate;
-  return { ...rate, fsyncs: after.fsyncs - before.fsyncs, records: after.records - before.records };
+  const counted = { ...rate, records: after.records - before.records };
+  if (after.fsyncs !== undefined) counted.fsyncs = after.fsyncs - (before.fsyncs ?? 0);
+  if (after.transactions !== undefined) counted.transactions = after.transactions - (before.transactions ?? 0);
+  return counted;
 }
 
 /** Runs `loop` on `callers` concurrent callers until `durationMs` has passed; answers loops/s. */

@@ -190,8 +190,9 @@ export interface Retention {
 export interface RunQueueOptions {
   log: LogConfig;
   /**
-   * Partition count, fixed for the life of a log. Default: 8 on Kafka and memory; on a file
-   * log the count it was created with, or 1 for a new one (see DEFAULT_FILE_PARTITIONS).
+   * Partition count, fixed for the life of a log. Default: 8 on memory; on a file log or Kafka
+   * topic the count it was created with, or 1 for a new one (see DEFAULT_FILE_PARTITIONS,
+   * DEFAULT_KAFKA_PARTITIONS).
    */
   partitions?: number;
   /** The wall clock, epoch ms (default Date.now). Given alone, it is the monotonic clock too. */

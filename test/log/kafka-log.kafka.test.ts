@@ -9,6 +9,34 @@ import { deleteTopic, kafkaBrokers, openTestKafkaLog, uniqueTopic } from './kafk
 
 eventLogContract('kafka', (partitions, t) => openTestKafkaLog(t, partitions), { compactionIsSynchronous: false });
 
+describe('Kafka log: stats', () => {
+  it('counts the transactions committed and the appends and records in them, over every partition', async (t) => {
+    const log = await openTestKafkaLog(t, 2);
+    const value = new Uint8Array([1]);
+    assert.deepEqual(log.stats(), { transactions: 0, appends: 0, records: 0 });
+    await log.append(
+      0,
+      [0, 1, 2].map((i) => ({ key: `k${i}`, value })),
+    );
+    assert.deepEqual(log.stats(), { transactions: 1, appends: 1, records: 3 });
+    await Promise.all([
+      log.append(1, [{ key: 'a', value }]),
+      log.append(1, [
+        { key: 'b', value },
+        { key: 'c', value: null },
+      ]),
+    ]);
+    const { transactions, ...rest } = log.stats();
+    assert.deepEqual(rest, { appends: 3, records: 6 });
+    assert.ok(
+      transactions === 2 || transactions === 3,
+      `two appends to one partition make one transaction or two, got ${transactions - 1}`,
+    );
+    await assert.rejects(log.append(2, [{ key: 'x', value }]), (e: unknown) => isRunlogError(e, 'InvalidArgument'));
+    assert.deepEqual(log.stats(), { transactions, ...rest }, 'a refused append counts nothing');
+  });
+});
+
 describe('Kafka log: the topic', () => {
   it('reopens an existing topic with the same partition count and sees its records', async (t) => {
     const topic = uniqueTopic();

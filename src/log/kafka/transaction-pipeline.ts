@@ -82,12 +82,22 @@ export interface TransactionPipelineOptions {
   /** The largest record batch one produce request may carry (from the topic's max.message.bytes: batch-size.ts). */
   batchBytes: number;
   transactionTimeoutMs?: number;
+  /** Counted into as transactions commit (shared by a log's pipelines: KafkaEventLog.stats). */
+  stats?: TransactionStats;
+}
+
+/** What a log's writers committed: transactions, and the appends and records in them. */
+export interface TransactionStats {
+  transactions: number;
+  appends: number;
+  records: number;
 }
 
 export class TransactionPipeline {
   readonly #describe: string;
   readonly #batchBytes: number;
   readonly #lanes: LanePair;
+  readonly #stats: TransactionStats;
   #queue: Pending[] = [];
   #draining = false;
   /** The outcome of the newest batch; the next batch commits only after it. */
@@ -101,6 +111,7 @@ export class TransactionPipeline {
   constructor(options: TransactionPipelineOptions) {
     this.#describe = `partition ${options.partition} of ${options.topic}`;
     this.#batchBytes = options.batchBytes;
+    this.#stats = options.stats ?? { transactions: 0, appends: 0, records: 0 };
     this.#lanes = new LanePair(
       { ...options, transactionTimeoutMs: options.transactionTimeoutMs ?? 60_000, describe: this.#describe },
       (fenced) => (this.#stopped ??= fenced),
@@ -217,7 +228,10 @@ export class TransactionPipeline {
       produced({ failure: this.#failed(error, transaction, lane) });
     }
     lane.endsWhen(outcome.then((failure) => failure === null));
-    void outcome.then(async (failure) => settle(batch, failure === null ? null : await this.#reported(failure), offsets));
+    void outcome.then(async (failure) => {
+      if (failure === null) this.#counted(batch, offsets);
+      settle(batch, failure === null ? null : await this.#reported(failure), offsets);
+    });
   }
 
   /** Produces the batch's records, in record batches that fit the topic, one after the other; answers their offsets. */
@@ -231,6 +245,12 @@ export class TransactionPipeline {
       for (let i = 0; i < messages.length; i++) offsets.push(base + BigInt(i));
     }
     return offsets;
+  }
+
+  #counted(batch: readonly Pending[], offsets: readonly bigint[]): void {
+    this.#stats.transactions++;
+    this.#stats.appends += batch.length;
+    this.#stats.records += offsets.length;
   }
 
   /** Chains a step after the newest batch's outcome; the step's outcome becomes the newest. */
