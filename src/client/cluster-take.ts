@@ -15,7 +15,7 @@
  *
  * A take with a wait does not long-poll one node (the others' entries would wait) nor all at
  * once (two could lease). It listens to the union of the nodes' work signals
- * (cluster-nodes.ts) and runs rounds, as the server's long-poll (src/server/long-poll-take.ts)
+ * (cluster-nodes.ts) and runs rounds through src/wire/take-waiting.ts, as the server's long-poll
  * runs takes: listen, take a round; if nothing, wait for the first of a work signal from any
  * node, the store-clock time the earliest entry falls due on any node (nextDueAt, the minimum
  * over the nodes), the end of the wait, the caller's signal or the client's stop; again.
@@ -26,6 +26,7 @@ import type { Started, Taken } from '../queue/types.ts';
 import { takeCall, type Call, type TakeParts } from './calls.ts';
 import type { NodeQueue } from './node-queue.ts';
 import { wasRefused } from './retry-policy.ts';
+import { takeWaiting } from '../wire/take-waiting.ts';
 
 export interface TakeHost {
   /** The nodes that own a partition now, by the map. */
@@ -89,64 +90,20 @@ export class ClusterTake {
     return null;
   }
 
-  async #waiting(parts: TakeParts): Promise<Taken | null> {
-    const until = performance.now() + parts.waitMs;
+  #waiting(parts: TakeParts): Promise<Taken | null> {
     const signal = parts.signal === undefined ? this.host.stopping : AbortSignal.any([this.host.stopping, parts.signal]);
-    let passed: number | undefined; // a due time already tried once after it passed
-    for (;;) {
-      this.host.requireRunning();
-      if (signal.aborted) throw signal.reason;
-      const wake = new Wake(this.host.onWork, signal);
-      try {
-        const taken = await this.#round(parts);
-        const left = until - performance.now();
-        if (taken !== null || left <= 0) return taken;
-        if (wake.woken) continue;
-        // A node that cannot tell (going away) makes it unknown: the wait then ends by a signal or its end, never by failing.
-        const dueAt = await this.host.nextDueAt(parts.agents, parts.tenants).catch(() => null);
-        if (dueAt === null || dueAt === passed) await wake.wait(left, undefined);
-        else if (dueAt > this.host.now()) await wake.wait(left, dueAt - this.host.now());
-        else passed = dueAt; // due by now (the clock moved since the round): a round more, at once
-      } finally {
-        wake.dispose();
-      }
-    }
-  }
-}
-
-/** One wait: woken by a work signal (heard from its creation on), a timer or the signal. */
-class Wake {
-  woken = false;
-  #resolve: (() => void) | undefined;
-  #timer: NodeJS.Timeout | undefined;
-  readonly #unlisten: () => void;
-  readonly #onAbort = (): void => this.#wake();
-
-  constructor(
-    onWork: (listener: () => void) => () => void,
-    private readonly signal: AbortSignal,
-  ) {
-    this.#unlisten = onWork(() => this.#wake());
-    signal.addEventListener('abort', this.#onAbort, { once: true });
-  }
-
-  /** Resolves when woken, after `leftMs`, or after `dueMs` when given and sooner. */
-  wait(leftMs: number, dueMs: number | undefined): Promise<void> {
-    if (this.woken || this.signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.#resolve = resolve;
-      this.#timer = setTimeout(() => this.#wake(), Math.min(leftMs, dueMs ?? leftMs));
-    });
-  }
-
-  dispose(): void {
-    this.#unlisten();
-    this.signal.removeEventListener('abort', this.#onAbort);
-    clearTimeout(this.#timer);
-  }
-
-  #wake(): void {
-    this.woken = true;
-    this.#resolve?.();
+    const source = {
+      take: () => this.#round(parts),
+      // A node that cannot tell (going away) makes it unknown: the wait then ends by a signal or its end, never by failing.
+      nextDueAt: () => this.host.nextDueAt(parts.agents, parts.tenants).catch(() => null),
+      now: () => this.host.now(),
+      onWork: (listener: () => void) => this.host.onWork(listener),
+      ended: () => {
+        this.host.requireRunning();
+        if (signal.aborted) throw signal.reason;
+        return false;
+      },
+    };
+    return takeWaiting(source, parts.waitMs, signal);
   }
 }
