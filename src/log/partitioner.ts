@@ -18,6 +18,7 @@ export function partitionOf(tenant: string, thread: string, partitions: number):
   checkKeyPart('tenant', tenant);
   checkKeyPart('thread', thread);
   checkPartitionCount(partitions);
+  if (partitions === 1) return 0; // the file log's default: no key to encode and hash
   return toPositive(murmur2(threadKeyBytes(tenant, thread))) % partitions;
 }
 

@@ -3,6 +3,7 @@ import { RunlogError, invalidArgument } from '../errors.ts';
 import type { CloseFields, SubmissionFields, YieldFields } from './commands.ts';
 import type { CloseRequest, Lease, LeaseTerms, StartRequest, SubmitRequest, TakeRequest, YieldRequest } from './types.ts';
 import {
+  checkBytes,
   optionalInteger,
   optionalName,
   optionalOptions,
@@ -18,6 +19,7 @@ import {
   requireOneOf,
   requireStringMap,
   requireTimerMs,
+  sharedCopies,
 } from '../validation/index.ts';
 
 export const DEFAULT_MAX_ATTEMPTS = 10;
@@ -44,13 +46,16 @@ const SUBMIT_KEYS = [
   'metadata',
 ] as const;
 
-export function submissionFields(request: SubmitRequest, maxInputBytes: number): SubmissionFields {
+/** The input of a submission, checked and (unless a batch copies its inputs together) copied. */
+type InputCheck = (name: string, value: unknown, maxBytes: number) => Uint8Array;
+
+export function submissionFields(request: SubmitRequest, maxInputBytes: number, input: InputCheck = requireBytes): SubmissionFields {
   const body = requireObject('submit request', request, SUBMIT_KEYS);
   return {
     tenant: requireName('tenant', body.tenant),
     thread: requireName('thread', body.thread),
     agent: requireName('agent', body.agent),
-    input: requireBytes('input', body.input, maxInputBytes),
+    input: input('input', body.input, maxInputBytes),
     key: optionalName('key', body.key),
     strategy: body.strategy === undefined ? 'enqueue' : requireOneOf('strategy', body.strategy, ['enqueue', 'reject'] as const),
     priority: body.priority === undefined ? 0 : requireInteger('priority', body.priority, INT32_MIN, INT32_MAX),
@@ -98,9 +103,18 @@ export function batchItems<T>(name: string, value: unknown, check: (item: unknow
   return items.map((item, i) => check(item, `${name}[${i}]`));
 }
 
-/** submitBatch's requests, each checked as submit checks one (a refusal names the item: "requests[3]: ..."). */
+/**
+ * submitBatch's requests, each checked as submit checks one (a refusal names the item:
+ * "requests[3]: ..."). The inputs are copied once all are checked, into one buffer
+ * (sharedCopies): a batch of small inputs costs one allocation, not one each.
+ */
 export function submitBatchFields(requests: unknown, maxInputBytes: number): SubmissionFields[] {
-  return batchItems('requests', requests, (item, name) => named(name, () => submissionFields(item as SubmitRequest, maxInputBytes)));
+  const items = batchItems('requests', requests, (item, name) =>
+    named(name, () => submissionFields(item as SubmitRequest, maxInputBytes, checkBytes)),
+  );
+  const inputs = sharedCopies(items.map((item) => item.input));
+  for (let i = 0; i < items.length; i++) items[i]!.input = inputs[i]!;
+  return items;
 }
 
 /** closeBatch's closes, each a lease and a close request checked as close checks them. */

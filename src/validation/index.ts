@@ -13,7 +13,7 @@
  * class describes a bad code with it, and this module re-exports it.
  */
 export { isAbortSignal, isArray, isUint8Array } from './brand-checks.ts';
-export { requireBytes } from './bytes.ts';
+export { checkBytes, requireBytes, sharedCopies } from './bytes.ts';
 export { describe } from '../describe.ts';
 export { MAX_TIMER_MS, optionalInteger, requireInteger, requireTimerMs } from './numbers.ts';
 export { isPlainObject, optionalOptions, readArray, rejectUnknownKeys, requireObject } from './options-object.ts';

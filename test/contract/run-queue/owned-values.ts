@@ -62,6 +62,22 @@ export function runQueueOwnedValues(name: string, backend: Backend): void {
       await assertReplayEqualsLive(local);
     });
 
+    it('submitBatch owns its inputs: changing the caller’s buffer, or one answered entry’s input, changes no other', async (t) => {
+      const { queue, local } = await queueOn(backend, t);
+      const buffer = new TextEncoder().encode('first|second|third');
+      const inputs = [buffer.subarray(0, 5), buffer.subarray(6, 12), 'third as text'];
+      const answers = await queue.submitBatch(inputs.map((input, i) => submitOf('acme', `t${i}`, { input })));
+      buffer.fill(0);
+      const ids = answers.map((answer) => ('ticket' in answer ? answer.ticket.entryId : assert.fail(String(answer.error))));
+      scribble(await queue.entry('acme', ids[1]!));
+      const entries = await Promise.all(ids.map((id) => queue.entry('acme', id)));
+      assert.deepEqual(
+        entries.map((entry) => text(entry.input)),
+        ['first', 'second', 'third as text'],
+      );
+      await assertReplayEqualsLive(local);
+    });
+
     it('changing what close(), cancel(), startAttempt(), extend() and openEntries() answered changes nothing', async (t) => {
       const { queue, local } = await queueOn(backend, t);
       const ticket = await queue.submit(submitOf('acme', 't1', { input: 'one', metadata: { m: '1' } }));
