@@ -25,6 +25,7 @@ export { DURATION_BUCKETS_MS, quantileMs, type Distribution } from '../projectio
 export { failuresByError, failureGroups, errorSignature, type FailureGroup, type FailuresState } from '../projections/failures-by-error.ts';
 export { threadTimeline, entryTimeline, type TimelineItem } from '../projections/timeline.ts';
 export { queueViewProjection } from '../projections/queue-view.ts';
+export { entrySummaries, type EntrySummaries, type EntrySummary } from '../projections/entry-summaries.ts';
 export { Worker } from './worker/worker.ts';
 export type {
   Handler,

@@ -1,7 +1,7 @@
 /** What `runlog find` looks for: its options, read into one predicate over entry summaries. */
 import type { Outcome } from '../events/types.ts';
 import { UsageError, type OptionSpecs, type OptionValues } from './command.ts';
-import type { EntrySummary } from './entry-summaries.ts';
+import type { EntrySummary } from '../../projections/entry-summaries.ts';
 import { textOption } from './options.ts';
 import { metadataOf, timeOption } from './submit-input.ts';
 

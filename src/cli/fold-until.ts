@@ -1,13 +1,16 @@
 /**
- * The queue's view of a partition as it was at a point of the log (`runlog state --at`):
- * the records folded, in order, up to and including the record at a given offset, or up
- * to the last event stamped at or before a time (the store clock only moves forward within a
- * partition, so the first later event ends it; a tombstone before it is folded).
+ * The queue's view of a partition as it was at a point of the log (`runlog state --at`): the
+ * shipped queueViewProjection (the queue's own fold) run with `until`, up to and including the
+ * record at a given offset, or up to the last event stamped at or before a time (the first
+ * later event ends it; a tombstone before it is folded).
  */
-import { decodeEvent } from '../events/codec.ts';
 import type { EventLog } from '../log/event-log.ts';
-import { PartitionView } from '../../projections/partition-view.ts';
+import { runProjection } from '../projector/run-projection.ts';
+import type { LogPoint } from '../projector/run-options.ts';
+import type { PartitionView } from '../../projections/partition-view.ts';
 import type { EntryState } from '../../projections/entry-state.ts';
+import { defineProjection, type Projection } from '../../projections/projection.ts';
+import { queueViewProjection } from '../../projections/queue-view.ts';
 import { UsageError } from './command.ts';
 
 /** Where to stop: a time (epoch ms), or the last offset to fold of each partition (null: none of it). */
@@ -21,26 +24,42 @@ export interface FoldedPartition {
   watched: EntryState | undefined;
 }
 
+interface Watching {
+  view: PartitionView;
+  watched: EntryState | undefined;
+}
+
 export async function foldUntil(
   log: EventLog,
   partition: number,
   point: StatePoint,
   watch: string | null = null,
 ): Promise<FoldedPartition> {
-  const view = new PartitionView(partition);
-  const last = point.kind === 'offsets' ? point.through[partition]! : undefined;
-  let through: bigint | null = null;
-  let watched: EntryState | undefined;
-  if (last === null) return { view, through, watched };
-  for await (const record of log.read(partition, 0n)) {
-    if (last !== undefined && record.offset > last) break;
-    const event = record.value === null ? null : decodeEvent(record.value);
-    if (point.kind === 'time' && event !== null && event.at > point.at) break;
-    view.apply(record.offset, record.key, event);
-    through = record.offset;
-    if (watch !== null && event !== null && 'entryId' in event && event.entryId === watch) watched = view.entries.get(watch) ?? watched;
-  }
-  return { view, through, watched };
+  const { state } = await runProjection(log, watching(partition, watch), { partitions: [partition], until: untilOf(point, partition) });
+  const last = state.view.nextOffset - 1n;
+  return { view: state.view, through: last < 0n ? null : last, watched: state.watched };
+}
+
+/** Where runProjection stops: before the offset after the last one folded, or after `at` (a time before 1970: before everything). */
+function untilOf(point: StatePoint, partition: number): LogPoint {
+  if (point.kind === 'time') return point.at < 0 ? { offset: 0n } : { at: point.at };
+  const last = point.through[partition]!;
+  return { offset: last === null ? 0n : last + 1n };
+}
+
+/** The queue's view of `partition`, and the entry `watch` as it stood when last folded. */
+function watching(partition: number, watch: string | null): Projection<Watching> {
+  const queueView = queueViewProjection(partition);
+  return defineProjection<Watching>({
+    name: `state-at-${partition}`,
+    initial: () => ({ view: queueView.initial(), watched: undefined }),
+    evolve: (state, event, position) => {
+      queueView.evolve(state.view, event, position);
+      if (watch !== null && 'entryId' in event && event.entryId === watch) state.watched = state.view.entries.get(watch) ?? state.watched;
+      return state;
+    },
+    tombstone: (state, key, position) => (queueView.tombstone!(state.view, key, position), state),
+  });
 }
 
 /**

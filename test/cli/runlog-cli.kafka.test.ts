@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import kafkajs from 'kafkajs';
 import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import { deleteTopic, kafkaBrokers, uniqueTopic } from '../log/kafka-test-support.ts';
+import { runCli } from './run-cli.ts';
 
 const CLI = join(import.meta.dirname, '../../src/cli/runlog.ts');
 
@@ -33,11 +34,24 @@ async function topicExists(topic: string): Promise<boolean> {
 }
 
 describe('runlog command line on Kafka', () => {
-  it('a topic that does not exist: an error exit, and no topic is created', async () => {
+  it('a topic that does not exist: an error exit (2) from every reading command, and no topic is created', async () => {
     const typo = uniqueTopic('runlog-cli-typo');
     const run = await runlog('replay', '--brokers', kafkaBrokers().join(','), '--topic', typo);
     assert.equal(run.status, 2, run.stdout);
     assert.match(run.stderr, new RegExp(`InvalidArgument: .*${typo} does not exist`));
+    const at = ['--brokers', kafkaBrokers().join(','), '--topic', typo];
+    for (const args of [
+      ['history', 'acme', '0-1', ...at],
+      ['find', ...at],
+      ['state', '--at', '0', ...at],
+      ['tail', '--limit', '1', ...at],
+      ['export', ...at],
+      ['verify', ...at],
+    ]) {
+      const other = await runCli(args);
+      assert.equal(other.code, 2, `${args[0]}: ${other.stdout}`);
+      assert.match(other.stderr, new RegExp(`InvalidArgument: .*${typo} does not exist`), args[0]);
+    }
     assert.equal(await topicExists(typo), false);
   });
 

@@ -1,7 +1,10 @@
-/** `runlog find`: the entries of the log that match, by tenant, thread, key, agent, status, outcome, time or metadata. */
-import { decodeEvent } from '../../events/codec.ts';
+/**
+ * `runlog find`: the entries of the log that match, by tenant, thread, key, agent, status,
+ * outcome, time or metadata. The shipped entrySummaries projection, run over the log.
+ */
+import { entrySummaries, type EntrySummary } from '../../../projections/entry-summaries.ts';
+import { runProjection } from '../../projector/run-projection.ts';
 import { EXIT_OK, type Command } from '../command.ts';
-import { EntrySummaries, type EntrySummary } from '../entry-summaries.ts';
 import { FIND_OPTIONS, findPredicate } from '../find-criteria.ts';
 import { JSON_OPTION, LOG_OPTIONS, flag, integerOption, logConfigOf } from '../options.ts';
 import { formatTime, writeJson, writeLine } from '../output.ts';
@@ -31,12 +34,8 @@ outcome, closedAt, lastError, holder, prunedAt }.`,
     const limit = integerOption(values, 'limit', 1) ?? Infinity;
     return withReadLog(config, io, async (log) => {
       const partition = integerOption(values, 'partition', 0, log.partitions - 1);
-      const summaries = new EntrySummaries();
-      for (let p = 0; p < log.partitions; p++) {
-        if (partition !== undefined && p !== partition) continue;
-        for await (const record of log.read(p, 0n)) if (record.value !== null) summaries.apply(p, decodeEvent(record.value));
-      }
-      const found = [...summaries.byId.values()].filter(matches).sort(bySubmission).slice(0, limit);
+      const { state } = await runProjection(log, entrySummaries, partition === undefined ? {} : { partitions: [partition] });
+      const found = [...state.values()].filter(matches).sort(bySubmission).slice(0, limit);
       if (flag(values, 'json')) for (const summary of found) await writeJson(io.stdout, summary);
       else {
         for (const summary of found) await writeLine(io.stdout, summaryLine(summary));
