@@ -44,6 +44,7 @@ import {
 import { remoteLifecycleRate, remoteSubmitToStart } from './remote.ts';
 import { lifecycleRate, rawAppendRate, type Rate } from './throughput.ts';
 import { submitToTakeLatency } from './latency.ts';
+import { latencyFloor } from './latency-floor.ts';
 import { batchFigure, loadNow, workerClosedLoopRate, workerDrainRate, workerLatency, workerRows, type BatchFigure } from './worker.ts';
 import { replaySpeed } from './replay.ts';
 import { RESTART_TARGET, restartRows, restartTime } from './restart.ts';
@@ -143,6 +144,9 @@ if (only.has('worker')) {
   const perSecond = Math.max(1, Math.round(closedLoop.perSecond / 2));
   progress(`worker latency: ${perSecond} submits/s (half of ${Math.round(closedLoop.perSecond)}) for ${durationMs} ms`);
   const latency = await on('worker-latency', (site) => workerLatency(site, perSecond, durationMs, warmupMs));
+  progress(`worker latency floor: the log alone at ${perSecond}/s for ${durationMs} ms`);
+  latency.floor = await on('worker-latency-floor', (site) => latencyFloor(site, perSecond, durationMs, warmupMs));
+  latency.floorLoad = loadNow();
   rows.push(...workerRows({ drain, closedLoop, drainLoad, closedLoopLoad }, latency));
 }
 if (only.has('batch')) {

@@ -23,6 +23,7 @@ import type { LogSite } from './logs.ts';
 import { generate } from './open-loop.ts';
 import { profiled } from './profile.ts';
 import { openLog } from '../src/log/open-log.ts';
+import type { LatencyFloor } from './latency-floor.ts';
 import { AGENT, benchEntryId, concurrently, INPUT, lifecycleEvents, recordsOf, TENANT, type Rate } from './throughput.ts';
 import type { Row } from './rows.ts';
 
@@ -45,6 +46,9 @@ export interface WorkerLatency {
   maxMs: number;
   /** The load average after the measurement. */
   load: string;
+  /** The log alone at the same rate, measured after it: two appends one after the other (latency-floor.ts). */
+  floor?: LatencyFloor;
+  floorLoad?: string;
 }
 
 async function withQueue<T>(site: LogSite, body: (queue: RunQueue) => Promise<T>): Promise<T> {
@@ -136,8 +140,10 @@ export async function workerLatency(site: LogSite, perSecond: number, durationMs
       const load = { tenant: TENANT, agent: AGENT, perSecond, clock: () => performance.now() };
       await generate(queue, { ...load, threadPrefix: 'warm-', durationMs: warmupMs }, new Map());
       measuring = true;
-      await generate(queue, { ...load, threadPrefix: 'lat-', durationMs }, submittedAt);
-      await worker.waitIdle();
+      await profiled('worker-latency', async () => {
+        await generate(queue, { ...load, threadPrefix: 'lat-', durationMs }, submittedAt);
+        await worker.waitIdle();
+      });
       latencies.sort((a, b) => a - b);
       const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
       const maxMs = latencies[latencies.length - 1] ?? NaN;
@@ -235,6 +241,11 @@ export async function batchFigure(
   return { callers, submit, raw, submitLoad, rawLoad: loadNow() };
 }
 
+function floorNote({ floor, floorLoad }: WorkerLatency): string {
+  if (floor === undefined) return '';
+  return `. Floor in the same run (the log alone at that rate: a submission's append, then a lease-and-attempt append, one after the other): p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(1)} ms over ${floor.samples}; load ${floorLoad}`;
+}
+
 export function workerRows(
   figures: WorkerFigures | undefined,
   latency: WorkerLatency | undefined,
@@ -266,7 +277,7 @@ export function workerRows(
       value: `${latency.p99Ms.toFixed(1)} ms`,
       target: `< ${TARGET_P99_MS} ms`,
       verdict: latency.p99Ms < TARGET_P99_MS ? 'ok' : 'MISS',
-      note: `p50 ${latency.p50Ms.toFixed(2)} ms, max ${latency.maxMs.toFixed(1)} ms over ${latency.samples} entries (half the closed-loop rate); load ${latency.load}`,
+      note: `p50 ${latency.p50Ms.toFixed(2)} ms, max ${latency.maxMs.toFixed(1)} ms over ${latency.samples} entries (half the closed-loop rate); load ${latency.load}${floorNote(latency)}`,
     });
   }
   for (const { callers, submit, raw, submitLoad, rawLoad } of batches) {

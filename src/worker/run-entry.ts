@@ -50,13 +50,19 @@ export interface RunReport {
 /**
  * Runs one taken entry to its outcome: a Started one (takeStarted) has its attempt started
  * already (null: none was left); a Taken one (take, takeEntry) starts it here. Never rejects
- * for a handler's fault; rejects only when the queue fails.
+ * for a handler's fault; rejects only when the queue fails. `handlerDone` hears when the
+ * handler has settled, before the outcome is made durable (the pool frees the run's slot then).
  */
-export async function runEntry(ctx: RunContext, taken: Taken | Started, stop: AbortSignal): Promise<RunReport> {
+export async function runEntry(
+  ctx: RunContext,
+  taken: Taken | Started,
+  stop: AbortSignal,
+  handlerDone: () => void = () => {},
+): Promise<RunReport> {
   const agent = taken.entry.agent;
   ctx.metrics.runStarted(agent);
   try {
-    const report = await runLeased(ctx, taken, stop);
+    const report = await runLeased(ctx, taken, stop, handlerDone);
     count(ctx, report);
     if (report.outcome !== 'succeeded' && report.outcome !== 'parked') return report;
     const next = await ctx.afterClose(taken.entry);
@@ -66,7 +72,8 @@ export async function runEntry(ctx: RunContext, taken: Taken | Started, stop: Ab
   }
 }
 
-async function runLeased(ctx: RunContext, taken: Taken | Started, stop: AbortSignal): Promise<RunReport> {
+/** `handlerDone` is called once the handler has settled (or been abandoned), before its outcome is recorded. */
+async function runLeased(ctx: RunContext, taken: Taken | Started, stop: AbortSignal, handlerDone: () => void): Promise<RunReport> {
   const { lease, entry } = taken;
   const attempt = 'attempt' in taken && taken.attempt !== null ? taken.attempt : await startHere(ctx, lease, entry, stop);
   if (!isAttempt(attempt)) return attempt;
@@ -74,6 +81,7 @@ async function runLeased(ctx: RunContext, taken: Taken | Started, stop: AbortSig
   if (stop.aborted) return handBack(ctx, lease, entry, made + 1);
   ctx.metrics.wait(entry.agent, Math.max(0, attempt.startedAt - entry.submittedAt));
   const supervised = await supervise(ctx.queue, ctx.options, ctx.handlerOf(entry.agent), { lease, entry, attempt }, stop);
+  handlerDone();
   ctx.metrics.exec(entry.agent, Math.max(0, ctx.queue.now() - attempt.startedAt));
   return record(ctx, supervised, entry, made + 1);
 }

@@ -1,5 +1,10 @@
 /**
- * The pool: up to `concurrency` runs at once, fed by one taking loop. While slots are free,
+ * The pool: up to `concurrency` handlers at once, fed by one taking loop. A run holds its slot
+ * while its handler runs; once the handler has settled, the slot is free for the next entry
+ * while the run's outcome (its close, a retry) is still being made durable: a slot waiting on
+ * a datasync would cap the pool at concurrency ÷ the append latency, whatever the handlers
+ * cost. At most `concurrency` more runs may be recording their outcome at once (runs held in
+ * all: at most twice the concurrency). While slots are free,
  * it asks the queue for as many entries as there are free slots in one takeStarted (each
  * leased and its attempt started, durable together) and starts a run of each; with every
  * slot busy it waits for a run to end. A take that finds fewer than it asked for means
@@ -18,7 +23,7 @@ import { runEntry, type RunContext } from './run-entry.ts';
 import type { Waker } from './waker.ts';
 
 export class Pool {
-  /** Runs in progress. */
+  /** Handlers running: the slots taken. */
   private running = 0;
   /** Whether the loop is asking the queue for work. */
   private taking = false;
@@ -26,6 +31,7 @@ export class Pool {
   private emptyAt = -1;
   /** Wakes the loop waiting for a free slot. */
   private slotFreed: (() => void) | null = null;
+  /** Runs in progress: a handler running, or its outcome being recorded. */
   private readonly runs = new Set<Promise<void>>();
 
   constructor(
@@ -43,8 +49,8 @@ export class Pool {
     signal.addEventListener('abort', freed, { once: true });
     try {
       while (!signal.aborted) {
-        const free = concurrency - this.running;
-        if (free === 0) {
+        const free = Math.min(concurrency - this.running, 2 * concurrency - this.runs.size);
+        if (free <= 0) {
           await new Promise<void>((resolve) => (this.slotFreed = resolve));
           this.slotFreed = null;
           continue;
@@ -63,9 +69,9 @@ export class Pool {
     }
   }
 
-  /** Nothing running, and a take made since the last notification found nothing more. */
+  /** Nothing running or recording, and a take made since the last notification found nothing more. */
   quiet(): boolean {
-    return this.running === 0 && !this.taking && this.emptyAt === this.waker.generation;
+    return this.runs.size === 0 && !this.taking && this.emptyAt === this.waker.generation;
   }
 
   /** Takes up to `max` entries and starts their runs: whether it found as many as asked, some, none, or failed. */
@@ -88,19 +94,26 @@ export class Pool {
 
   private start(started: Started, signal: AbortSignal): void {
     this.running++;
-    const run = runEntry(this.ctx, started, signal).then(
+    let slotHeld = true;
+    const freeSlot = (): void => {
+      if (!slotHeld) return;
+      slotHeld = false;
+      this.running--;
+      this.slotFreed?.();
+    };
+    const run = runEntry(this.ctx, started, signal, freeSlot).then(
       () => undefined,
       (error: unknown) => this.ctx.options.onEvent({ type: 'error', error, context: 'taking or running an entry' }),
     );
     this.runs.add(run);
     void run.then(() => {
       this.runs.delete(run);
-      this.running--;
+      freeSlot(); // a run that ended without its handler (parked, handed back, lost)
       this.slotFreed?.();
       // A run's end may have made work (the thread's next entry, a retry due at once) whose
       // signal a remote queue sends later: the loop takes again, and idleness waits for that take.
       this.waker.notifyOne();
-      if (this.running === 0) this.onIdle();
+      if (this.runs.size === 0) this.onIdle();
     });
   }
 

@@ -71,7 +71,10 @@ export interface Timers {
 }
 
 export interface WorkerOptions {
-  /** Runs at once on this worker (default 4). */
+  /**
+   * Handlers running at once on this worker (default 4). A run's slot is free once its handler
+   * settles, while its outcome is made durable; at most as many more runs record theirs at once.
+   */
   concurrency?: number;
   /** Lease length; a run renews it every half lease (default 2 min). */
   leaseMs?: number;
