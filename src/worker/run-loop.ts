@@ -57,7 +57,12 @@ export class Pool {
         }
         const seen = this.waker.generation;
         const found = await this.take(free, signal);
-        if (found === 'all') continue;
+        if (found === 'all') {
+          // More may be takeable. Let this take's runs start first (a quick handler settles within the
+          // turn and frees its slot), so the next take asks for every free slot, not the few left now.
+          await new Promise((resolve) => setImmediate(resolve));
+          continue;
+        }
         if (found === 'some' || found === 'none') this.emptyAt = Math.max(this.emptyAt, seen);
         this.onIdle();
         const ms = found === 'failed' ? this.ctx.options.pollMs : await this.idleDelay();
