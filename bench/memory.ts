@@ -22,7 +22,7 @@ export interface MemoryPerEntry {
 const CALLERS = 64;
 const PER_THREAD = 10;
 
-async function settledMemory(): Promise<NodeJS.MemoryUsage> {
+export async function settledMemory(): Promise<NodeJS.MemoryUsage> {
   const gc = (globalThis as { gc?: () => void }).gc;
   for (let i = 0; i < 3; i++) {
     gc?.();

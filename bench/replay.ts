@@ -81,7 +81,7 @@ export async function replaySpeed(site: LogSite, lifecycles: number): Promise<Re
     persistent ? openRunQueue({ log: site.config, partitions: PARTITIONS }) : openRunQueueOnLog(log),
   );
   const coldStartSeconds = (performance.now() - started) / 1000;
-  const entries = queue.views().reduce((sum, view) => sum + view.entries.size, 0);
+  const entries = queue.views().reduce((sum, view) => sum + view.entries.size + view.closed.size, 0);
   await queue.stop();
   if (entries !== lifecycles) throw new Error(`replay found ${entries} entries, expected ${lifecycles}`);
   return {

@@ -2,6 +2,7 @@
 import type { Latency } from './latency.ts';
 import type { RemoteLatency } from './remote.ts';
 import type { MemoryPerEntry } from './memory.ts';
+import type { MemoryPerClosedEntry } from './memory-closed.ts';
 import type { Replay } from './replay.ts';
 import type { Rate } from './throughput.ts';
 import type { ClusterRate } from './cluster/cluster-rate.ts';
@@ -22,6 +23,7 @@ const TARGETS = {
   replayPerSecond: 500_000,
   replayToDecode: 0.5,
   bytesPerEntry: 1024,
+  bytesPerClosedEntry: 64,
   remoteToInProcess: 0.5,
 };
 
@@ -143,6 +145,28 @@ export function memoryRows(memory: MemoryPerEntry): Row[] {
       target: `<= ${bytes(TARGETS.bytesPerEntry)}`,
       verdict: verdict(memory.rssPerEntry <= TARGETS.bytesPerEntry),
       note: `per entry: heapTotal (used and free) ${bytes(memory.heapTotalPerEntry)}, off-heap ArrayBuffers ${bytes(memory.arrayBuffersPerEntry)}`,
+    },
+  ];
+}
+
+/** Memory per retained closed entry (the ticket index) against its target, and per open entry beside it. */
+export function memoryClosedRows(memory: MemoryPerClosedEntry): Row[] {
+  const bytes = (n: number): string => `${n.toFixed(1)} B`;
+  const scale = `${(memory.closed / 1e6).toLocaleString('en-US')}M closed + ${memory.open / 1000}k open, inputs ${memory.inputBytes} B`;
+  return [
+    {
+      name: `RSS per retained closed entry (${scale})`,
+      value: bytes(memory.rssPerClosed),
+      target: `<= ${TARGETS.bytesPerClosedEntry} B`,
+      verdict: verdict(memory.rssPerClosed <= TARGETS.bytesPerClosedEntry),
+      note: `heap ${bytes(memory.heapPerClosed)}, ArrayBuffers (the index's typed arrays) ${bytes(memory.arrayBuffersPerClosed)}; opening the log took ${memory.openSeconds.toFixed(1)} s, writing it ${memory.buildSeconds.toFixed(0)} s${memory.gcForced ? '' : '; GC NOT forced (run with node --expose-gc): figure unreliable'}`,
+    },
+    {
+      name: `RSS per open entry beside them, beyond its input`,
+      value: `${Math.round(memory.rssPerOpen)} B`,
+      target: `<= ${TARGETS.bytesPerEntry} B`,
+      verdict: verdict(memory.rssPerOpen <= TARGETS.bytesPerEntry),
+      note: `the open-only log's queue: its whole RSS growth / ${memory.open} open entries, less ${memory.inputBytes} B each`,
     },
   ];
 }

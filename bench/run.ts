@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,lifecycle,raw,latency,worker,batch,remote,replay,restart,cluster] [--profile dir] [--partitions N] [--nodes 1,2,3]`
+ * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,memory-closed,lifecycle,raw,latency,worker,batch,remote,replay,restart,cluster] [--profile dir] [--partitions N] [--nodes 1,2,3]`
  *
  * `worker` runs the Worker (bench/worker.ts): enqueue then drain, closed-loop lifecycles, and
  * submit-to-handler-start at half its closed-loop rate; `batch` the batch submit in chunks of 1,000
@@ -34,6 +34,7 @@ import {
   lifecycleRows,
   lifecycleTargetsFor,
   memoryRows,
+  memoryClosedRows,
   remoteLatencyRow,
   remoteRows,
   replayRows,
@@ -49,11 +50,12 @@ import { batchFigure, loadNow, workerClosedLoopRate, workerDrainRate, workerLate
 import { replaySpeed } from './replay.ts';
 import { RESTART_TARGET, restartRows, restartTime } from './restart.ts';
 import { memoryPerEntry } from './memory.ts';
+import { memoryPerClosedEntry } from './memory-closed.ts';
 import { profileInto } from './profile.ts';
 import { warmUp } from './warm-up.ts';
 import { clusterLifecycleRate, parseNodeCounts } from './cluster/cluster-rate.ts';
 
-const BENCHES = ['memory', 'lifecycle', 'raw', 'latency', 'worker', 'batch', 'remote', 'replay', 'restart'] as const;
+const BENCHES = ['memory', 'memory-closed', 'lifecycle', 'raw', 'latency', 'worker', 'batch', 'remote', 'replay', 'restart'] as const;
 const CLUSTER_PARTITIONS = 6;
 /** The Kafka run's comparison: lifecycles on a topic of this many partitions, beside the measured layout. */
 const SPREAD_PARTITIONS = 8;
@@ -105,6 +107,18 @@ if (only.has('memory')) {
   const count = quick ? 20_000 : 100_000;
   progress(`memory: ${count} open entries`);
   rows.push(...memoryRows(await on('memory', (site) => memoryPerEntry(site, count))));
+}
+if (only.has('memory-closed')) {
+  // Written straight to two file logs whatever --log says: the memory log would hold the records in this process.
+  const closed = Number(process.env.RUNLOG_BENCH_CLOSED ?? (quick ? 1_000_000 : 10_000_000));
+  progress(`memory-closed: ${closed} closed + 100000 open entries (file logs)`);
+  const openOnly = await createLogSite('file', 'memory-open');
+  const big = await createLogSite('file', 'memory-closed');
+  try {
+    rows.push(...memoryClosedRows(await memoryPerClosedEntry(openOnly, big, closed, 100_000)));
+  } finally {
+    await Promise.all([openOnly.remove(), big.remove()]);
+  }
 }
 let warmUpNote = kind === 'kafka' && quick ? '; quick: the broker was not warmed up first (a cold broker runs several times slower)' : '';
 if (kind === 'kafka' && !quick && (only.has('lifecycle') || only.has('latency') || only.has('raw') || only.has('cluster'))) {

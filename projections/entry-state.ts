@@ -10,6 +10,7 @@ import type { ThreadMember, ThreadState } from './thread-state.ts';
 /** Shared by every entry without metadata or attempts (frozen: a stray write throws). */
 const NO_METADATA: Record<string, string> = Object.freeze({});
 const NO_ATTEMPTS: AttemptRecord[] = Object.freeze([]) as unknown as AttemptRecord[];
+const NO_OFFSETS: number[] = Object.freeze([]) as unknown as number[];
 
 export interface LeaseState {
   holder: string;
@@ -59,6 +60,10 @@ export class EntryState implements IndexedHead, ThreadMember {
   error: string | null = null;
   closedAt: number | null = null;
   version = 0;
+  /** Where its Submitted record lies in the log (-1 until the append holding it answers). */
+  submittedOffset = -1;
+  /** Where attempt n's AttemptStarted lies, at n - 1 (-1 until known); shared while empty, like `attempts`. */
+  attemptOffsets: readonly number[] = NO_OFFSETS;
 
   /** A new entry of `thread`, indexed in `heads` when it is a head. */
   constructor(event: Submitted, thread: ThreadState<EntryState>, heads: HeadIndex<EntryState>) {
@@ -98,7 +103,10 @@ function isEmpty(record: Record<string, string>): boolean {
   return true;
 }
 
-export function addAttempt(entry: EntryState, attempt: AttemptRecord): void {
+/** Adds an attempt, and where its record lies (-1: not known yet). */
+export function addAttempt(entry: EntryState, attempt: AttemptRecord, offset: number): void {
   if (entry.attempts === NO_ATTEMPTS) entry.attempts = [attempt];
   else (entry.attempts as AttemptRecord[]).push(attempt);
+  if (entry.attemptOffsets === NO_OFFSETS) entry.attemptOffsets = [offset];
+  else (entry.attemptOffsets as number[]).push(offset);
 }

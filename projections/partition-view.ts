@@ -10,10 +10,18 @@
  * src/events/keys.ts), so a compacted log replays to the same view minus pruned entries:
  * e.g. a lease clears notBefore and a close clears the lease, exactly as the surviving
  * record alone would say.
+ *
+ * `entries`, `threads` and `submissionKeys` hold the open entries only. A closing entry leaves
+ * them for `closed` (closed-tickets.ts: a row of the ticket index, which knows where the
+ * entry's records lie in the log); the queue reads a closed entry whole from its cache or the
+ * log. So the fold learns each record's offset: at once in replay, and through `settle` for
+ * the live writer's own records (folded before the append answers with their offsets).
  */
 import type { AttemptStarted, EntriesPruned, RunlogEvent, Submitted, TicketKeyCreated } from '../src/events/types.ts';
 import { entryIdOfKey, isAnswerKey, threadKey } from '../src/events/keys.ts';
 import { Answers } from './answers.ts';
+import type { ClosedEntry, Closing } from './closed-entry.ts';
+import { ClosedTickets, submissionKeyId, type ClosedTicket } from './closed-tickets.ts';
 import { Heap } from './heap.ts';
 import { HeadIndex, takesBefore } from './head-index.ts';
 import { EntryState, addAttempt } from './entry-state.ts';
@@ -21,12 +29,11 @@ import { TenantCounts } from './tenant-counts.ts';
 import { ThreadState } from './thread-state.ts';
 import { emptyMetrics, recordExec, recordWait, type MetricCounters } from './metrics.ts';
 
-type Closing = Extract<RunlogEvent, { type: 'Closed' | 'CancelRequested' | 'ThreadDeleted' }>;
+export { submissionKeyId, type ClosedTicket } from './closed-tickets.ts';
 
-/** A submission key's id in the view: its thread's key, NUL, the key. */
-export function submissionKeyId(tenant: string, thread: string, key: string): string {
-  return `${threadKey(tenant, thread)}\u0000${key}`;
-}
+/** Rebuild the deadline heap once it holds this many more items than open entries with a deadline. */
+const DEADLINE_SLACK = 1024;
+const CLOSING_TYPES: ReadonlySet<string> = new Set<Closing['type']>(['Closed', 'CancelRequested', 'ThreadDeleted']);
 
 export class PartitionView {
   /** The offset of the last record folded (kept rather than nextOffset: no bigint per record). */
@@ -38,6 +45,7 @@ export class PartitionView {
   /** The partition's ticket key (src/queue/entry-id.ts); null until its first submission. */
   ticketKey: Pick<TicketKeyCreated, 'secret' | 'legacyThrough'> | null = null;
   openCount = 0;
+  /** The open entries. */
   readonly entries = new Map<string, EntryState>();
   readonly threads = new Map<string, ThreadState<EntryState>>();
   readonly submissionKeys = new Map<string, string>();
@@ -46,11 +54,15 @@ export class PartitionView {
   readonly openByTenant = new TenantCounts();
   readonly metrics: MetricCounters = emptyMetrics();
   private readonly heads = new Map<string, HeadIndex<EntryState>>();
-  private readonly closedOrder: EntryState[] = [];
-  private closedStart = 0;
+  /** The retained closed tickets (closed-tickets.ts). */
+  readonly closed: ClosedTickets;
   private readonly deadlines = new Heap<EntryState>((a, b) => a.deadline! < b.deadline!);
+  /** Open entries with a deadline (the heap also holds closed ones until their deadline or a rebuild). */
+  private deadlinesOpen = 0;
 
-  constructor(readonly partition: number) {}
+  constructor(readonly partition: number) {
+    this.closed = new ClosedTickets(partition, () => this.ticketKey);
+  }
 
   /**
    * Folds one record. `offset` is null when the writer folds its own events before they
@@ -63,7 +75,32 @@ export class PartitionView {
     }
     if (event === null) return this.applyTombstone(key);
     if (event.at > this.lastAt) this.lastAt = event.at;
-    this.applyEvent(event);
+    this.applyEvent(event, offset === null ? -1 : Number(offset));
+  }
+
+  /**
+   * The writer's own `events`, folded already, lie at `offsets` (the append's answer, in
+   * order; tombstones after them need none). Answers the closed entries whose records are
+   * all known now: durable, so the queue may cache them.
+   */
+  settle(events: readonly RunlogEvent[], offsets: readonly bigint[]): ClosedEntry[] {
+    const settled: ClosedEntry[] = [];
+    for (const [i, event] of events.entries()) {
+      const attempt =
+        event.type === 'Submitted' ? 0 : event.type === 'AttemptStarted' ? event.attempt : CLOSING_TYPES.has(event.type) ? -1 : null;
+      if (attempt === null) continue;
+      const offset = Number(offsets[i]!);
+      const entryId = event.entryId!;
+      const open = this.entries.get(entryId);
+      if (open !== undefined) {
+        if (attempt === 0) open.submittedOffset = offset;
+        else if (attempt > 0) (open.attemptOffsets as number[])[attempt - 1] = offset;
+        continue;
+      }
+      const entry = this.closed.settle(entryId, attempt, offset);
+      if (entry !== null) settled.push(entry);
+    }
+    return settled;
   }
 
   /** The writer's own records, folded already, are durable up to `lastOffset`. */
@@ -102,16 +139,19 @@ export class PartitionView {
     return earliest;
   }
 
-  /** Closed entries, oldest close first, while `accept` says yes; at most `limit`. */
-  oldestClosed(limit: number, accept: (entry: EntryState) => boolean): EntryState[] {
-    const found: EntryState[] = [];
-    for (let i = this.closedStart; i < this.closedOrder.length && found.length < limit; i++) {
-      const entry = this.closedOrder[i]!;
-      if (this.entries.get(entry.entryId) !== entry) continue;
-      if (!accept(entry)) break;
-      found.push(entry);
-    }
-    return found;
+  /** Closed tickets, oldest close first, while `accept` says yes; at most `limit`. */
+  oldestClosed(limit: number, accept: (ticket: { closedAt: number }) => boolean): ClosedTicket[] {
+    return this.closed.oldest(limit, (closedAt) => accept({ closedAt }));
+  }
+
+  /** The retained closed ticket `entryId` (closed-tickets.ts), or undefined. */
+  closedTicket(entryId: string): ClosedTicket | undefined {
+    return this.closed.find(entryId);
+  }
+
+  /** A closed entry still held whole (closed, its append not answered yet), or undefined. */
+  unsettledEntry(entryId: string): ClosedEntry | undefined {
+    return this.closed.unsettledEntry(entryId);
   }
 
   /**
@@ -128,8 +168,8 @@ export class PartitionView {
     return found;
   }
 
-  private applyEvent(event: RunlogEvent): void {
-    if (event.type === 'Submitted') return this.submit(event);
+  private applyEvent(event: RunlogEvent, offset: number): void {
+    if (event.type === 'Submitted') return this.submit(event, offset);
     if (event.type === 'EntriesPruned') return this.pruned(event);
     if (event.type === 'TicketKeyCreated') {
       this.ticketKey = { secret: event.secret, legacyThrough: event.legacyThrough };
@@ -154,33 +194,38 @@ export class PartitionView {
         entry.deferredAttempts = event.deferredAttempts;
         return this.reindex(entry);
       case 'AttemptStarted':
-        return this.attemptStarted(entry, event);
+        return this.attemptStarted(entry, event, offset);
       case 'Closed':
       case 'CancelRequested':
       case 'ThreadDeleted':
-        return this.close(entry, event);
+        return this.close(entry, event, offset);
     }
   }
 
-  readonly #isEntryOf = (entryId: string, tenant: string): boolean => this.entries.get(entryId)?.tenant === tenant;
+  readonly #isEntryOf = (entryId: string, tenant: string): boolean =>
+    (this.entries.get(entryId) ?? this.closed.find(entryId))?.tenant === tenant;
 
-  private submit(event: Submitted): void {
-    if (this.entries.has(event.entryId)) return;
+  private submit(event: Submitted, offset: number): void {
+    if (this.entries.has(event.entryId) || this.closed.index.rowOf(event.seq) >= 0) return;
     const thread = this.threadOf(event.tenant, event.thread);
     const entry = new EntryState(event, thread, this.headIndex(event.agent));
+    entry.submittedOffset = offset;
     this.entries.set(entry.entryId, entry);
     if (event.seq > this.issuedThrough) this.issuedThrough = event.seq;
     const wasIdle = thread.openCount === 0;
     thread.append(entry);
     if (entry.key !== null) this.submissionKeys.set(submissionKeyId(entry.tenant, entry.thread, entry.key), entry.entryId);
     this.countOpen(thread, 1);
-    if (entry.deadline !== null) this.deadlines.push(entry);
+    if (entry.deadline !== null) {
+      this.deadlines.push(entry);
+      this.deadlinesOpen++;
+    }
     this.metrics.enqueued++;
     if (wasIdle) entry.heads.offer(entry);
   }
 
-  private attemptStarted(entry: EntryState, event: AttemptStarted): void {
-    addAttempt(entry, { runId: event.runId, attempt: event.attempt, epoch: event.epoch, startedAt: event.at });
+  private attemptStarted(entry: EntryState, event: AttemptStarted, offset: number): void {
+    addAttempt(entry, { runId: event.runId, attempt: event.attempt, epoch: event.epoch, startedAt: event.at }, offset);
     entry.threadState.addRunId(event.runId, entry.entryId);
     if (event.attempt === 1) recordWait(this.metrics, event.at - entry.submittedAt);
   }
@@ -191,7 +236,8 @@ export class PartitionView {
     if (last !== undefined) recordExec(this.metrics, at - last.startedAt);
   }
 
-  private close(entry: EntryState, event: Closing): void {
+  /** The entry closes: it leaves the open structures for a row of the ticket index. */
+  private close(entry: EntryState, event: Closing, offset: number): void {
     if (entry.closed) return;
     const thread = entry.threadState;
     const wasHead = thread.head() === entry;
@@ -204,9 +250,25 @@ export class PartitionView {
     this.recordOutcome(entry, event); // an entry with an outcome is closed
     thread.openCount--;
     this.countOpen(thread, -1);
-    this.pushClosed(entry);
     const next = wasHead ? thread.head() : undefined;
     if (next !== undefined) this.reindex(next);
+    this.leaveOpen(entry);
+    this.closed.add(entry, offset);
+  }
+
+  /** Drops a closed entry from the open entries, its thread's run ids, the keys, and its thread if none is open. */
+  private leaveOpen(entry: EntryState): void {
+    this.entries.delete(entry.entryId);
+    const thread = entry.threadState;
+    if (thread.openCount === 0) this.threads.delete(threadKey(entry.tenant, entry.thread));
+    else for (const attempt of entry.attempts) thread.deleteRunId(attempt.runId);
+    if (entry.key !== null) {
+      const keyId = submissionKeyId(entry.tenant, entry.thread, entry.key);
+      if (this.submissionKeys.get(keyId) === entry.entryId) this.submissionKeys.delete(keyId);
+    }
+    if (entry.deadline !== null && --this.deadlinesOpen * 2 + DEADLINE_SLACK < this.deadlines.size) {
+      this.deadlines.retain((held) => !held.closed);
+    }
   }
 
   private recordOutcome(entry: EntryState, event: Closing): void {
@@ -241,22 +303,11 @@ export class PartitionView {
     if (entryId !== null) this.remove(entryId);
   }
 
-  /** Drops an entry (retention). Only closed entries are pruned; anything else is ignored. */
+  /** Drops a closed entry (retention). Only closed entries are pruned; anything else is ignored. */
   private remove(entryId: string): void {
-    const entry = this.entries.get(entryId);
-    if (entry === undefined || !entry.closed) return;
-    this.entries.delete(entryId);
+    if (!this.closed.remove(entryId)) return;
     this.answers.entryRemoved(entryId);
     this.metrics.dropped++;
-    const thread = entry.threadState;
-    for (const attempt of entry.attempts) thread.deleteRunId(attempt.runId);
-    if (entry.key !== null) {
-      const keyId = submissionKeyId(entry.tenant, entry.thread, entry.key);
-      if (this.submissionKeys.get(keyId) === entryId) this.submissionKeys.delete(keyId);
-    }
-    thread.entryCount--;
-    if (thread.entryCount === 0) this.threads.delete(threadKey(entry.tenant, entry.thread));
-    this.trimClosed();
   }
 
   private reindex(entry: EntryState): void {
@@ -286,26 +337,5 @@ export class PartitionView {
   private countOpen(thread: ThreadState<EntryState>, delta: number): void {
     this.openCount += delta;
     thread.tenantOpen.open += delta;
-  }
-
-  /** Closes arrive in store-clock order, except when a clock stepped back: keep the order by closedAt. */
-  private pushClosed(entry: EntryState): void {
-    const order = this.closedOrder;
-    let index = order.length;
-    while (index > this.closedStart && order[index - 1]!.closedAt! > entry.closedAt!) index--;
-    if (index === order.length)
-      order.push(entry); // the usual case: no splice (it allocates)
-    else order.splice(index, 0, entry);
-  }
-
-  private trimClosed(): void {
-    const order = this.closedOrder;
-    while (this.closedStart < order.length && this.entries.get(order[this.closedStart]!.entryId) !== order[this.closedStart]) {
-      this.closedStart++;
-    }
-    if (this.closedStart >= 1024 && this.closedStart * 2 >= order.length) {
-      order.splice(0, this.closedStart);
-      this.closedStart = 0;
-    }
   }
 }

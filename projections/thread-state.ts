@@ -1,7 +1,9 @@
 /**
- * One thread's entries in run order. Closed entries are skipped lazily at the head
- * (an entry in the middle may close first: cancel, expiry, thread deletion), and the
- * array is trimmed once enough closed entries have piled up in front of the head.
+ * One thread's open entries in run order (the view drops a thread once none is open). Closed
+ * entries are skipped lazily at the head (an entry in the middle may close first: cancel,
+ * expiry, thread deletion), and the array is trimmed once enough closed entries have piled
+ * up in front of the head. Run ids are those of its open entries' attempts (a closed entry's
+ * are in the ticket index).
  */
 import type { TenantCounter } from './tenant-counts.ts';
 
@@ -16,8 +18,6 @@ export class ThreadState<E extends ThreadMember> {
   private queue: E[] = [];
   private start = 0;
   openCount = 0;
-  /** Every entry of the thread still in the view (open or closed, not pruned). */
-  entryCount = 0;
   /** Allocated on the first attempt: most threads of a large backlog never ran. */
   #runIds: Map<string, string> | null = null;
 
@@ -44,7 +44,6 @@ export class ThreadState<E extends ThreadMember> {
   append(entry: E): void {
     this.queue.push(entry);
     this.openCount++;
-    this.entryCount++;
   }
 
   /** The first open entry: the only one that may run. */
@@ -59,7 +58,7 @@ export class ThreadState<E extends ThreadMember> {
   }
 
   private trim(): void {
-    if (this.start < 1024 || this.start * 2 < this.queue.length) return;
+    if (this.start < 64 || this.start * 2 < this.queue.length) return;
     this.queue = this.queue.slice(this.start);
     this.start = 0;
   }

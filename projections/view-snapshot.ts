@@ -11,15 +11,18 @@
  * a replay runs, and a view that changes how it keeps entries restores the same way.
  *
  * What a synthetic event changes beyond the entry (metrics, lastAt) is overwritten after.
- * Closed entries are isolated in `closedPart`/`restoreClosed`: today they are kept whole; a
- * view with a ticket index stores its columns there instead (closedIndex).
+ * Closed entries are the ticket index's columns (closedIndex, projections/ticket-index.ts),
+ * restored as they are; open entries keep where their records lie (the index learns it when
+ * they close). A snapshot keeping closed entries whole (closedEntries) is not restored.
  */
 import { answerKey } from '../src/events/keys.ts';
-import type { PartitionState, SnapshotAnswer, SnapshotClosedEntry, SnapshotEntry, SnapshotThread } from '../src/events/snapshot-types.ts';
-import type { CommandAnswered, RunlogEvent, Submitted } from '../src/events/types.ts';
+import type { PartitionState, SnapshotAnswer, SnapshotEntry, SnapshotThread } from '../src/events/snapshot-types.ts';
+import type { CommandAnswered, Submitted } from '../src/events/types.ts';
 import type { Answer } from './answers.ts';
 import type { EntryState } from './entry-state.ts';
 import { PartitionView } from './partition-view.ts';
+import { fromSnapshotColumns, toSnapshotColumns } from './snapshot-columns.ts';
+import { TicketIndex, type TicketIndexColumns } from './ticket-index.ts';
 
 /** The state a snapshot of `view` keeps. Reads the view in this turn: call it while no append is in flight. */
 export function viewState(view: PartitionView): PartitionState {
@@ -58,30 +61,18 @@ export function restoreView(partition: number, state: PartitionState, nextOffset
   return view;
 }
 
-// ---- Closed entries: kept whole today (closedEntries); the ticket index's columns later -----
+// ---- Closed entries: the ticket index's columns -------------------------------------------
 
 function closedPart(view: PartitionView): Pick<PartitionState, 'closedEntries' | 'closedIndex'> {
-  const closed = view.oldestClosed(Number.POSITIVE_INFINITY, () => true);
-  const closedEntries = closed.map((entry): SnapshotClosedEntry => ({ tenant: entry.tenant, thread: entry.thread, entry: entryOf(entry) }));
-  return { closedEntries, closedIndex: [] };
+  return { closedEntries: [], closedIndex: toSnapshotColumns(view.closed.index.toColumns()) };
 }
 
 function restoreClosed(view: PartitionView, state: PartitionState): void {
-  for (const { tenant, thread, entry } of state.closedEntries) restoreEntry(view, tenant, thread, entry);
-  for (const { tenant, thread, entry } of state.closedEntries) {
-    const close: RunlogEvent = {
-      type: 'Closed',
-      tenant,
-      thread,
-      entryId: entry.entryId,
-      at: entry.closedAt!,
-      outcome: entry.outcome!,
-      result: entry.result,
-      error: entry.error,
-      deferredAttempts: entry.deferredAttempts,
-    };
-    view.apply(null, '', close);
+  if (state.closedIndex.length > 0) {
+    view.closed.index = TicketIndex.fromColumns(fromSnapshotColumns(state.closedIndex) as unknown as TicketIndexColumns);
   }
+  // Closed entries kept whole (a snapshot from before the ticket index) say nothing of where their records lie.
+  if (state.closedEntries.length > 0) throw new Error("the snapshot keeps closed entries whole, without their records' offsets");
 }
 
 // ---- Entries ------------------------------------------------------------------------------
@@ -98,12 +89,12 @@ function entryOf(entry: EntryState): SnapshotEntry {
     maxAttempts: entry.maxAttempts,
     metadata: entry.metadata,
     submittedAt: entry.submittedAt,
-    submittedOffset: -1,
+    submittedOffset: entry.submittedOffset,
     notBefore: entry.notBefore,
     lease: entry.lease === null ? null : { ...entry.lease },
     lastEpoch: entry.lastEpoch,
     deferredAttempts: entry.deferredAttempts,
-    attempts: entry.attempts.map((attempt) => ({ ...attempt, offset: -1 })),
+    attempts: entry.attempts.map((attempt, n) => ({ ...attempt, offset: entry.attemptOffsets[n]! })),
     outcome: entry.outcome,
     result: entry.result,
     error: entry.error,
@@ -142,6 +133,10 @@ function restoreEntry(view: PartitionView, tenant: string, thread: string, entry
     }
   }
   if (lease !== null) view.apply(null, '', { type: 'Leased', ...ids, at: entry.submittedAt, ...lease, deferredAttempts });
+  // Where its records lie (the ticket index learns them when it closes).
+  const restored = view.entries.get(entry.entryId)!;
+  restored.submittedOffset = entry.submittedOffset;
+  restored.attemptOffsets = entry.attempts.map((attempt) => attempt.offset);
 }
 
 // ---- Answers ------------------------------------------------------------------------------

@@ -74,13 +74,18 @@ async function main(): Promise<void> {
 async function reportPreviousRuns(queue: RunQueue, replayMs: number): Promise<number> {
   let events = 0;
   for (let p = 0; p < queue.partitions; p++) for await (const _ of queue.log.read(p, 0n)) events++;
-  const entries = queue.views().flatMap((view) => [...view.entries.values()]);
+  // Open entries are in the views; closed ones are read back (the views keep only their tickets).
+  const closed = queue.views().flatMap((view) => view.oldestClosed(Number.POSITIVE_INFINITY, () => true));
+  const entries = [
+    ...queue.views().flatMap((view) => [...view.entries.values()]),
+    ...(await Promise.all(closed.map((ticket) => queue.entry(ticket.tenant, ticket.entryId)))),
+  ];
   if (entries.length === 0) {
     console.log(`== Opened an empty log in ${DIR} (first run)`);
     return 1;
   }
   const lastRound = Math.max(...entries.map((entry) => Number(entry.metadata.round ?? 0)));
-  const open = entries.filter((entry) => !entry.closed).length;
+  const open = entries.filter((entry) => entry.outcome === null).length;
   console.log(`== Rebuilt the queue from the log in ${DIR}: replayed ${events} events (opening and replay took ${replayMs.toFixed(0)} ms)`);
   console.log(`   ${entries.length} entries from ${lastRound} earlier round(s), ${open} open; round ${lastRound} left:`);
   for (const entry of entries.filter((e) => e.metadata.round === String(lastRound)).sort(bySeq)) {

@@ -1,6 +1,6 @@
 /** Callers of awaitClosed, woken by closes (never by polling). */
 import type { RunlogEvent } from '../events/types.ts';
-import type { EntryState } from '../../projections/entry-state.ts';
+import type { ClosedEntry } from '../../projections/closed-entry.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
 import { isClosing } from './decide.ts';
 import { toPublicEntry } from './public-entry.ts';
@@ -39,18 +39,18 @@ export class ClosedWaiters {
   }
 
   /** The entries closed by `events` that someone awaits, taken from the view when the events are folded (closed entries never change again). */
-  awaitedIn(view: PartitionView, events: RunlogEvent[]): EntryState[] {
-    const closed: EntryState[] = [];
+  awaitedIn(view: PartitionView, events: RunlogEvent[]): ClosedEntry[] {
+    const closed: ClosedEntry[] = [];
     for (const event of events) {
       if (!isClosing(event) || !this.has(event.entryId)) continue;
-      const entry = view.entries.get(event.entryId);
+      const entry = view.unsettledEntry(event.entryId);
       if (entry !== undefined) closed.push(entry);
     }
     return closed;
   }
 
   /** Wakes the waiters of `closed` (once their closes are durable), each with an entry of its own. */
-  wakeAll(closed: EntryState[]): void {
+  wakeAll(closed: ClosedEntry[]): void {
     for (const entry of closed) this.wake(entry.entryId, () => toPublicEntry(entry));
   }
 

@@ -102,6 +102,12 @@ export type Starting = { kind: 'started'; events: [Leased, AttemptStarted] };
 export type ExpiredInstead = { kind: 'expired'; events: [Closed] };
 /** Nothing changes, and that is no refusal: a stale yield, an entry that is not takeable, nothing due. */
 export type Unchanged = { kind: 'unchanged'; events: never[] };
+/**
+ * The decision needs these closed entries whole, and the view holds only their tickets (a
+ * submission key or run id hashes to them: projections/closed-tickets.ts): the shell reads
+ * them (cache or log) and asks again with them (decide's `closed`).
+ */
+export type ReadFirst = { kind: 'read'; entryIds: string[] };
 /** The command is refused; the shell throws `error`. */
 export type Refused = { kind: 'refused'; error: RunlogError };
 /** Entries pruned (EntriesPruned, empty when only answers are), and the keys of loose answers to tombstone with it. */
@@ -111,19 +117,19 @@ export type Answering = { kind: 'answered'; events: RunlogEvent[]; answer: Comma
 
 /** What each command may decide. */
 export interface Decisions {
-  Submit: Created | Existing | Refused;
+  Submit: Created | Existing | Refused | ReadFirst;
   Lease: Leasing | ExpiredInstead | Unchanged;
   LeaseStart: Starting | Leasing | ExpiredInstead | Unchanged;
   LeaseEntry: Leasing | ExpiredInstead | Unchanged | Refused;
   Extend: Append<[LeaseExtended]> | Refused;
-  StartAttempt: Append<[AttemptStarted]> | Refused;
+  StartAttempt: Append<[AttemptStarted]> | Refused | ReadFirst;
   Yield: Append<[Yielded]> | Unchanged | Refused;
   Close: Append<[Closed]> | Refused;
   Cancel: Append<[CancelRequested]> | Refused;
   DeleteThread: Append<ThreadDeleted[]> | Unchanged;
   Expire: Append<Closed[]> | Unchanged;
   Prune: Pruning | Unchanged;
-  Answer: Answering;
+  Answer: Answering | ReadFirst;
 }
 
 export type DecisionOf<T extends Command['type']> = Decisions[T];

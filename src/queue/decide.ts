@@ -9,6 +9,7 @@
  */
 import { RunlogError } from '../errors.ts';
 import { describe } from '../validation/index.ts';
+import { submissionKeyId } from '../../projections/closed-tickets.ts';
 import type {
   AnsweredCommand,
   AttemptStarted,
@@ -21,8 +22,9 @@ import type {
   TicketKeyCreated,
   Yielded,
 } from '../events/types.ts';
-import type { EntryState } from '../../projections/entry-state.ts';
-import { submissionKeyId, type PartitionView } from '../../projections/partition-view.ts';
+import type { ClosedEntry } from '../../projections/closed-entry.ts';
+import { EntryState } from '../../projections/entry-state.ts';
+import type { ClosedTicket, PartitionView } from '../../projections/partition-view.ts';
 import type {
   Append,
   Command,
@@ -33,6 +35,7 @@ import type {
   ExpiredInstead,
   Leasing,
   OpenCounts,
+  ReadFirst,
   Refused,
   SubmissionFields,
   Unchanged,
@@ -43,16 +46,27 @@ import type { Capacity, Entry, Lease } from './types.ts';
 const NONE = Object.freeze([]) as never[];
 const UNCHANGED: Unchanged = Object.freeze({ kind: 'unchanged', events: NONE }) as Unchanged;
 
-export function decide<C extends Command>(view: PartitionView, command: C, now: number): DecisionOf<C['type']> {
+/**
+ * Closed entries whole, by entry id, as far as the shell has them at hand (the view holds
+ * only their tickets): a decision needing one that is not at hand is ReadFirst.
+ */
+export type ClosedReader = (entryId: string) => ClosedEntry | undefined;
+
+export function decide<C extends Command>(
+  view: PartitionView,
+  command: C,
+  now: number,
+  closed: ClosedReader = (entryId) => view.unsettledEntry(entryId),
+): DecisionOf<C['type']> {
   // Each case's function is typed with its own command's decisions (Decisions[T]); the one cast
   // says the switch picked the case of C's type.
-  return decideCommand(view, command, now) as DecisionOf<C['type']>;
+  return decideCommand(view, command, now, closed) as DecisionOf<C['type']>;
 }
 
-function decideCommand(view: PartitionView, command: Command, now: number): Decision {
+function decideCommand(view: PartitionView, command: Command, now: number, closed: ClosedReader): Decision {
   switch (command.type) {
     case 'Submit':
-      return submit(view, command, now);
+      return submit(view, command, now, closed);
     case 'Lease':
       return leaseHead(view, command, now);
     case 'LeaseStart':
@@ -62,7 +76,7 @@ function decideCommand(view: PartitionView, command: Command, now: number): Deci
     case 'Extend':
       return extend(view, command, now);
     case 'StartAttempt':
-      return startAttempt(view, command, now);
+      return startAttempt(view, command, now, closed);
     case 'Yield':
       return yieldEntry(view, command, now);
     case 'Close':
@@ -76,7 +90,7 @@ function decideCommand(view: PartitionView, command: Command, now: number): Deci
     case 'Prune':
       return prune(view, command, now);
     case 'Answer':
-      return answer(view, command, now);
+      return answer(view, command, now, closed);
     default:
       return unknownCommand(command);
   }
@@ -93,12 +107,13 @@ function unknownCommand(command: never): never {
  * else ThreadBusy (strategy reject, the thread has an open entry), QueueFull (capacity), or a
  * new entry. The partition's first submission also writes its ticket key, in the same append.
  */
-function submit(view: PartitionView, command: CommandOf<'Submit'>, now: number): Decisions['Submit'] {
+function submit(view: PartitionView, command: CommandOf<'Submit'>, now: number, closed: ClosedReader): Decisions['Submit'] {
   const { submission } = command;
   const { tenant, thread, key } = submission;
   if (key !== null) {
-    const existing = view.submissionKeys.get(submissionKeyId(tenant, thread, key));
-    if (existing !== undefined) return sameSubmission(view.entries.get(existing)!, submission);
+    const existing = keyedEntry(view, tenant, thread, key, closed);
+    if (existing !== undefined && 'kind' in existing) return existing;
+    if (existing !== undefined) return sameSubmission(existing, submission);
   }
   if (submission.strategy === 'reject' && (view.thread(tenant, thread)?.openCount ?? 0) > 0) {
     return refuse('ThreadBusy', `thread ${JSON.stringify(thread)} of tenant ${JSON.stringify(tenant)} has an open entry`);
@@ -112,12 +127,43 @@ function submit(view: PartitionView, command: CommandOf<'Submit'>, now: number):
   return { kind: 'created', events: keyCreated === null ? [submitted] : [keyCreated, submitted], entryId };
 }
 
+/**
+ * The retained entry `key` names on (tenant, thread), open or closed, or undefined. A closed
+ * one is found by the hash of its key (closed-tickets.ts) and checked whole: ReadFirst when
+ * a candidate is not at hand.
+ */
+function keyedEntry(
+  view: PartitionView,
+  tenant: string,
+  thread: string,
+  key: string,
+  closed: ClosedReader,
+): EntryState | ClosedEntry | ReadFirst | undefined {
+  const open = view.submissionKeys.get(submissionKeyId(tenant, thread, key));
+  if (open !== undefined) return view.entries.get(open)!;
+  const { found, missing } = wholeEntries(view.closed.byKey(tenant, thread, key), closed);
+  if (missing.length > 0) return { kind: 'read', entryIds: missing };
+  return found.find((entry) => entry.tenant === tenant && entry.thread === thread && entry.key === key);
+}
+
+/** The closed entries of `tickets` that are at hand, and the ids of those that are not. */
+function wholeEntries(tickets: readonly ClosedTicket[], closed: ClosedReader): { found: ClosedEntry[]; missing: string[] } {
+  const found: ClosedEntry[] = [];
+  const missing: string[] = [];
+  for (const ticket of tickets) {
+    const entry = closed(ticket.entryId);
+    if (entry === undefined) missing.push(ticket.entryId);
+    else found.push(entry);
+  }
+  return { found, missing };
+}
+
 function ticketKey(view: PartitionView, secret: Uint8Array | null, now: number): TicketKeyCreated {
   if (secret === null) throw new Error(`partition ${view.partition} has no ticket key and none was drawn`);
   return { type: 'TicketKeyCreated', tenant: '', thread: '', entryId: '', at: now, secret, legacyThrough: view.issuedThrough };
 }
 
-function sameSubmission(entry: EntryState, submission: SubmissionFields): Decisions['Submit'] {
+function sameSubmission(entry: EntryState | ClosedEntry, submission: SubmissionFields): Decisions['Submit'] {
   // Identity is what the work is; timing (notBefore, deadline) and strategy are not part of it,
   // since a client retrying a submission often recomputes them from its own clock.
   const same =
@@ -160,6 +206,7 @@ function leaseHead(view: PartitionView, command: CommandOf<'Lease'>, now: number
 function leaseStart(view: PartitionView, command: CommandOf<'LeaseStart'>, now: number): Decisions['LeaseStart'] {
   const entry = view.entries.get(command.entryId);
   if (entry === undefined || !isAskedFor(entry, command.agents, command.tenants) || !isTakeable(view, entry, now)) return UNCHANGED;
+  // Only the open entries' run ids: the shell draws a fresh UUID, which no closed entry has used either.
   if (entry.threadState.runIds.has(command.runId)) return UNCHANGED;
   const leasing = leaseOrExpire(entry, command.holder, command.ttlMs, now);
   if (leasing.kind === 'expired' || attemptsUsedUp(entry, command.attemptCap)) return leasing;
@@ -179,7 +226,7 @@ function leaseStart(view: PartitionView, command: CommandOf<'LeaseStart'>, now: 
 function leaseEntry(view: PartitionView, command: CommandOf<'LeaseEntry'>, now: number): Decisions['LeaseEntry'] {
   const entry = lookUp(view, command.tenant, command.entryId);
   if (entry instanceof RunlogError) return { kind: 'refused', error: entry };
-  if (!isFreeHead(view, entry, now)) return UNCHANGED;
+  if (!(entry instanceof EntryState) || !isFreeHead(view, entry, now)) return UNCHANGED;
   return leaseOrExpire(entry, command.holder, command.ttlMs, now);
 }
 
@@ -253,14 +300,34 @@ function extend(view: PartitionView, { lease, ttlMs }: CommandOf<'Extend'>, now:
   return append({ type: 'LeaseExtended', ...ids(entry), at: now, holder, epoch, expiresAt: now + ttlMs, deferredAttempts });
 }
 
-function startAttempt(view: PartitionView, { lease, runId }: CommandOf<'StartAttempt'>, now: number): Decisions['StartAttempt'] {
+function startAttempt(
+  view: PartitionView,
+  { lease, runId }: CommandOf<'StartAttempt'>,
+  now: number,
+  closed: ClosedReader,
+): Decisions['StartAttempt'] {
   const entry = currentEntry(view, lease, now);
   if (entry instanceof RunlogError) return { kind: 'refused', error: entry };
-  const usedBy = entry.threadState.runIds.get(runId);
+  const usedBy = runIdUser(view, entry, runId, closed);
+  if (usedBy !== undefined && typeof usedBy !== 'string') return usedBy;
   if (usedBy !== undefined) {
     return refuse('RunIdReused', `run id ${JSON.stringify(runId)} already names a run of entry ${usedBy} on this thread`);
   }
   return append({ type: 'AttemptStarted', ...ids(entry), at: now, runId, attempt: entry.attempts.length + 1, epoch: lease.epoch });
+}
+
+/**
+ * The entry that ran `runId` on `entry`'s thread, or undefined: an open one (its thread's
+ * run ids) or a retained closed one (found by a hash, checked whole: ReadFirst when not at hand).
+ */
+function runIdUser(view: PartitionView, entry: EntryState, runId: string, closed: ClosedReader): string | ReadFirst | undefined {
+  const open = entry.threadState.runIds.get(runId);
+  if (open !== undefined) return open;
+  const { tenant, thread } = entry;
+  const { found, missing } = wholeEntries(view.closed.byRunId(tenant, thread, runId), closed);
+  if (missing.length > 0) return { kind: 'read', entryIds: missing };
+  const user = found.find((e) => e.tenant === tenant && e.thread === thread && e.attempts.some((a) => a.runId === runId));
+  return user?.entryId;
 }
 
 /** A stale lease's yield changes nothing (unchanged, no refusal): the entry is someone else's now. */
@@ -330,7 +397,7 @@ function expire(view: PartitionView, now: number): Decisions['Expire'] {
 }
 
 /** A closed entry closed at or before `closedBy` (the store-clock time a ticket lifetime ago) may be pruned. */
-export function isPrunable(entry: EntryState, closedBy: number): boolean {
+export function isPrunable(entry: { closedAt: number | null }, closedBy: number): boolean {
   return entry.closedAt !== null && entry.closedAt <= closedBy;
 }
 
@@ -365,7 +432,7 @@ function prune(view: PartitionView, { closedBy, limit, answerLimit }: CommandOf<
  * and its refusal (QueueFull, ThreadBusy, TicketNotFound, ... or InvalidArgument for a request
  * the shell could not make a command of) becomes the answer's code and message.
  */
-function answer(view: PartitionView, command: CommandOf<'Answer'>, now: number): Decisions['Answer'] {
+function answer(view: PartitionView, command: CommandOf<'Answer'>, now: number, closed: ClosedReader): Decisions['Answer'] {
   const { requestId, tenant, thread, request } = command;
   const base = { type: 'CommandAnswered', tenant, thread, at: now, requestId } as const;
   const first = view.answers.of(tenant, requestId);
@@ -375,7 +442,8 @@ function answer(view: PartitionView, command: CommandOf<'Answer'>, now: number):
   }
   if (request.kind === 'invalid') return answered([], refusal(base, request.command, null, request.error));
   if (request.kind === 'submit') {
-    const decision = submit(view, request.command, now);
+    const decision = submit(view, request.command, now, closed);
+    if (decision.kind === 'read') return decision;
     if (decision.kind === 'refused') return answered([], refusal(base, 'submit', null, decision.error));
     const { entryId } = decision;
     return answered(decision.events, {
@@ -415,18 +483,21 @@ function refusal(
  * The tenant's entry, or the refusal that tells "gone" from "never issued". Another
  * tenant's entry reads exactly as a pruned one does (TicketExpired, the same message).
  */
-export function lookUp(view: PartitionView, tenant: string, entryId: string): EntryState | RunlogError {
-  const entry = view.entries.get(entryId);
+export function lookUp(view: PartitionView, tenant: string, entryId: string): EntryState | ClosedTicket | RunlogError {
+  const entry = view.entries.get(entryId) ?? view.closedTicket(entryId);
   if (entry !== undefined && entry.tenant === tenant) return entry;
-  if (entry !== undefined || wasIssued(view, entryId)) {
-    return new RunlogError('TicketExpired', `ticket ${entryId} has expired or is not tenant ${JSON.stringify(tenant)}'s`);
-  }
+  if (entry !== undefined || wasIssued(view, entryId)) return expiredTicket(entryId, tenant);
   // Worded as partitionOfEntryId words an id of no partition: an unknown id reads the same whatever its shape.
   return new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);
 }
 
-/** lookUp for a read: the tenant's entry, or the refusal thrown. */
-export function findEntry(view: PartitionView, tenant: string, entryId: string): EntryState {
+/** TicketExpired: `entryId` is gone, or not `tenant`'s (the two read the same). */
+export function expiredTicket(entryId: string, tenant: string): RunlogError {
+  return new RunlogError('TicketExpired', `ticket ${entryId} has expired or is not tenant ${JSON.stringify(tenant)}'s`);
+}
+
+/** lookUp for a read: the tenant's open entry or closed ticket (whose entry the shell reads), or the refusal thrown. */
+export function findEntry(view: PartitionView, tenant: string, entryId: string): EntryState | ClosedTicket {
   const entry = lookUp(view, tenant, entryId);
   if (entry instanceof RunlogError) throw entry;
   return entry;
@@ -451,7 +522,7 @@ function wasIssued(view: PartitionView, entryId: string): boolean {
 /** The tenant's open entry, or TicketExpired, TicketNotFound or EntryClosed. */
 function openEntry(view: PartitionView, tenant: string, entryId: string): EntryState | RunlogError {
   const entry = lookUp(view, tenant, entryId);
-  if (entry instanceof RunlogError || !entry.closed) return entry;
+  if (entry instanceof RunlogError || (entry instanceof EntryState && !entry.closed)) return entry;
   return new RunlogError('EntryClosed', `entry ${entry.entryId} is closed (${entry.outcome})`);
 }
 

@@ -1,36 +1,13 @@
 /**
- * Ticket (entry) ids.
- *
- * An entry's sequence number counts from 1 per partition and is never reused (the
- * EntriesPruned watermark remembers the highest one issued). Its id is `<partition>-<token>`:
- * the token is the AES-128 encryption, under the partition's ticket key (TicketKeyCreated,
- * 16 random bytes), of one block holding the sequence (8 bytes, big-endian) and 8 zero
- * bytes, written as unpadded base64url (22 characters). So an id tells a caller nothing of
- * the sequence: no tenant can enumerate another's ids or count the tickets issued.
- *
- * Decrypting a token tells an id runlog issued from a forged one without any memory per
- * ticket: the zero bytes come back only for a block this key encrypted (a forgery passes
- * at odds of 2^-64), and the sequence must be one already issued. So after prune and
- * compaction the owner's id still reads TicketExpired while a forged one reads
- * TicketNotFound; the key lives in the log under a key never tombstoned.
- *
- * Logs written before ticket keys hold plain `<partition>-<seq>` ids. Those entries keep
- * their ids, and a plain id reads as issued while its seq is at most the key's
- * `legacyThrough`: the count of plain ids the partition issued, fixed when its key was
- * created, so it tells nothing of later tickets. New logs have no plain ids at all.
+ * Ticket (entry) ids as the queue takes them from callers: the id format itself (and why it
+ * tells nothing of the sequence) is src/events/entry-ids.ts, which the view's fold reads too.
  */
-import { createCipheriv, createDecipheriv, randomFillSync, type Cipher, type Decipher } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { RunlogError, invalidArgument } from '../errors.ts';
 import { describe } from '../validation/index.ts';
+import { TICKET_SECRET_BYTES, parseEntryId } from '../events/entry-ids.ts';
 
-export const TICKET_SECRET_BYTES = 16;
-
-/** A ticket id's parts: its partition, and either its token or (a plain legacy id) its seq. */
-export type ParsedEntryId = { partition: number; token: string; seq: null } | { partition: number; token: null; seq: number };
-
-/** 16 bytes are 21 base64url characters and 2 bits: the last character is one of AQgw. */
-const TOKEN_ID = /^(0|[1-9]\d{0,5})-([A-Za-z0-9_-]{21}[AQgw])$/;
-const PLAIN_ID = /^(0|[1-9]\d{0,5})-([1-9]\d{0,15})$/;
+export { TICKET_SECRET_BYTES, formatEntryId, parseEntryId, sequenceOf, type ParsedEntryId } from '../events/entry-ids.ts';
 
 /**
  * The partition an entry id argument names, for a lookup. Any string is looked up: one that
@@ -48,58 +25,4 @@ export function partitionOfEntryId(entryId: unknown, partitions: number): number
 /** A fresh ticket key (the shell draws it; decisions stay pure). */
 export function newTicketSecret(): Uint8Array {
   return randomFillSync(new Uint8Array(TICKET_SECRET_BYTES));
-}
-
-export function formatEntryId(partition: number, seq: number, secret: Uint8Array): string {
-  const block = Buffer.alloc(16);
-  block.writeUInt32BE(Math.floor(seq / 2 ** 32), 0);
-  block.writeUInt32BE(seq >>> 0, 4);
-  return `${partition}-${ciphersOf(secret).encrypt.update(block).toString('base64url')}`;
-}
-
-/** The id's parts, or null for anything not shaped like an id runlog issues. */
-export function parseEntryId(entryId: unknown, partitions: number): ParsedEntryId | null {
-  if (typeof entryId !== 'string') return null;
-  const token = TOKEN_ID.exec(entryId);
-  if (token !== null) return inRange({ partition: Number(token[1]), token: token[2]!, seq: null }, partitions);
-  const plain = PLAIN_ID.exec(entryId);
-  if (plain === null || !Number.isSafeInteger(Number(plain[2]))) return null;
-  return inRange({ partition: Number(plain[1]), token: null, seq: Number(plain[2]) }, partitions);
-}
-
-/** The sequence a token was issued for under `secret`, or null when this key never made it. */
-export function sequenceOf(token: string, secret: Uint8Array): number | null {
-  const block = ciphersOf(secret).decrypt.update(Buffer.from(token, 'base64url'));
-  if (block.length !== 16 || block.readUInt32BE(8) !== 0 || block.readUInt32BE(12) !== 0) return null;
-  const seq = block.readUInt32BE(0) * 2 ** 32 + block.readUInt32BE(4);
-  return seq >= 1 && Number.isSafeInteger(seq) ? seq : null;
-}
-
-function inRange(parsed: ParsedEntryId, partitions: number): ParsedEntryId | null {
-  return parsed.partition < partitions ? parsed : null;
-}
-
-interface Ciphers {
-  encrypt: Cipher;
-  decrypt: Decipher;
-}
-
-/**
- * One ECB cipher each way per key, reused: without padding every 16-byte update answers
- * its block at once, and a cipher object costs far more to set up than a block to encrypt.
- */
-const ciphers = new WeakMap<Uint8Array, Ciphers>();
-
-function ciphersOf(secret: Uint8Array): Ciphers {
-  let pair = ciphers.get(secret);
-  if (pair === undefined) {
-    if (secret.length !== TICKET_SECRET_BYTES) {
-      throw new RunlogError('Corrupt', `the partition's ticket key is ${secret.length} bytes, expected ${TICKET_SECRET_BYTES}`);
-    }
-    pair = { encrypt: createCipheriv('aes-128-ecb', secret, null), decrypt: createDecipheriv('aes-128-ecb', secret, null) };
-    pair.encrypt.setAutoPadding(false);
-    pair.decrypt.setAutoPadding(false);
-    ciphers.set(secret, pair);
-  }
-  return pair;
 }

@@ -20,6 +20,7 @@ import type { RunQueueOptions } from './types.ts';
 import type { WarningListener } from '../warnings.ts';
 export { DEFAULT_PARTITIONS } from '../log/open-log.ts';
 export { DEFAULT_MAX_INPUT_BYTES } from './queue-options.ts';
+export { DEFAULT_CLOSED_CACHE_BYTES } from './closed-entries.ts';
 
 export async function openRunQueue(options: RunQueueOptions): Promise<RunQueue> {
   const { log: config, partitions, ...settings } = requireObject('options', options, QUEUE_OPTION_KEYS);
@@ -45,12 +46,12 @@ export async function openRunQueueOnLog(log: EventLog, options: Omit<RunQueueOpt
 }
 
 async function queueOnLog(log: EventLog, settings: QueueSettings): Promise<RunQueue> {
-  const { clock, capacity, maxInputBytes: asked, retention, warnings, ownership, snapshots } = settings;
+  const { clock, capacity, maxInputBytes: asked, retention, warnings, ownership, snapshots, closedCacheBytes } = settings;
   const maxInputBytes = inputLimit(asked, log);
   const views = ownership === 'all' ? await claimAndReplay(log, warnings.report) : Array.from({ length: log.partitions }, () => null);
   const latestAt = views.reduce((latest, view) => Math.max(latest, view?.lastAt ?? 0), 0);
   const clockNow = new StoreClock(clock, latestAt, warnings.report);
-  const queue = new RunQueue(log, views, clockNow, capacity, maxInputBytes, warnings, ownership, snapshots);
+  const queue = new RunQueue(log, views, clockNow, capacity, maxInputBytes, warnings, ownership, snapshots, closedCacheBytes);
   if (retention !== null) queue.sweepEvery(retention);
   return queue;
 }

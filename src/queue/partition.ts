@@ -46,14 +46,16 @@
 import { RunlogError, invalidArgument, isRunlogError } from '../errors.ts';
 import type { Closed, RunlogEvent } from '../events/types.ts';
 import { appendBytes, type AppendRecord, type ConsumedOffset, type EventLog } from '../log/event-log.ts';
-import type { EntryState } from '../../projections/entry-state.ts';
 import { openView } from '../projector/snapshots.ts';
 import { PartitionView } from '../../projections/partition-view.ts';
 import type { RunlogWarning } from '../warnings.ts';
 import { Backoff } from '../retry.ts';
 import { ClosedWaiters } from './closed-waiters.ts';
-import type { Command, DecisionOf, Refused } from './commands.ts';
-import { decide, wakesWorkers } from './decide.ts';
+import type { Command, DecisionOf, ReadFirst, Refused } from './commands.ts';
+import { decide, expiredTicket, wakesWorkers } from './decide.ts';
+import { readClosedEntry, type ClosedEntryCache } from './closed-entries.ts';
+import type { ClosedEntry } from '../../projections/closed-entry.ts';
+import type { ClosedTicket } from '../../projections/closed-tickets.ts';
 import { GroupCommit } from './group-commit.ts';
 import { checkRecordsFit } from './record-bounds.ts';
 import { recordsOf } from './records.ts';
@@ -82,7 +84,7 @@ export interface CommitOptions {
 /** A command's events folded into the view: its records to append, and the entries it closed that someone awaits. */
 interface Folded {
   records: AppendRecord[];
-  closed: EntryState[];
+  closed: ClosedEntry[];
 }
 
 /** Commands decided and folded one by one, then appended together (Partition.batch). */
@@ -91,8 +93,26 @@ export interface PartitionBatch {
   commit(): Promise<void>;
 }
 
-/** What a command decided, when it was not refused (a refusal is thrown). */
-export type Accepted<C extends Command> = Exclude<DecisionOf<C['type']>, Refused>;
+/** What a command decided, when it was not refused (a refusal is thrown) and needed no read first. */
+export type Accepted<C extends Command> = Exclude<DecisionOf<C['type']>, Refused | ReadFirst>;
+
+/** ReadFirst, for the commands that may decide it (Submit, StartAttempt, Answer). */
+export type MayReadFirst<C extends Command> = Extract<DecisionOf<C['type']>, ReadFirst>;
+
+/** Closed entries a command had read for it (Partition.fetch), by entry id. */
+export type Fetched = ReadonlyMap<string, ClosedEntry>;
+const NOTHING_FETCHED: Fetched = new Map();
+
+/** A batch item whose key names closed entries not at hand: retriable (they closed while the batch read the others). */
+function notAtHand(entryIds: readonly string[]): RunlogError {
+  const message = `the submission key names closed entries (${entryIds.join(', ')}) that closed while the batch was read: submit it again`;
+  return new RunlogError('LogUnavailable', message, { retriable: true });
+}
+
+/** Whether a decision asks for closed entries to be read first (decide.ts, ReadFirst). */
+export function isReadFirst(decision: { kind: string }): decision is ReadFirst {
+  return decision.kind === 'read';
+}
 
 /** What a partition needs of its queue. */
 export interface PartitionHost {
@@ -109,6 +129,8 @@ export interface PartitionHost {
   notOwner(partition: number): RunlogError;
   /** When views are snapshotted (null: never). */
   readonly snapshots: SnapshotSettings | null;
+  /** The queue's cache of closed entries whole (closed-entries.ts). */
+  readonly closedCache: ClosedEntryCache;
 }
 
 export class Partition {
@@ -134,6 +156,8 @@ export class Partition {
    * still under way; served, that older replay would lack what was acknowledged since.
    */
   #rebuildsBegun = 0;
+  /** Set while an answer of the commands topic reads closed entries before deciding: later answers wait (run-queue.ts, decideInOrder). */
+  answersHeld: Promise<void> | null = null;
 
   constructor(
     private readonly log: EventLog,
@@ -196,8 +220,14 @@ export class Partition {
    * and the caller gets what was made durable for it. A refusal is thrown.
    */
   async run<C extends Command, A>(command: C, answer: (decision: Accepted<C>) => A): Promise<A> {
-    if (!this.serving) await this.ready();
-    const decision = this.decide(command, this.now());
+    let fetched = NOTHING_FETCHED;
+    let decision: Accepted<C> | MayReadFirst<C>;
+    for (;;) {
+      if (!this.serving) await this.ready();
+      decision = this.decide(command, this.now(), fetched);
+      if (!isReadFirst(decision)) break;
+      fetched = await this.fetch(decision.entryIds, fetched);
+    }
     const tombstones = 'tombstones' in decision ? decision.tombstones : [];
     const durable = decision.events.length > 0 ? this.commit(decision.events, { tombstones }) : null;
     const answered = answer(decision);
@@ -223,11 +253,65 @@ export class Partition {
     return this.#lead.behind(at);
   }
 
-  /** The decision on `command` at `now`, a refusal thrown (for a caller that commits itself: take, submit). */
-  decide<C extends Command>(command: C, now: number): Accepted<C> {
-    const decision = decide(this.#view, command, now);
+  /**
+   * The decision on `command` at `now`, a refusal thrown (for a caller that commits itself:
+   * take, submit). ReadFirst when it needs closed entries not at hand: `fetch` them and ask
+   * again with them (closed entries at hand: `fetched`, those held unsettled, the cache).
+   */
+  decide<C extends Command>(command: C, now: number, fetched: Fetched = NOTHING_FETCHED): Accepted<C> | MayReadFirst<C> {
+    const decision = this.#decide(command, now, fetched);
     if (decision.kind === 'refused') throw decision.error;
-    return decision as Accepted<C>;
+    return decision as Accepted<C> | MayReadFirst<C>;
+  }
+
+  /** decide.ts on the view, with the closed entries at hand: `fetched`, those held unsettled, the cache. */
+  #decide<C extends Command>(command: C, now: number, fetched: Fetched): DecisionOf<C['type']> {
+    const view = this.#view;
+    const closed = (entryId: string): ClosedEntry | undefined =>
+      fetched.get(entryId) ?? view.unsettledEntry(entryId) ?? this.host.closedCache.get(entryId);
+    return decide(view, command, now, closed);
+  }
+
+  /** The closed entries the submission keys of `submissions` may name (a batch reads them before deciding its items). */
+  async closedEntriesForKeys(submissions: readonly { tenant: string; thread: string; key: string | null }[]): Promise<Fetched> {
+    if (!this.serving) await this.ready();
+    const ids = submissions.flatMap(({ tenant, thread, key }) =>
+      key === null ? [] : this.#view.closed.byKey(tenant, thread, key).map((ticket) => ticket.entryId),
+    );
+    return ids.length === 0 ? NOTHING_FETCHED : this.fetch(ids, NOTHING_FETCHED);
+  }
+
+  /** `fetched` and the closed entries `entryIds` (those still retained), read from the cache or the log. */
+  async fetch(entryIds: readonly string[], fetched: Fetched): Promise<Fetched> {
+    const more = new Map(fetched);
+    const view = this.#view;
+    await Promise.all(
+      entryIds.map(async (entryId) => {
+        const ticket = view.closedTicket(entryId);
+        if (ticket !== undefined) more.set(entryId, await this.closedEntry(ticket));
+      }),
+    );
+    return more;
+  }
+
+  /**
+   * The closed entry of `ticket` whole: held by the view (its close not durable yet), cached,
+   * or read back from the log (then cached). TicketExpired if it is pruned meanwhile.
+   */
+  async closedEntry(ticket: ClosedTicket): Promise<ClosedEntry> {
+    const view = this.#view;
+    const held = view.unsettledEntry(ticket.entryId) ?? this.host.closedCache.get(ticket.entryId);
+    if (held !== undefined) return held;
+    const stored = view.closed.stored(ticket);
+    if (stored === null) throw expiredTicket(ticket.entryId, ticket.tenant);
+    try {
+      const entry = await readClosedEntry(this.log, this.partition, ticket, stored);
+      this.host.closedCache.set(entry);
+      return entry;
+    } catch (error) {
+      if (this.#view.closedTicket(ticket.entryId) === undefined) throw expiredTicket(ticket.entryId, ticket.tenant);
+      throw error;
+    }
   }
 
   /**
@@ -254,6 +338,7 @@ export class Partition {
       this.#inFlight--;
     }
     this.#view.appended(offsets[offsets.length - 1]!);
+    this.#settled(events, offsets);
     this.#durable(closed, events.some(wakesWorkers), records.length);
   }
 
@@ -265,16 +350,19 @@ export class Partition {
    * appends everything added, in one append (several only when it does not fit one), and
    * resolves once durable; a failed append rejects it. Open it once the partition serves.
    */
-  batch(): PartitionBatch {
+  batch(fetched: Fetched = NOTHING_FETCHED): PartitionBatch {
     this.#requireServing();
     const now = this.now();
     const records: AppendRecord[][] = [];
-    const closed: EntryState[] = [];
+    const events: RunlogEvent[][] = [];
+    const closed: ClosedEntry[] = [];
     let wakes = false;
     return {
       add: <C extends Command, A>(command: C, answer: (decision: Accepted<C>) => A): A | RunlogError => {
-        const decision = decide(this.#view, command, now);
+        const decision = this.#decide(command, now, fetched);
         if (decision.kind === 'refused') return decision.error;
+        // A key naming a closed entry that closed after the batch's entries were read (closedEntriesForKeys): retriable.
+        if (isReadFirst(decision)) return notAtHand(decision.entryIds);
         if (decision.events.length > 0) {
           let folded: Folded;
           try {
@@ -284,6 +372,7 @@ export class Partition {
             return error;
           }
           records.push(folded.records);
+          events.push(decision.events);
           closed.push(...folded.closed);
           wakes ||= decision.events.some(wakesWorkers);
         }
@@ -291,7 +380,12 @@ export class Partition {
       },
       commit: async (): Promise<void> => {
         if (records.length === 0) return;
-        await this.#append(records, null);
+        const offsets = await this.#append(records, null);
+        let at = 0;
+        for (const [i, command] of records.entries()) {
+          this.#settled(events[i]!, offsets.slice(at, at + command.length));
+          at += command.length;
+        }
         this.#durable(
           closed,
           wakes,
@@ -322,7 +416,7 @@ export class Partition {
    * Appends a batch's folded records durably (each command's records kept in one append; as
    * few appends as fit the log's limit), and tells the view their last offset.
    */
-  async #append(commands: AppendRecord[][], consumed: ConsumedOffset | null): Promise<void> {
+  async #append(commands: AppendRecord[][], consumed: ConsumedOffset | null): Promise<bigint[]> {
     const writes: Promise<bigint[]>[] = [];
     let batch: AppendRecord[] = [];
     let bytes = 0;
@@ -348,13 +442,19 @@ export class Partition {
     }
     const last = offsets[offsets.length - 1]!;
     this.#view.appended(last[last.length - 1]!);
+    return offsets.flat();
+  }
+
+  /** The view learns where `events` (folded already) lie, and the closed entries whose records are all known now are cached. */
+  #settled(events: readonly RunlogEvent[], offsets: readonly bigint[]): void {
+    for (const entry of this.#view.settle(events, offsets)) this.host.closedCache.set(entry);
   }
 
   /**
    * Once a commit of `records` records is durable: wakes the waiters of the entries it closed,
    * and the workers if it may have made work; snapshots if one is due.
    */
-  #durable(closed: EntryState[], wakes: boolean, records: number): void {
+  #durable(closed: ClosedEntry[], wakes: boolean, records: number): void {
     this.#closes.wakeAll(closed);
     if (wakes) this.host.work();
     this.#snapshots.appended(records);
@@ -413,14 +513,16 @@ export class Partition {
    * the view runs ahead of the log by the appends in flight, and nothing is answered
    * before it is durable. A refusal (TicketExpired, ...) waits for durability too.
    */
-  async durableRead<T>(read: () => T): Promise<T> {
+  async durableRead<T>(read: () => T | Promise<T>): Promise<T> {
     for (;;) {
       if (!this.serving) await this.ready();
       const writer = this.#writer;
-      let value: T | undefined;
+      let value: T | Promise<T> | undefined;
       let refusal: unknown;
       try {
         value = read();
+        // A closed entry read back from the log: awaited below, once the barrier passed.
+        if (value instanceof Promise) value.catch(() => undefined);
       } catch (error) {
         refusal = error;
       }
@@ -428,7 +530,7 @@ export class Partition {
       // An append failed: what was read may include its events. Read the rebuilt view.
       if (writer.failed) continue;
       if (refusal !== undefined) throw refusal;
-      return value as T;
+      return await (value as T | Promise<T>);
     }
   }
 

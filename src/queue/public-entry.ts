@@ -2,10 +2,14 @@
  * The public shape of an entry and its lease, built from the fold's EntryState for a caller.
  * The view's entries are mutable and owned by the fold: callers only ever get these copies.
  */
+import type { ClosedEntry } from '../../projections/closed-entry.ts';
 import type { EntryState } from '../../projections/entry-state.ts';
 import type { Entry, Lease } from './types.ts';
 
-export function leaseOf(entry: EntryState): Lease | null {
+/** An entry as the queue holds it: open in the view, or closed (held, cached or read back). */
+export type HeldEntry = EntryState | ClosedEntry;
+
+export function leaseOf(entry: HeldEntry): Lease | null {
   const lease = entry.lease;
   if (lease === null) return null;
   return {
@@ -24,7 +28,7 @@ export function leaseOf(entry: EntryState): Lease | null {
  * metadata, attempts and lease are built fresh), so whatever the caller does with it
  * changes neither the view nor what replay gives.
  */
-export function toPublicEntry(entry: EntryState): Entry {
+export function toPublicEntry(entry: HeldEntry): Entry {
   return {
     entryId: entry.entryId,
     tenant: entry.tenant,

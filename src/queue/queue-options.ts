@@ -4,6 +4,7 @@ import type { EventLog } from '../log/event-log.ts';
 import { WarningCounter, type WarningListener } from '../warnings.ts';
 import { DEFAULT_SNAPSHOT_SETTINGS, type SnapshotSettings } from './snapshot-keeper.ts';
 import type { StoreClockSources } from './store-clock.ts';
+import { DEFAULT_CLOSED_CACHE_BYTES } from './closed-entries.ts';
 import type { Capacity, Clock, Retention } from './types.ts';
 import { describe, optionalFunction, orDefault, requireInteger, requireObject, requireTimerMs } from '../validation/index.ts';
 
@@ -32,6 +33,7 @@ export const QUEUE_SETTING_KEYS = [
   'retention',
   'ownership',
   'snapshots',
+  'closedCacheBytes',
 ] as const;
 /** The options of openRunQueue: the log to open, and the queue's own. */
 export const QUEUE_OPTION_KEYS = ['log', 'partitions', ...QUEUE_SETTING_KEYS] as const;
@@ -50,6 +52,8 @@ export interface QueueSettings {
   ownership: Ownership;
   /** When views are snapshotted (null: never; snapshot-keeper.ts). */
   snapshots: SnapshotSettings | null;
+  /** The bytes of closed entries kept whole in memory (closed-entries.ts); 0: none, each read goes to the log. */
+  closedCacheBytes: number;
 }
 
 export type Ownership = 'all' | 'assigned';
@@ -72,6 +76,7 @@ export function queueSettings(body: SettingsBody): QueueSettings {
     warnings,
     ownership: ownershipOption(body.ownership),
     snapshots: snapshotsOption(body.snapshots),
+    closedCacheBytes: requireInteger('closedCacheBytes', orDefault(body.closedCacheBytes, DEFAULT_CLOSED_CACHE_BYTES), 0),
   };
 }
 

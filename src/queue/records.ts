@@ -26,9 +26,9 @@ export function recordsOf(
 }
 
 function tombstonesOf(view: PartitionView, entryId: string): AppendRecord[] {
-  const entry = view.entries.get(entryId)!;
+  const ticket = view.closedTicket(entryId)!;
   const keys = [submissionKey(entryId), stateKey(entryId)];
-  for (const attempt of entry.attempts) keys.push(attemptKey(entryId, attempt.attempt));
+  for (let attempt = 1; attempt <= ticket.attempts; attempt++) keys.push(attemptKey(entryId, attempt));
   keys.push(...view.answers.keysOf(entryId));
   return keys.map((key) => ({ key, value: null }));
 }

@@ -11,13 +11,14 @@ import type { RunlogCommand } from '../events/command-types.ts';
 import type { AttemptStarted, CommandAnswered } from '../events/types.ts';
 import { randomUUID } from 'node:crypto';
 import { answerOptions, requestOf, requestOfRecord, requireCommand, type RequestContext } from './command-requests.ts';
-import type { CommandOf, SubmissionFields } from './commands.ts';
-import type { EntryState } from '../../projections/entry-state.ts';
+import type { Answering, CommandOf, SubmissionFields } from './commands.ts';
+import { EntryState } from '../../projections/entry-state.ts';
+import { ClosedEntryCache, DEFAULT_CLOSED_CACHE_BYTES } from './closed-entries.ts';
 import { leaseOf, toPublicEntry } from './public-entry.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
 import { findEntry, openEntryOf } from './decide.ts';
 import { newTicketSecret } from './entry-id.ts';
-import { Partition, type PartitionBatch, type PartitionHost } from './partition.ts';
+import { Partition, isReadFirst, type Fetched, type PartitionBatch, type PartitionHost } from './partition.ts';
 import type { Ownership } from './queue-options.ts';
 import { Partitions } from './partitions.ts';
 import {
@@ -85,6 +86,7 @@ export class RunQueue implements RunQueueApi {
     private readonly warnings: WarningCounter,
     ownership: Ownership = 'all',
     snapshots: SnapshotSettings | null = DEFAULT_SNAPSHOT_SETTINGS,
+    closedCacheBytes = DEFAULT_CLOSED_CACHE_BYTES,
   ) {
     this.workListeners = new WorkListeners(warnings.report);
     this.sweepTimer = new SweepTimer(warnings.report);
@@ -102,6 +104,7 @@ export class RunQueue implements RunQueueApi {
       clockToleranceMs: this.clock.stepToleranceMs,
       notOwner: (partition) => this.#notOwner(partition),
       snapshots,
+      closedCache: new ClosedEntryCache(closedCacheBytes),
     };
     this.#partitions = new Partitions(views.map((view, partition) => new Partition(log, partition, view, host)));
   }
@@ -169,13 +172,19 @@ export class RunQueue implements RunQueueApi {
     this.requireRunning();
     const asked = submissionFields(request, this.maxInputBytes);
     const partition = this.#partitions.of(asked.tenant, asked.thread);
+    let fetched: Fetched = new Map();
     for (;;) {
       // The clock is read once the partition serves: acquiring it may have raised the clock past its events' times.
       if (!partition.serving) await partition.ready();
       const now = partition.now();
       // notBefore and deadline are by the caller's wall clock: into the partition's time (a no-op unless a clock stepped).
       const fields = this.#timesOf(partition, asked);
-      const decision = partition.decide(this.#submitCommand(partition, fields), now);
+      const decision = partition.decide(this.#submitCommand(partition, fields), now, fetched);
+      // Its key may name a closed entry, read from the cache or the log first.
+      if (isReadFirst(decision)) {
+        fetched = await partition.fetch(decision.entryIds, fetched);
+        continue;
+      }
       const created = decision.kind === 'created';
       // An entry its key names may be one whose append is in flight: answered only once that is durable, else decided again.
       if (created) await partition.commit(decision.events);
@@ -249,7 +258,7 @@ export class RunQueue implements RunQueueApi {
       });
       return null;
     }
-    const decision = part.decide({ type: 'Answer', ...request }, part.now());
+    const decision = await decideInOrder(part, { type: 'Answer', ...request }, () => part.now());
     await part.commit(decision.events, consumed === undefined ? {} : { consumed });
     return decision.answer;
   }
@@ -334,7 +343,12 @@ export class RunQueue implements RunQueueApi {
     this.requireRunning();
     const items = submitBatchFields(requests, this.maxInputBytes);
     const partitions = items.map((asked) => this.#partitions.of(asked.tenant, asked.thread));
-    const batches = await this.#batches(partitions);
+    // Closed entries the items' keys may name, read first (cache or log): the items are then decided in one turn.
+    const fetched = new Map<Partition, Fetched>();
+    for (const partition of new Set(partitions)) {
+      fetched.set(partition, await partition.closedEntriesForKeys(items.filter((_, i) => partitions[i] === partition)));
+    }
+    const batches = await this.#batches(partitions, fetched);
     let existing = false;
     const answers = items.map((asked, i): BatchAnswer<'ticket', Ticket> => {
       const partition = partitions[i]!;
@@ -353,12 +367,12 @@ export class RunQueue implements RunQueueApi {
   }
 
   /** A batch on each of `partitions`, opened once all of them serve (so that the items are then decided in one turn, in order). */
-  async #batches(partitions: readonly Partition[]): Promise<Map<Partition, PartitionBatch>> {
+  async #batches(partitions: readonly Partition[], fetched = new Map<Partition, Fetched>()): Promise<Map<Partition, PartitionBatch>> {
     const distinct = [...new Set(partitions)];
     while (!distinct.every((partition) => partition.serving)) {
       await Promise.all(distinct.map((partition) => (partition.serving ? undefined : partition.ready())));
     }
-    return new Map(distinct.map((partition) => [partition, partition.batch()]));
+    return new Map(distinct.map((partition) => [partition, partition.batch(fetched.get(partition))]));
   }
 
   async #allDurable(partitions: Set<Partition>): Promise<void> {
@@ -400,7 +414,7 @@ export class RunQueue implements RunQueueApi {
   async close(lease: Lease, request: CloseRequest): Promise<Entry> {
     const { partition, checked } = this.leaseCommand(lease);
     const command = { type: 'Close', lease: checked, request: closeFields(request, this.maxInputBytes) } as const;
-    return partition.run(command, ({ events: [event] }) => toPublicEntry(partition.view.entries.get(event.entryId)!));
+    return partition.run(command, ({ events: [event] }) => closedAnswer(partition, event.entryId));
   }
 
   /** Closes every item (checked whole first) as close does, in order, one append per partition; an item's refusal is its answer. */
@@ -411,9 +425,9 @@ export class RunQueue implements RunQueueApi {
     const batches = await this.#batches(partitions);
     const answers = items.map((close, i): BatchAnswer<'entry', Entry> => {
       const partition = partitions[i]!;
-      const answer = batches.get(partition)!.add({ type: 'Close', ...close }, ({ events: [event] }) => {
-        return toPublicEntry(partition.view.entries.get(event.entryId)!);
-      });
+      const answer = batches
+        .get(partition)!
+        .add({ type: 'Close', ...close }, ({ events: [event] }) => closedAnswer(partition, event.entryId));
       return answer instanceof RunlogError ? { error: answer } : { entry: answer };
     });
     await Promise.all([...batches.values()].map((batch) => batch.commit()));
@@ -424,13 +438,17 @@ export class RunQueue implements RunQueueApi {
     this.requireRunning();
     const partition = this.#partitions.ofEntry(tenant, entryId);
     const command = { type: 'Cancel', tenant, entryId, reason: optionalText('reason', reason, 64 * 1024) } as const;
-    return partition.run(command, () => toPublicEntry(partition.view.entries.get(entryId)!));
+    return partition.run(command, () => closedAnswer(partition, entryId));
   }
 
   async entry(tenant: string, entryId: string): Promise<Entry> {
     this.requireRunning();
     const partition = this.#partitions.ofEntry(tenant, entryId);
-    return partition.durableRead(() => toPublicEntry(findEntry(partition.view, tenant, entryId)));
+    return partition.durableRead(() => {
+      const found = findEntry(partition.view, tenant, entryId);
+      // A closed one is whole in the view until durable, then in the cache or the log.
+      return found instanceof EntryState ? toPublicEntry(found) : partition.closedEntry(found).then(toPublicEntry);
+    });
   }
 
   async openEntries(tenant: string, thread: string): Promise<Entry[]> {
@@ -552,6 +570,40 @@ function refuseOtherGeneration(partition: Partition, generation: number): void {
     `partition ${partition.partition} no longer serves generation ${generation} of its view: ${why}; read the commands again from the committed offset`,
     { retriable: true },
   );
+}
+
+/**
+ * Decides an Answer so that answers land in call order (a command intake commits each one's
+ * consumed offset with it): decided in the caller's turn, unless it must read closed entries
+ * first (a submission key naming one); then the answers called after it wait for it to decide.
+ */
+async function decideInOrder(part: Partition, command: CommandOf<'Answer'>, now: () => number): Promise<Answering> {
+  while (part.answersHeld !== null) await part.answersHeld;
+  let decision = part.decide(command, now());
+  if (!isReadFirst(decision)) return decision;
+  let release!: () => void;
+  part.answersHeld = new Promise<void>((resolve) => (release = resolve));
+  try {
+    let fetched: Fetched = new Map();
+    while (isReadFirst(decision)) {
+      fetched = await part.fetch(decision.entryIds, fetched);
+      if (!part.serving) await part.ready();
+      decision = part.decide(command, now(), fetched);
+    }
+    return decision;
+  } finally {
+    part.answersHeld = null;
+    release();
+  }
+}
+
+/**
+ * What close and cancel answer: the entry their event just closed, held whole by the view
+ * until durable (still open only when the commit was refused before folding: the answer
+ * is then dropped for the refusal).
+ */
+function closedAnswer(partition: Partition, entryId: string): Entry {
+  return toPublicEntry(partition.view.unsettledEntry(entryId) ?? partition.view.entries.get(entryId)!);
 }
 
 function attemptOf(event: AttemptStarted): Attempt {

@@ -225,6 +225,12 @@ export interface RunQueueOptions {
    * (default 600,000), and on stop. `false`: never (snapshots already there are still read).
    */
   snapshots?: { everyRecords?: number; everyMs?: number } | false;
+  /**
+   * Bytes of closed entries kept whole in memory (an LRU cache; default 32 MiB, 0 allowed).
+   * The queue keeps only a small index row per closed entry; entry() of one not cached
+   * reads its records back from the log.
+   */
+  closedCacheBytes?: number;
 }
 
 export interface AwaitOptions {

@@ -45,6 +45,8 @@ export interface Backend {
    * same-tick races and multi-command model ticks do not apply there.
    */
   sameTick?: boolean;
+  /** The queue's closedCacheBytes (its default unless given; 0: every closed entry is read back from the log). */
+  closedCacheBytes?: number;
 }
 
 export class FakeClock {
@@ -85,6 +87,7 @@ export async function queueOn(backend: Backend, t: TestContext, options: QueueFi
     clock: clock.read,
     capacity: options.capacity ?? {},
     ...(options.maxInputBytes ? { maxInputBytes: options.maxInputBytes } : {}),
+    ...(backend.closedCacheBytes === undefined ? {} : { closedCacheBytes: backend.closedCacheBytes }),
   });
   stop = () => local.stop();
   const transported = await (backend.transport ?? inProcess)(local, clock);

@@ -31,10 +31,17 @@ export interface RunQueueContractOptions {
   transport?: Transport;
   /** False over a transport whose concurrent calls may reach the queue in any order (see Backend.sameTick). */
   sameTick?: boolean;
+  /** The queue's closedCacheBytes (default: its default); 0 reads every closed entry back from the log. */
+  closedCacheBytes?: number;
 }
 
 export function runQueueContract(name: string, openLog: OpenLog, options: RunQueueContractOptions): void {
-  const backend: Backend = { openLog, ...(options.transport ? { transport: options.transport } : {}), sameTick: options.sameTick ?? true };
+  const backend: Backend = {
+    openLog,
+    ...(options.transport ? { transport: options.transport } : {}),
+    ...(options.closedCacheBytes === undefined ? {} : { closedCacheBytes: options.closedCacheBytes }),
+    sameTick: options.sameTick ?? true,
+  };
   describe(`RunQueue semantics on ${name}`, () => {
     submitTests(backend);
     takeTests(backend);

@@ -9,6 +9,9 @@ import { PRUNED_KEY, recordKeyOf, stateKey, submissionKey } from '../../src/even
 import type { Outcome, RunlogEvent, Submitted } from '../../src/events/types.ts';
 import { emptyMetrics } from '../../projections/metrics.ts';
 import { PartitionView, submissionKeyId } from '../../projections/partition-view.ts';
+import type { ClosedEntry } from '../../projections/closed-entry.ts';
+import type { EntryState } from '../../projections/entry-state.ts';
+import { closedReader } from '../support/decider-spec.ts';
 
 const T0 = 1_700_000_000_000;
 
@@ -80,19 +83,30 @@ const pruned = (at: number, entryIds: string[], issuedThrough: number): RunlogEv
 class Fold {
   readonly view = new PartitionView(0);
   offset = 0n;
+  /** What was folded, by offset: closed entries are read back from it (as the queue reads its log). */
+  readonly log: (RunlogEvent | null)[] = [];
 
   events(...events: RunlogEvent[]): this {
-    for (const event of events) this.view.apply(this.offset++, recordKeyOf(event), event);
+    for (const event of events) {
+      this.log.push(event);
+      this.view.apply(this.offset++, recordKeyOf(event), event);
+    }
     return this;
   }
 
   tombstone(key: string): this {
+    this.log.push(null);
     this.view.apply(this.offset++, key, null);
     return this;
   }
 
-  entry(seq: number) {
+  open(seq: number): EntryState | undefined {
     return this.view.entries.get(`0-${seq}`);
+  }
+
+  /** The entry open, or closed and read back from its records. */
+  entry(seq: number): EntryState | ClosedEntry | undefined {
+    return this.view.entries.get(`0-${seq}`) ?? closedReader(this.view, this.log)(`0-${seq}`);
   }
 
   openIds(thread: string, tenant = 'acme'): string[] | undefined {
@@ -118,7 +132,7 @@ describe('PartitionView fold', () => {
       submitted(2, T0 + 1, { ...ids(2, 't2') }),
       submitted(3, T0 + 2),
     );
-    const entry = fold.entry(1)!;
+    const entry = fold.open(1)!;
     assert.deepEqual(
       [entry.tenant, entry.thread, entry.agent, entry.seq, entry.priority, entry.key, entry.deadline, entry.maxAttempts],
       ['acme', 't1', 'build', 1, 2, 'k1', T0 + 500, 5],
@@ -158,7 +172,7 @@ describe('PartitionView fold', () => {
     assert.equal(fold.view.nextDueAt(['build']), T0 + 100);
     assert.equal(fold.best(T0 + 100), '0-1');
     fold.events(leased(ids(1), T0 + 100, 1, T0 + 1_000));
-    const entry = fold.entry(1)!;
+    const entry = fold.open(1)!;
     assert.deepEqual([entry.lease, entry.notBefore, entry.lastEpoch], [{ holder: 'w1', epoch: 1, expiresAt: T0 + 1_000 }, null, 1]);
     assert.equal(fold.best(T0 + 999), undefined, 'a leased head waits for its lease to expire');
     assert.equal(fold.view.nextDueAt(['build']), T0 + 1_000);
@@ -188,7 +202,7 @@ describe('PartitionView fold', () => {
 
   it('AttemptStarted adds the attempt and its run id to the thread; wait and exec times go to the metrics', () => {
     const fold = new Fold().events(submitted(1, T0), leased(ids(1), T0 + 40, 1, T0 + 1_000), started(ids(1), T0 + 50, 1, 1));
-    const entry = fold.entry(1)!;
+    const entry = fold.open(1)!;
     assert.deepEqual(entry.attempts, [{ runId: '0-1/run-1', attempt: 1, epoch: 1, startedAt: T0 + 50 }]);
     assert.deepEqual([...entry.threadState.runIds], [['0-1/run-1', '0-1']]);
     fold.events({ type: 'Yielded', ...ids(1), at: T0 + 80, epoch: 1, kind: 'retry', error: 'boom', notBefore: null, deferredAttempts: 0 });
@@ -316,13 +330,20 @@ describe('PartitionView fold', () => {
       closed(ids(1), T0 + 1, 'succeeded'),
       closed(ids(3, 't2'), T0 + 1, 'succeeded'),
     );
+    assert.equal(fold.view.thread('acme', 't2'), undefined, 'a thread goes with its last open entry');
+    assert.equal(fold.view.closed.byRunId('acme', 't1', '0-1/run-1').length, 1, 'a closed entry keeps its run ids');
     fold.events(pruned(T0 + 2, ['0-1', '0-2', '0-99'], 3));
-    assert.deepEqual([...fold.view.entries.keys()], ['0-2', '0-3'], 'the open entry 0-2 and unknown ids are left alone');
+    assert.deepEqual([...fold.view.entries.keys()], ['0-2'], 'the open entry 0-2 and unknown ids are left alone');
+    assert.deepEqual(
+      ['0-1', '0-3'].map((id) => fold.view.closedTicket(id)?.entryId),
+      [undefined, '0-3'],
+    );
     assert.deepEqual([...fold.view.thread('acme', 't1')!.runIds], []);
+    assert.deepEqual(fold.view.closed.byRunId('acme', 't1', '0-1/run-1'), [], 'its run ids go with it');
     assert.deepEqual(fold.openIds('t1'), ['0-2']);
     fold.tombstone(submissionKey('0-3'));
     assert.equal(fold.entry(3), undefined);
-    assert.equal(fold.view.thread('acme', 't2'), undefined, 'a thread goes with its last entry');
+    assert.equal(fold.view.closed.size, 0);
     fold.tombstone(stateKey('0-2')).tombstone(PRUNED_KEY);
     assert.deepEqual([...fold.view.entries.keys()], ['0-2'], 'a tombstone of an open entry, or of a partition key, removes nothing');
     assert.equal(fold.view.metrics.dropped, 2);

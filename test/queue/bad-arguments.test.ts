@@ -230,6 +230,9 @@ describe('bad arguments', () => {
         ),
         ...rows(`${label} capacity.total`, 'capacity.total', [...NOT_INTEGERS, [0, '0']], (total) => open({ capacity: { total } })),
         ...rows(`${label} maxInputBytes`, 'maxInputBytes', [...NOT_INTEGERS, [0, '0']], (maxInputBytes) => open({ maxInputBytes })),
+        ...rows(`${label} closedCacheBytes`, 'closedCacheBytes', [...NOT_INTEGERS, [null, 'null']], (closedCacheBytes) =>
+          open({ closedCacheBytes }),
+        ),
         ...objectRows(`${label} retention`, 'retention', 'ticketLifetimeMs', (retention) => open({ retention }), 'every'),
         ...rows(
           `${label} retention.ticketLifetimeMs`,

@@ -12,6 +12,8 @@ async function openLog(partitions: number, t: TestContext) {
 }
 
 runQueueContract('the file log', openLog, { modelRuns: 60 });
+// Every closed entry read back from the log by its records' offsets (no cache): the same answers.
+runQueueContract('the file log without a closed-entry cache', openLog, { modelRuns: 30, closedCacheBytes: 0 });
 
 test('the ticket key survives a restart and compaction: the owner id reads TicketExpired, a forged one TicketNotFound, ids are never reused', async (t) => {
   const dir = await scratchDir(t, 'runlog-queue-');

@@ -10,7 +10,10 @@ import type { Entry } from '../../src/queue/types.ts';
 export interface ViewSnapshot {
   issuedThrough: number;
   ticketKey: { secret: string; legacyThrough: number } | null;
+  /** The open entries. */
   entries: Entry[];
+  /** The closed tickets: the ticket index's columns (typed arrays as plain arrays). */
+  closed: Record<string, unknown>;
   openEntries: Record<string, string[]>;
   runIds: Record<string, string>;
   submissionKeys: Record<string, string>;
@@ -34,6 +37,7 @@ export function snapshotView(view: PartitionView): ViewSnapshot {
         ? null
         : { secret: Buffer.from(view.ticketKey.secret).toString('hex'), legacyThrough: view.ticketKey.legacyThrough },
     entries,
+    closed: closedColumns(view),
     openEntries,
     runIds,
     submissionKeys: Object.fromEntries([...view.submissionKeys].sort(byKey)),
@@ -45,6 +49,13 @@ export function snapshotView(view: PartitionView): ViewSnapshot {
         .sort(byKey),
     ),
   };
+}
+
+function closedColumns(view: PartitionView): Record<string, unknown> {
+  const columns = view.closed.index.toColumns();
+  return Object.fromEntries(
+    Object.entries(columns).map(([name, column]) => [name, ArrayBuffer.isView(column) ? [...(column as Float64Array)] : column]),
+  );
 }
 
 function byKey<T>(a: [string, T], b: [string, T]): number {

@@ -23,7 +23,7 @@ export const replay: Command = {
       for (const view of views) addMetrics(totals, view.metrics);
       const partitions = views.map((v) => ({
         partition: v.partition,
-        entries: v.entries.size,
+        entries: v.entries.size + v.closed.size,
         open: v.openCount,
         threads: v.threads.size,
         nextOffset: v.nextOffset,

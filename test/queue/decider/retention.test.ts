@@ -108,7 +108,7 @@ describe('decider: prune', () => {
 
   it('isPrunable: closed at or before closedBy', () => {
     const view = viewOf(history);
-    const [open, closedAt20] = [view.entries.get(idOf(4))!, view.entries.get(idOf(1))!];
+    const [open, closedAt20] = [view.entries.get(idOf(4))!, view.closedTicket(idOf(1))!];
     assert.deepEqual(
       [isPrunable(closedAt20, T0 + 19), isPrunable(closedAt20, T0 + 20), isPrunable(open, T0 + 10 ** 9)],
       [false, true, false],

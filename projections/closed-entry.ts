@@ -1,0 +1,111 @@
+/**
+ * A closed entry whole: what entry() answers for it. Closed entries do not stay in the view
+ * (ticket-index.ts keeps a row for each); one is built once as it closes (the view holds it
+ * until its records are durable; the queue's cache may keep it) or again from its records
+ * read back from the log (src/queue/closed-entries.ts). Both give the same fields: the
+ * submission's, the attempts', the close's, and deferredAttempts, which the index keeps
+ * because the closing record does not carry it.
+ */
+import type { AttemptStarted, CancelRequested, Closed, Outcome, Submitted, ThreadDeleted } from '../src/events/types.ts';
+import type { AttemptRecord, EntryState } from './entry-state.ts';
+
+export type Closing = Closed | CancelRequested | ThreadDeleted;
+
+export interface ClosedEntry {
+  readonly entryId: string;
+  readonly seq: number;
+  readonly tenant: string;
+  readonly thread: string;
+  readonly agent: string;
+  readonly input: Uint8Array;
+  readonly key: string | null;
+  readonly priority: number;
+  readonly deadline: number | null;
+  readonly maxAttempts: number;
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly submittedAt: number;
+  /** Cleared by the close. */
+  readonly notBefore: null;
+  readonly lease: null;
+  readonly attempts: readonly AttemptRecord[];
+  readonly deferredAttempts: number;
+  readonly outcome: Outcome;
+  readonly result: Uint8Array | null;
+  readonly error: string | null;
+  readonly closedAt: number;
+  readonly closed: true;
+}
+
+/** How a closing event sets the outcome, result and error (the fold's rule, partition-view.ts). */
+export function outcomeOf(event: Closing): Pick<ClosedEntry, 'outcome' | 'result' | 'error'> {
+  if (event.type === 'CancelRequested') return { outcome: 'cancelled', result: null, error: event.reason };
+  if (event.type === 'ThreadDeleted') return { outcome: 'threadDeleted', result: null, error: null };
+  return { outcome: event.outcome, result: event.result, error: event.error };
+}
+
+/** The entry as the view held it when it closed (its fields are the view's own: it shares the bytes, never changed). */
+export function closedEntryOf(entry: EntryState): ClosedEntry {
+  return {
+    entryId: entry.entryId,
+    seq: entry.seq,
+    tenant: entry.tenant,
+    thread: entry.thread,
+    agent: entry.agent,
+    input: entry.input,
+    key: entry.key,
+    priority: entry.priority,
+    deadline: entry.deadline,
+    maxAttempts: entry.maxAttempts,
+    metadata: entry.metadata,
+    submittedAt: entry.submittedAt,
+    notBefore: null,
+    lease: null,
+    attempts: entry.attempts,
+    deferredAttempts: entry.deferredAttempts,
+    outcome: entry.outcome!,
+    result: entry.result,
+    error: entry.error,
+    closedAt: entry.closedAt!,
+    closed: true,
+  };
+}
+
+/** The entry its records describe: its Submitted, its AttemptStarted (attempt 1 first) and its closing record. */
+export function closedEntryFromRecords(
+  submitted: Submitted,
+  attempts: readonly AttemptStarted[],
+  closing: Closing,
+  deferredAttempts: number,
+): ClosedEntry {
+  return {
+    entryId: submitted.entryId,
+    seq: submitted.seq,
+    tenant: submitted.tenant,
+    thread: submitted.thread,
+    agent: submitted.agent,
+    input: submitted.input,
+    key: submitted.key,
+    priority: submitted.priority,
+    deadline: submitted.deadline,
+    maxAttempts: submitted.maxAttempts,
+    metadata: submitted.metadata,
+    submittedAt: submitted.at,
+    notBefore: null,
+    lease: null,
+    attempts: attempts.map((a) => ({ runId: a.runId, attempt: a.attempt, epoch: a.epoch, startedAt: a.at })),
+    deferredAttempts,
+    ...outcomeOf(closing),
+    closedAt: closing.at,
+    closed: true,
+  };
+}
+
+/** About what a closed entry holds in memory, for the cache's byte bound: its bytes, strings (2 bytes a character) and objects. */
+export function closedEntryBytes(entry: ClosedEntry): number {
+  let bytes = 400 + entry.input.byteLength + (entry.result?.byteLength ?? 0);
+  bytes += 2 * (entry.entryId.length + entry.tenant.length + entry.thread.length + entry.agent.length);
+  bytes += 2 * ((entry.key?.length ?? 0) + (entry.error?.length ?? 0));
+  for (const [name, value] of Object.entries(entry.metadata)) bytes += 48 + 2 * (name.length + value.length);
+  for (const attempt of entry.attempts) bytes += 80 + 2 * attempt.runId.length;
+  return bytes;
+}

@@ -1,0 +1,85 @@
+/**
+ * Closed entries whole, for the queue: a cache of them bounded by bytes (lru-cache, the
+ * `closedCacheBytes` option), and reading one back from the log on a miss, each of its
+ * records by its offset (the ticket index knows them: projections/ticket-index.ts). The
+ * file log seeks by its frame index; Kafka fetches from the offset (read_committed). Only
+ * durable closed entries are cached, and a closed entry never changes: only pruning ends it,
+ * and a lookup asks the view's index first, so a cached entry of a pruned ticket is never
+ * answered (it just waits for eviction).
+ */
+import { LRUCache } from 'lru-cache';
+import { RunlogError } from '../errors.ts';
+import { decodeEvent } from '../events/codec.ts';
+import { attemptKey, stateKey, submissionKey } from '../events/keys.ts';
+import type { AttemptStarted, RunlogEvent, Submitted } from '../events/types.ts';
+import type { EventLog } from '../log/event-log.ts';
+import { closedEntryBytes, closedEntryFromRecords, type ClosedEntry, type Closing } from '../../projections/closed-entry.ts';
+import type { ClosedTicket, StoredTicket } from '../../projections/closed-tickets.ts';
+
+/** The closedCacheBytes default: 32 MiB, about 60,000 closed entries of 100-byte inputs. */
+export const DEFAULT_CLOSED_CACHE_BYTES = 32 * 1024 * 1024;
+
+export class ClosedEntryCache {
+  readonly #cache: LRUCache<string, ClosedEntry> | null;
+
+  /** `maxBytes` 0: nothing is cached (every read of a closed entry goes to the log). */
+  constructor(readonly maxBytes: number) {
+    this.#cache = maxBytes === 0 ? null : new LRUCache({ maxSize: maxBytes, sizeCalculation: closedEntryBytes });
+  }
+
+  get(entryId: string): ClosedEntry | undefined {
+    return this.#cache?.get(entryId);
+  }
+
+  /** Keeps `entry` (one larger than the whole cache is not kept). */
+  set(entry: ClosedEntry): void {
+    if (this.#cache !== null && closedEntryBytes(entry) <= this.maxBytes) this.#cache.set(entry.entryId, entry);
+  }
+
+  /** Entries held, and their bytes as counted (for tests and the bench). */
+  get size(): { entries: number; bytes: number } {
+    return { entries: this.#cache?.size ?? 0, bytes: this.#cache?.calculatedSize ?? 0 };
+  }
+}
+
+/**
+ * Reads `ticket`'s entry back from its records (Corrupt when a record is not where the index
+ * says: the caller tells a ticket pruned meanwhile from a damaged log).
+ */
+export async function readClosedEntry(log: EventLog, partition: number, ticket: ClosedTicket, stored: StoredTicket): Promise<ClosedEntry> {
+  const { entryId } = ticket;
+  const { records, deferredAttempts } = stored;
+  const [submitted, closing, ...attempts] = await Promise.all([
+    readEvent(log, partition, records.submittedOffset, submissionKey(entryId)),
+    readEvent(log, partition, records.closeOffset, stateKey(entryId)),
+    ...records.attemptOffsets.map((offset, n) => readEvent(log, partition, offset, attemptKey(entryId, n + 1))),
+  ]);
+  if (submitted!.type !== 'Submitted') throw misplaced(partition, records.submittedOffset, `a ${submitted!.type}, not its Submitted`);
+  if (!isClosing(closing!)) throw misplaced(partition, records.closeOffset, `a ${closing!.type}, not its close`);
+  for (const [n, attempt] of attempts.entries()) {
+    if (attempt.type !== 'AttemptStarted')
+      throw misplaced(partition, records.attemptOffsets[n]!, `a ${attempt.type}, not attempt ${n + 1}`);
+  }
+  return closedEntryFromRecords(submitted as Submitted, attempts as AttemptStarted[], closing as Closing, deferredAttempts);
+}
+
+async function readEvent(log: EventLog, partition: number, offset: number, key: string): Promise<RunlogEvent> {
+  for await (const record of log.read(partition, BigInt(offset), { maxRecords: 1 })) {
+    if (record.offset !== BigInt(offset) || record.key !== key || record.value === null) {
+      throw misplaced(partition, offset, `record ${record.offset} under ${JSON.stringify(record.key)}, not ${JSON.stringify(key)}`);
+    }
+    return decodeEvent(record.value);
+  }
+  throw misplaced(partition, offset, `nothing, not ${JSON.stringify(key)}`);
+}
+
+function isClosing(event: RunlogEvent): event is Closing {
+  return event.type === 'Closed' || event.type === 'CancelRequested' || event.type === 'ThreadDeleted';
+}
+
+function misplaced(partition: number, offset: number, found: string): RunlogError {
+  return new RunlogError(
+    'Corrupt',
+    `partition ${partition} of the log holds ${found} at offset ${offset}, where the ticket index says a closed entry's record lies`,
+  );
+}
