@@ -51,7 +51,7 @@ import { PartitionView } from '../../projections/partition-view.ts';
 import type { RunlogWarning } from '../warnings.ts';
 import { Backoff } from '../retry.ts';
 import { ClosedWaiters } from './closed-waiters.ts';
-import type { Command, DecisionOf, ReadFirst, Refused } from './commands.ts';
+import type { Command, Decision, DecisionOf, ReadFirst, Refused } from './commands.ts';
 import { decide, expiredTicket, wakesWorkers } from './decide.ts';
 import { readClosedEntry, type ClosedEntryCache } from './closed-entries.ts';
 import type { ClosedEntry } from '../../projections/closed-entry.ts';
@@ -259,13 +259,13 @@ export class Partition {
    * again with them (closed entries at hand: `fetched`, those held unsettled, the cache).
    */
   decide<C extends Command>(command: C, now: number, fetched: Fetched = NOTHING_FETCHED): Accepted<C> | MayReadFirst<C> {
-    const decision = this.#decide(command, now, fetched);
+    const decision: Decision = this.#decide(command, now, fetched);
     if (decision.kind === 'refused') throw decision.error;
-    return decision as Accepted<C> | MayReadFirst<C>;
+    return decision as unknown as Accepted<C> | MayReadFirst<C>;
   }
 
   /** decide.ts on the view, with the closed entries at hand: `fetched`, those held unsettled, the cache. */
-  #decide<C extends Command>(command: C, now: number, fetched: Fetched): DecisionOf<C['type']> {
+  #decide<C extends Command>(command: C, now: number, fetched: Fetched): Decision {
     const view = this.#view;
     const closed = (entryId: string): ClosedEntry | undefined =>
       fetched.get(entryId) ?? view.unsettledEntry(entryId) ?? this.host.closedCache.get(entryId);
