@@ -13,6 +13,7 @@ import type { EventLog, ReadOptions } from '../../src/log/event-log.ts';
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { RunQueue } from '../../src/queue/run-queue.ts';
+import type { Ticket } from '../../src/queue/types.ts';
 import { FakeClock, submitOf } from '../contract/fixtures.ts';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
 import { wrapLog } from '../support/wrap-log.ts';
@@ -100,6 +101,16 @@ async function apply(s: Subject, op: Op, runCounter: { n: number }): Promise<unk
   return JSON.parse(text);
 }
 
+/** Notes the entry `ticket` created (each queue draws its own ids: answers name entries by their index, #n). */
+function issued(s: Subject, fields: Subject['submitted'][number], ticket: Ticket): Ticket {
+  if (ticket.created) {
+    s.ids.push(ticket.entryId);
+    s.submitted.push(fields);
+    s.runIds.push([]);
+  }
+  return ticket;
+}
+
 async function answerOf(s: Subject, op: Op, runCounter: { n: number }): Promise<unknown> {
   const { queue } = s;
   const known = (n: number): number | null => (s.ids.length === 0 ? null : n % s.ids.length);
@@ -111,15 +122,11 @@ async function answerOf(s: Subject, op: Op, runCounter: { n: number }): Promise<
         key: op.key === null ? null : `k${op.key}`,
         input: `in-${op.input}`,
       };
-      const ticket = await queue.submit(
-        submitOf(fields.tenant, fields.thread, { input: fields.input, ...(fields.key ? { key: fields.key } : {}) }),
+      return issued(
+        s,
+        fields,
+        await queue.submit(submitOf(fields.tenant, fields.thread, { input: fields.input, ...(fields.key ? { key: fields.key } : {}) })),
       );
-      if (ticket.created) {
-        s.ids.push(ticket.entryId);
-        s.submitted.push(fields);
-        s.runIds.push([]);
-      }
-      return ticket;
     }
     case 'finish': {
       const n = known(op.entry);
@@ -158,7 +165,9 @@ async function answerOf(s: Subject, op: Op, runCounter: { n: number }): Promise<
       const n = known(op.entry);
       if (n === null || s.submitted[n]!.key === null) return null;
       const { tenant, thread, key, input } = s.submitted[n]!;
-      return queue.submit(submitOf(tenant, thread, { key, input: op.same ? input : `${input}-other` }));
+      const fields = { tenant, thread, key, input: op.same ? input : `${input}-other` };
+      // Once its entry is pruned the key is free: a new entry, known by its index like a submit's.
+      return issued(s, fields, await queue.submit(submitOf(tenant, thread, { key, input: fields.input })));
     }
     case 'reuseRunId': {
       const [n, of] = [known(op.entry), known(op.of)];
