@@ -94,7 +94,7 @@ async function report(io: CliIo, values: OptionValues, replayed: Replayed, live:
   const partitions = checks.map((check, i) => ({
     partition: check.partition,
     records: check.records,
-    entries: views[i]!.entries.size,
+    entries: views[i]!.entries.size + views[i]!.closed.size,
     problems: check.problems,
     notes: check.notes,
     snapshots: verdicts[i]!,
