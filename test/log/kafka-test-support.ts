@@ -18,12 +18,15 @@ export function uniqueTopic(prefix = 'runlog-test'): string {
   return `${prefix}-${randomUUID().slice(0, 12)}`;
 }
 
+/** Deletes `topic`, and its snapshots topic if a queue's snapshot created it (src/log/kafka/snapshot-store.ts). */
 export async function deleteTopic(topic: string): Promise<void> {
   const kafka = new kafkajs.Kafka({ clientId: 'runlog-test-cleanup', brokers: kafkaBrokers(), logLevel: kafkajs.logLevel.NOTHING });
   const admin = kafka.admin();
   try {
     await admin.connect();
-    await admin.deleteTopics({ topics: [topic], timeout: 10_000 });
+    const snapshots = `${topic}.snapshots`;
+    const topics = (await admin.listTopics()).includes(snapshots) ? [topic, snapshots] : [topic];
+    await admin.deleteTopics({ topics, timeout: 10_000 });
   } finally {
     await admin.disconnect();
   }

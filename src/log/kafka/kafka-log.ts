@@ -35,6 +35,8 @@ import { batchBytesFor, kafkaRecordLimits } from './batch-size.ts';
 import { quietLogCreator, toRunlogError } from './errors.ts';
 import { readPartition } from './partition-reader.ts';
 import { ReadYourWrites } from './read-your-writes.ts';
+import { KafkaSnapshotStore } from './snapshot-store.ts';
+import { fetchTopicId } from './topic-id.ts';
 import { TransactionPipeline, type TransactionStats } from './transaction-pipeline.ts';
 import { checkTopic, ensureTopic, existingPartitionCount, type TopicFacts } from './topic.ts';
 
@@ -80,6 +82,8 @@ class KafkaLog implements KafkaEventLog {
   readonly maxRecordBytes: number;
   readonly maxAppendBytes: number;
   readonly topic: string;
+  /** Snapshots of the queue's views, in the compacted topic `<topic>.snapshots` (snapshot-store.ts); absent when the cluster keeps no topic ids. */
+  readonly snapshots?: KafkaSnapshotStore;
   readonly #kafka: Kafka;
   readonly #admin: Admin;
   readonly #ends: ReadYourWrites;
@@ -96,7 +100,7 @@ class KafkaLog implements KafkaEventLog {
     clients: { readers: Kafka; writers: Kafka },
     admin: Admin,
     options: KafkaLogOptions & { partitions: number },
-    facts: TopicFacts,
+    facts: TopicFacts & { topicId: string | null },
   ) {
     const limits = kafkaRecordLimits(facts.maxMessageBytes);
     this.maxRecordBytes = limits.maxRecordBytes;
@@ -121,6 +125,11 @@ class KafkaLog implements KafkaEventLog {
         ...(transactionTimeoutMs ? { transactionTimeoutMs } : {}),
       });
     this.#pipelines = Array.from({ length: options.partitions }, (_, partition) => this.#newPipeline(partition));
+    if (facts.topicId !== null) {
+      const { partitions, replicationFactor } = options;
+      const store = { clients, admin, dataTopic: options.topic, topicId: facts.topicId, partitions, readOnly: this.#readOnly };
+      this.snapshots = new KafkaSnapshotStore({ ...store, ...(replicationFactor ? { replicationFactor } : {}) });
+    }
   }
 
   #open(partition: number): number {
@@ -235,6 +244,7 @@ class KafkaLog implements KafkaEventLog {
   async #closeAll(): Promise<void> {
     for (const reader of this.#readers) reader.abort();
     await Promise.all(this.#pipelines.map((w) => w.close()));
+    await this.snapshots?.close();
     await this.#ends.settled();
     await this.#admin.disconnect().catch(() => undefined);
   }
@@ -295,6 +305,7 @@ export async function openKafkaLog(options: KafkaLogOptions): Promise<KafkaEvent
   const admin = kafka.admin();
   let partitions: number;
   let facts: TopicFacts;
+  let topicId: string | null;
   try {
     await admin.connect();
     const topicConfig = options.topicConfig ?? {};
@@ -309,11 +320,17 @@ export async function openKafkaLog(options: KafkaLogOptions): Promise<KafkaEvent
     partitions = options.partitions ?? existing ?? DEFAULT_KAFKA_PARTITIONS;
     const spec = { topic, partitions, topicConfig, ...(replicationFactor ? { replicationFactor } : {}) };
     facts = options.readOnly ? await checkTopic(admin, spec) : await ensureTopic(admin, spec);
+    topicId = await fetchTopicId(options.brokers, topic, options.clientId ?? 'runlog');
   } catch (error) {
     await admin.disconnect().catch(() => undefined);
     throw toRunlogError(error, `opening Kafka topic ${options.topic} on ${options.brokers.join(',')}`);
   }
-  return new KafkaLog({ readers: kafka, writers: kafkaClient(options, WRITER_RETRY) }, admin, { ...options, partitions }, facts);
+  return new KafkaLog(
+    { readers: kafka, writers: kafkaClient(options, WRITER_RETRY) },
+    admin,
+    { ...options, partitions },
+    { ...facts, topicId },
+  );
 }
 
 /**
