@@ -32,10 +32,44 @@ const TOKEN_ID = /^(0|[1-9]\d{0,5})-([A-Za-z0-9_-]{21}[AQgw])$/;
 const PLAIN_ID = /^(0|[1-9]\d{0,5})-([1-9]\d{0,15})$/;
 
 export function formatEntryId(partition: number, seq: number, secret: Uint8Array): string {
-  const block = Buffer.alloc(16);
-  block.writeUInt32BE(Math.floor(seq / 2 ** 32), 0);
-  block.writeUInt32BE(seq >>> 0, 4);
-  return `${partition}-${ciphersOf(secret).encrypt.update(block).toString('base64url')}`;
+  return `${partition}-${tokenOf(seq, secret)}`;
+}
+
+/**
+ * Blocks encrypted ahead of the next sequence: ids are issued in sequence order, and one
+ * update over TOKENS_AHEAD blocks (ECB encrypts each block alone, so the tokens are the same)
+ * costs about what two single blocks do. A sequence outside the window (an old entry's id) is
+ * encrypted alone, as before.
+ */
+const TOKENS_AHEAD = 256;
+
+interface Window {
+  /** The sequence of the first block of `tokens`. */
+  first: number;
+  tokens: Buffer;
+}
+
+const windows = new WeakMap<Uint8Array, Window>();
+
+function tokenOf(seq: number, secret: Uint8Array): string {
+  let window = windows.get(secret);
+  const at = window === undefined ? -1 : seq - window.first;
+  if (window !== undefined && at >= 0 && at < TOKENS_AHEAD) return window.tokens.toString('base64url', at * 16, at * 16 + 16);
+  if (window !== undefined && seq < window.first) return encrypted(seq, 1, secret).toString('base64url');
+  window = { first: seq, tokens: encrypted(seq, TOKENS_AHEAD, secret) };
+  windows.set(secret, window);
+  return window.tokens.toString('base64url', 0, 16);
+}
+
+/** The blocks of sequences seq, seq + 1, ... (count of them), encrypted under `secret`. */
+function encrypted(seq: number, count: number, secret: Uint8Array): Buffer {
+  const blocks = Buffer.alloc(16 * count);
+  for (let i = 0; i < count; i++) {
+    const n = seq + i;
+    blocks.writeUInt32BE(Math.floor(n / 2 ** 32), i * 16);
+    blocks.writeUInt32BE(n >>> 0, i * 16 + 4);
+  }
+  return ciphersOf(secret).encrypt.update(blocks);
 }
 
 /** The id's parts, or null for anything not shaped like an id runlog issues. */
