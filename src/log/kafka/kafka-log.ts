@@ -292,9 +292,10 @@ function checkOptions(options: KafkaLogOptions): void {
  * transaction carries about 4, and every transaction costs the broker the same fixed work
  * (AddPartitionsToTxn, Produce, EndTxn, the transaction log's three appends and the commit
  * marker's round trip). Measured interleaved on the 2-core bench VM (bench/kafka-partitions.ts):
- * 8 partitions ran 5 to 10 times fewer lifecycles/s than 1, at any load, and the broker's
- * transactions/s hardly grew with the partitions. One process serves one partition best; a
- * cluster that shares the work between nodes asks for its count (README, How many partitions).
+ * 8 partitions ran 5 to 10 times fewer lifecycles/s than 1 at load 13 to 26 (5.9 times fewer
+ * on a quiet machine the day before: 1,190 against 6,968), and the broker's transactions/s
+ * hardly grew with the partitions. One process serves one partition best; a cluster that
+ * shares the work between nodes asks for its count (README, How many partitions).
  */
 export const DEFAULT_KAFKA_PARTITIONS = 1;
 
