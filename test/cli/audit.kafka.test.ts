@@ -1,7 +1,8 @@
 /**
  * The audit commands against the real Kafka broker: a queue in this process writes
  * audit-scenario.ts's history to a fresh topic and stays its writer; history, find and
- * state --at answer what it did (audit-checks.ts), and the writer goes on unfenced.
+ * state --at answer what it did (audit-checks.ts), and the writer goes on unfenced. verify
+ * compares a live runlog serve's topic with its answers, then with the snapshots its stop took.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -36,7 +37,7 @@ describe('runlog audit commands on Kafka', () => {
 });
 
 describe('runlog verify on Kafka', () => {
-  it('the replay of a topic a live runlog serve writes equals what the server answers', async (t) => {
+  it('the replay of a topic a live runlog serve writes equals what the server answers, and its snapshots once it stopped', async (t) => {
     const topic = uniqueTopic('runlog-verify');
     t.after(() => deleteTopic(topic));
     const brokers = kafkaBrokers().join(',');
@@ -50,5 +51,16 @@ describe('runlog verify on Kafka', () => {
     assert.match(run.stdout, new RegExp(`^compared 4 entries with the server at ${url}: all equal$`, 'm'));
     serve.child.kill('SIGTERM');
     await serve.exited;
+
+    // The server's clean stop snapshotted its partitions into <topic>.snapshots: each equals the replay up to it.
+    const after = await runCli(['verify', '--brokers', brokers, '--topic', topic, '--json']);
+    assert.equal(after.code, 0, after.stdout + after.stderr);
+    const report = JSON.parse(after.stdout) as { partitions: { snapshots: { name: string; verdict: string }[] }[] };
+    const verdicts = report.partitions.flatMap((p) => p.snapshots);
+    assert.ok(verdicts.length > 0, 'the stopped server left snapshots');
+    assert.deepEqual(
+      verdicts.map((v) => v.verdict),
+      verdicts.map(() => 'equal'),
+    );
   });
 });

@@ -31,10 +31,11 @@ export const verify: Command = {
   },
   details: `Integrity, per partition: offsets only go up, every record decodes, each is written under its event's
 key, entry ids name their partition and seqs only go up, an entry's events name one tenant and follow its
-submission, nothing moves an entry after it closed, attempts count 1, 2, 3... Snapshots (a file log's), each:
-its state must equal the replay's up to the offset it covers, and the view it restores the same ('equal';
-'differs': a problem, each differing field named); one the queue would not use is 'ignored' (a problem: damaged,
-another log's, past the log's end) or 'stale' (a note: a compaction ran since). Then every entry the replay
+submission, nothing moves an entry after it closed, attempts count 1, 2, 3... Snapshots (beside a file log, or
+in a Kafka topic's <topic>.snapshots), each: its state must equal the replay's up to the offset it covers, and
+the view it restores the same ('equal'; 'differs': a problem, each differing field named); one the queue would
+not use is 'ignored' (a problem: damaged, another log's, past the log's end) or 'stale' (a note: a compaction
+ran since). Then every entry the replay
 holds is compared with the server's answer (entry(tenant, id)); one that differs is asked again after
 catching the replay up with what the live log appended since (5 rounds). Exit 0: all checked and equal;
 1: a problem or a mismatch (each printed: partition, @offset, snapshot or ticket, what); 2: usage, or no log
