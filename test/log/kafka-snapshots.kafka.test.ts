@@ -4,18 +4,21 @@
  * after it, equal to a replay from zero; a snapshot of another topic (also an earlier topic of the
  * same name), one past the partition's end, a damaged one and a stale one (older than the topic's
  * delete.retention.ms) are each ignored with RUNLOG_SNAPSHOT_IGNORED and the queue replays from
- * zero; a snapshot larger than the topic's max.message.bytes is split across records and read
+ * zero (or from the older snapshot); trusted anyway, a snapshot from before the broker's cleaner
+ * dropped tombstones would hold pruned entries (shown on a topic compacting fast); a snapshot larger than the topic's max.message.bytes is split across records and read
  * back whole; a save the broker refuses is a RUNLOG_SNAPSHOT_FAILED warning, never the queue's
  * failure; a cluster node's acquire opens the partition from its snapshot.
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import kafkajs from 'kafkajs';
-import { decodeSnapshot, encodeSnapshot } from '../../src/events/snapshot-codec.ts';
+import { isDeepStrictEqual } from 'node:util';
+import { decodeSnapshot, decodeSnapshotState, encodeSnapshot } from '../../src/events/snapshot-codec.ts';
+import { restoreView } from '../../projections/view-snapshot.ts';
 import { openKafkaLog, type KafkaEventLog, type KafkaLogOptions } from '../../src/log/kafka/kafka-log.ts';
 import { KafkaSnapshotStore } from '../../src/log/kafka/snapshot-store.ts';
-import { replayPartition } from '../../src/projector/replay.ts';
-import { openView, SNAPSHOT_IGNORED, snapshotCovers } from '../../src/projector/snapshots.ts';
+import { catchUp, replayPartition } from '../../src/projector/replay.ts';
+import { openView, saveSnapshot, SNAPSHOT_IGNORED, snapshotCovers } from '../../src/projector/snapshots.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { RunQueue } from '../../src/queue/run-queue.ts';
 import type { RunQueueOptions } from '../../src/queue/types.ts';
@@ -215,6 +218,43 @@ test("a snapshot older than the topic's delete.retention.ms is stale and ignored
   const takenAt = Date.now() - 2 * 3_600_000;
   await store.save(0, encodeSnapshot({ ...snapshot, takenAt }), snapshot.nextOffset);
   await assertIgnored(t, topic, clock, /stale: it was taken \d+ ms ago/, snapshot.nextOffset);
+});
+
+test('a snapshot from before the broker dropped tombstones it did not see is stale: trusted, it would hold pruned entries', async (t) => {
+  const clock = new FakeClock();
+  const topic = topicFor(t);
+  const compactFast = {
+    'segment.ms': '100',
+    'min.cleanable.dirty.ratio': '0.01',
+    'delete.retention.ms': '100',
+    'min.compaction.lag.ms': '0',
+  };
+  const { queue, log } = await open(t, topic, clock, { snapshots: false }, { topicConfig: compactFast });
+  await work(queue, clock, 8);
+  await saveSnapshot(log, queue.views()[0]!); // the snapshot, now
+  const old = decodeSnapshot(await newestBytes(log.snapshots as KafkaSnapshotStore));
+  clock.advance(1_000);
+  // Two prunes: the second EntriesPruned supersedes the first, so compaction keeps only the second and the
+  // first one's tombstones are the only records left naming its entries, until the cleaner drops them.
+  assert.equal(await queue.prune(0, 2), 2);
+  assert.ok((await queue.prune(0, 100)) > 0);
+
+  // Appending (rolling segments) until the old snapshot plus the tail no longer equals a replay from zero, bounded.
+  const trustedDiffers = async (): Promise<boolean> => {
+    const trusted = restoreView(0, decodeSnapshotState(old.state), old.nextOffset);
+    await catchUp(log, 0, trusted);
+    return !isDeepStrictEqual(snapshotView(trusted), snapshotView(await replayPartition(log, 0)));
+  };
+  let differs = await trustedDiffers();
+  assert.equal(differs, false, 'before the cleaner ran, the old snapshot and the tail equal the replay');
+  for (let i = 0, until = Date.now() + 120_000; !differs && Date.now() < until; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await queue.submit({ tenant: 'acme', thread: `filler${i % 2}`, agent: 'build', input: 'x', key: `filler-${i}` });
+    differs = await trustedDiffers();
+  }
+  assert.ok(differs, 'the broker dropped the tombstones the old snapshot needed within 120 s');
+  await queue.stop();
+  await assertIgnored(t, topic, clock, /stale: it was taken \d+ ms ago/, null);
 });
 
 test('a snapshot larger than the snapshots topic allows in a record is split across records and read back whole', async (t) => {
