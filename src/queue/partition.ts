@@ -245,11 +245,13 @@ export class Partition {
 
   /** A caller's time already in store time (notBefore, deadline: RunQueue's clock.fromWall) in the partition's time; null stays null. */
   fromStoreTime(at: number | null): number | null {
+    this.now(); // the lead as of now: it shrinks as time passes, read or not
     return at === null ? null : this.#lead.ahead(at);
   }
 
   /** A time of this partition's in store time, comparable with other partitions' and with RunQueue.now(). */
   toStoreTime(at: number): number {
+    this.now(); // the lead as of now
     return this.#lead.behind(at);
   }
 

@@ -51,7 +51,7 @@ export class Partitions {
     for (const partition of this.all) {
       if (!partition.serving) continue;
       const candidate = partition.view.bestHead(agents, now(partition), tenants);
-      if (candidate !== undefined && (best === undefined || takesBefore(candidate, best[1]))) best = [partition, candidate];
+      if (candidate !== undefined && (best === undefined || takesBeforeAcross([partition, candidate], best))) best = [partition, candidate];
     }
     return best;
   }
@@ -122,6 +122,16 @@ export class Partitions {
     for (const partition of this.all) addMetrics(counters, partition.view.metrics);
     return counters;
   }
+}
+
+/**
+ * The take order (takesBefore) of heads of two partitions: their submission times are each in
+ * its partition's time, compared in store time (partition-lead.ts); of one partition, as stored.
+ */
+function takesBeforeAcross([xp, x]: [Partition, EntryState], [yp, y]: [Partition, EntryState]): boolean {
+  if (xp === yp || x.priority !== y.priority) return takesBefore(x, y);
+  const [xAt, yAt] = [xp.toStoreTime(x.submittedAt), yp.toStoreTime(y.submittedAt)];
+  return xAt !== yAt ? xAt < yAt : takesBefore(x, y);
 }
 
 function sum(counts: number[]): number {

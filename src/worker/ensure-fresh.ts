@@ -10,7 +10,6 @@
  */
 import { RunlogError, isRunlogError } from '../errors.ts';
 import type { Entry } from '../queue/types.ts';
-import { isLeased } from '../queue/decide.ts';
 import { asError } from './failure.ts';
 import { runEntry, type RunContext, type RunReport } from './run-entry.ts';
 
@@ -34,10 +33,15 @@ export async function ensureFresh(
     awaited = undefined;
     if (target === undefined) return undefined;
     const head = open[0]!;
-    if (head.entryId === target.entryId && !isLeased(head, ctx.queue.now())) {
+    if (head.entryId === target.entryId) {
+      // Asked, not judged here: the queue judges a lease in its partition's time, which may run
+      // ahead of queue.now() (src/queue/partition-lead.ts). Leased elsewhere, it answers null.
+      const askedAt = ctx.queue.now();
       const taken = await ctx.queue.takeEntry(tenant, target.entryId, { holder, ttlMs: ctx.options.leaseMs });
-      if (taken !== null) settle(await runEntry(ctx, taken, signal), signal);
-      continue;
+      if (taken !== null) {
+        settle(await runEntry(ctx, taken, signal, askedAt), signal);
+        continue;
+      }
     }
     const closed = await waitForChange(ctx, head, signal);
     if (closed?.entryId === target.entryId && closed.outcome === 'failed') throw parked(closed.entryId, closed.error);

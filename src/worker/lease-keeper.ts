@@ -9,9 +9,13 @@
  *   any  --stop()----------------------------------------------> stopped: no timer left, an
  *          extend in flight awaited, the latest lease answered (for close or yield)
  *
- * Renewals are scheduled with the (possibly fake) timers; expiry is judged by the store
- * clock, queue.now(), exactly as the queue judges it. A lost lease is never renewed again:
- * another worker may hold the entry by then.
+ * Renewals are scheduled with the (possibly fake) timers. Expiry is judged by the store clock,
+ * queue.now(), from the time the call that granted or extended the lease was sent: the lease
+ * runs out no sooner than that plus its length. Not by the lease's expiresAt, which is in its
+ * partition's time: a partition acquired from a node whose clock ran ahead runs ahead of
+ * queue.now() (src/queue/partition-lead.ts), and a worker comparing the two would hold on to a
+ * lease the queue has handed to another. A lost lease is never renewed again: another worker
+ * may hold the entry by then.
  */
 import { RunlogError, isRunlogError } from '../errors.ts';
 import type { Lease, RunQueueApi } from '../queue/types.ts';
@@ -22,6 +26,8 @@ export class LeaseKeeper {
   private handle: unknown = undefined;
   private stopped = false;
   private renewing: Promise<void> = Promise.resolve();
+  /** Store time (queue.now()) by which the lease has run out unless renewed: the ask's time plus its length. */
+  private expiresBy: number;
 
   constructor(
     private readonly queue: RunQueueApi,
@@ -30,7 +36,11 @@ export class LeaseKeeper {
     private readonly timers: Timers,
     private readonly onLost: (reason: RunlogError) => void,
     private readonly onEvent: (event: WorkerEvent) => void,
-  ) {}
+    /** queue.now() read before the call that granted `lease` was sent. */
+    askedAt: number,
+  ) {
+    this.expiresBy = askedAt + ttlMs;
+  }
 
   start(): void {
     this.schedule(Math.max(1, Math.floor(this.ttlMs / 2)));
@@ -60,17 +70,19 @@ export class LeaseKeeper {
 
   private async renew(): Promise<void> {
     try {
+      const askedAt = this.queue.now();
       this.lease = await this.queue.extend(this.lease, this.ttlMs);
+      this.expiresBy = askedAt + this.ttlMs;
       this.onEvent({ type: 'renewed', entryId: this.lease.entryId, expiresAt: this.lease.expiresAt });
       this.schedule(Math.max(1, Math.floor(this.ttlMs / 2)));
     } catch (error) {
       if (isRunlogError(error, 'LeaseNotCurrent') || isRunlogError(error, 'EntryClosed')) return this.markLost(error);
       this.onEvent({ type: 'error', error, context: `renewing the lease on entry ${this.lease.entryId}` });
-      if (this.queue.now() >= this.lease.expiresAt) {
+      if (this.queue.now() >= this.expiresBy) {
         return this.markLost(
           new RunlogError(
             'LeaseNotCurrent',
-            `the lease on entry ${this.lease.entryId} expired at ${this.lease.expiresAt} before it could be renewed`,
+            `the lease on entry ${this.lease.entryId} ran out (store time ${this.expiresBy}) before it could be renewed`,
             { cause: error },
           ),
         );

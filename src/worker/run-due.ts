@@ -15,6 +15,7 @@ export async function runDue(ctx: RunContext, agent: string, holder: string, sig
   let runs = 0;
   try {
     while (!signal.aborted) {
+      const askedAt = ctx.queue.now();
       const taken = await ctx.queue.take({ agents: [agent], tenants: ctx.options.tenants, holder, ttlMs: ctx.options.leaseMs });
       if (taken === null) break;
       if (met.has(taken.entry.entryId)) {
@@ -22,7 +23,7 @@ export async function runDue(ctx: RunContext, agent: string, holder: string, sig
         continue;
       }
       met.add(taken.entry.entryId);
-      const report = await runEntry(ctx, taken, signal);
+      const report = await runEntry(ctx, taken, signal, askedAt);
       if (report.next !== undefined) met.add(report.next);
       runs++;
     }

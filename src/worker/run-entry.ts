@@ -49,20 +49,23 @@ export interface RunReport {
 
 /**
  * Runs one taken entry to its outcome: a Started one (takeStarted) has its attempt started
- * already (null: none was left); a Taken one (take, takeEntry) starts it here. Never rejects
- * for a handler's fault; rejects only when the queue fails. `handlerDone` hears when the
- * handler has settled, before the outcome is made durable (the pool frees the run's slot then).
+ * already (null: none was left); a Taken one (take, takeEntry) starts it here. `askedAt`:
+ * queue.now() read before the take was sent (the lease runs out no sooner than that plus its
+ * length: lease-keeper.ts). Never rejects for a handler's fault; rejects only when the queue
+ * fails. `handlerDone` hears when the handler has settled, before the outcome is made durable
+ * (the pool frees the run's slot then).
  */
 export async function runEntry(
   ctx: RunContext,
   taken: Taken | Started,
   stop: AbortSignal,
+  askedAt: number,
   handlerDone: () => void = () => {},
 ): Promise<RunReport> {
   const agent = taken.entry.agent;
   ctx.metrics.runStarted(agent);
   try {
-    const report = await runLeased(ctx, taken, stop, handlerDone);
+    const report = await runLeased(ctx, taken, stop, askedAt, handlerDone);
     count(ctx, report);
     if (report.outcome !== 'succeeded' && report.outcome !== 'parked') return report;
     const next = await ctx.afterClose(taken.entry);
@@ -73,16 +76,24 @@ export async function runEntry(
 }
 
 /** `handlerDone` is called once the handler has settled (or been abandoned), before its outcome is recorded. */
-async function runLeased(ctx: RunContext, taken: Taken | Started, stop: AbortSignal, handlerDone: () => void): Promise<RunReport> {
+async function runLeased(
+  ctx: RunContext,
+  taken: Taken | Started,
+  stop: AbortSignal,
+  askedAt: number,
+  handlerDone: () => void,
+): Promise<RunReport> {
   const { lease, entry } = taken;
   const attempt = 'attempt' in taken && taken.attempt !== null ? taken.attempt : await startHere(ctx, lease, entry, stop);
   if (!isAttempt(attempt)) return attempt;
   const made = attempt.attempt - 1 - entry.deferredAttempts;
   if (stop.aborted) return handBack(ctx, lease, entry, made + 1);
   ctx.metrics.wait(entry.agent, Math.max(0, attempt.startedAt - entry.submittedAt));
-  const supervised = await supervise(ctx.queue, ctx.options, ctx.handlerOf(entry.agent), { lease, entry, attempt }, stop);
+  // The run's time by the store clock on both ends: the attempt's startedAt is in its partition's time (partition-lead.ts).
+  const ranFrom = ctx.queue.now();
+  const supervised = await supervise(ctx.queue, ctx.options, ctx.handlerOf(entry.agent), { lease, entry, attempt, askedAt }, stop);
   handlerDone();
-  ctx.metrics.exec(entry.agent, Math.max(0, ctx.queue.now() - attempt.startedAt));
+  ctx.metrics.exec(entry.agent, Math.max(0, ctx.queue.now() - ranFrom));
   return record(ctx, supervised, entry, made + 1);
 }
 

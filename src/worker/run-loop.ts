@@ -83,6 +83,7 @@ export class Pool {
   private async take(max: number, signal: AbortSignal): Promise<'all' | 'some' | 'none' | 'failed'> {
     this.taking = true;
     let started: Started[];
+    const askedAt = this.ctx.queue.now();
     try {
       const { leaseMs: ttlMs, tenants, maxAttempts } = this.ctx.options;
       const cap = maxAttempts === null ? {} : { maxAttempts };
@@ -93,11 +94,11 @@ export class Pool {
     } finally {
       this.taking = false;
     }
-    for (const entry of started) this.start(entry, signal);
+    for (const entry of started) this.start(entry, signal, askedAt);
     return started.length === max ? 'all' : started.length > 0 ? 'some' : 'none';
   }
 
-  private start(started: Started, signal: AbortSignal): void {
+  private start(started: Started, signal: AbortSignal, askedAt: number): void {
     this.running++;
     let slotHeld = true;
     const freeSlot = (): void => {
@@ -106,7 +107,7 @@ export class Pool {
       this.running--;
       this.slotFreed?.();
     };
-    const run = runEntry(this.ctx, started, signal, freeSlot).then(
+    const run = runEntry(this.ctx, started, signal, askedAt, freeSlot).then(
       () => undefined,
       (error: unknown) => this.ctx.options.onEvent({ type: 'error', error, context: 'taking or running an entry' }),
     );

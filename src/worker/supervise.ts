@@ -33,12 +33,14 @@ export async function supervise(
   queue: RunQueueApi,
   options: ResolvedOptions,
   handler: Handler,
-  taken: { lease: Lease; entry: Entry; attempt: Attempt },
+  /** askedAt: queue.now() read before the call that granted the lease was sent (lease-keeper.ts). */
+  taken: { lease: Lease; entry: Entry; attempt: Attempt; askedAt: number },
   stop: AbortSignal,
 ): Promise<Supervised> {
   const { entry, attempt } = taken;
   const abort = new RunSignal();
-  const keeper = new LeaseKeeper(queue, taken.lease, options.leaseMs, options.timers, (reason) => abort.abort(reason), options.onEvent);
+  const onLost = (reason: RunlogError): void => abort.abort(reason);
+  const keeper = new LeaseKeeper(queue, taken.lease, options.leaseMs, options.timers, onLost, options.onEvent, taken.askedAt);
   let stopped = false;
   const onStop = (): void => {
     stopped = !abort.aborted;

@@ -9,21 +9,14 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
+import type { SubmitCommand } from '../../src/events/command-types.ts';
 import { openFileLog } from '../../src/log/file/file-log.ts';
-import { partitionOf } from '../../src/log/partitioner.ts';
 import { openRunQueue, openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
 import { FakeClock, submitOf } from '../contract/fixtures.ts';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
+import { acquiredAhead, HOUR, PARTITIONS, threadOn } from '../support/acquired-ahead.ts';
 
-const PARTITIONS = 2;
-
-/** A thread of tenant acme on `partition`; `nth` > 0 for another one (a thread runs its entries one at a time). */
-function threadOn(partition: number, nth = 0): string {
-  for (let i = 0, found = 0; ; i++) if (partitionOf('acme', `t${i}`, PARTITIONS) === partition && found++ === nth) return `t${i}`;
-}
-
-const HOUR = 3_600_000;
 /**
  * The lead shrinks at 500 ppm (partition-lead.ts), so durations judged on the acquired
  * partition last up to 0.05% longer than real: 15 ms more over 30 s, and a ms of rounding (never shorter).
@@ -31,7 +24,7 @@ const HOUR = 3_600_000;
 const SLEWED_30S = 16;
 
 /** Partition 0 stamped by a node an hour ahead; a queue whose clock is not serves partition 1 with one entry leased to worker-1, then acquires 0. */
-async function acquiredAhead(t: TestContext) {
+async function leasedBeforeAcquire(t: TestContext) {
   const dir = await scratchDir(t, 'runlog-acquire-clock-ahead');
   const ahead = new FakeClock(1_700_000_000_000 + HOUR); // the other node's clock: an hour ahead
   const other = await openRunQueue({ log: { kind: 'file', dir }, partitions: PARTITIONS, clock: ahead.read });
@@ -53,7 +46,7 @@ async function acquiredAhead(t: TestContext) {
 
 describe('acquiring a partition stamped by a node whose clock ran ahead', () => {
   it('leaves the leases granted on the other partitions their real length', async (t) => {
-    const { queue, warnings, taken } = await acquiredAhead(t);
+    const { queue, warnings, taken } = await leasedBeforeAcquire(t);
     assert.ok(warnings.some((w) => w.code === 'RUNLOG_CLOCK_STEP' && w.message.includes('partition 0')));
     const second = await queue.take({ agents: ['build'], holder: 'worker-2', ttlMs: 60_000 });
     assert.equal(second?.entry.entryId, undefined, `worker-2 took ${second?.entry.entryId}, leased to worker-1 no time ago`);
@@ -62,7 +55,7 @@ describe('acquiring a partition stamped by a node whose clock ran ahead', () => 
   });
 
   it("stamps the acquired partition's events no earlier than its latest, and its leases last their real length there too", async (t) => {
-    const { queue, clock, aheadAt } = await acquiredAhead(t);
+    const { queue, clock, aheadAt } = await leasedBeforeAcquire(t);
     const ticket = await queue.submit({ ...submitOf('acme', threadOn(0, 1)), agent: 'here' });
     assert.ok((await queue.entry('acme', ticket.entryId)).submittedAt >= aheadAt, 'a time on partition 0 went back');
     const first = await queue.take({ agents: ['here'], holder: 'worker-1', ttlMs: 60_000 });
@@ -75,7 +68,7 @@ describe('acquiring a partition stamped by a node whose clock ran ahead', () => 
   });
 
   it("a caller's notBefore (by its wall clock) waits its real time on the acquired partition, and nextDueAt says when in store time", async (t) => {
-    const { queue, clock } = await acquiredAhead(t);
+    const { queue, clock } = await leasedBeforeAcquire(t);
     await queue.submit({ ...submitOf('acme', threadOn(0, 1)), agent: 'later', notBefore: clock.nowMs + 30_000 });
     assert.equal(await queue.take({ agents: ['later'], holder: 'w', ttlMs: 1_000 }), null);
     assert.equal(await queue.nextDueAt(['later']), clock.nowMs + 30_000);
@@ -86,7 +79,7 @@ describe('acquiring a partition stamped by a node whose clock ran ahead', () => 
   });
 
   it("prunes the acquired partition's closed entries after their real lifetime, not an hour early or late", async (t) => {
-    const { queue, clock } = await acquiredAhead(t);
+    const { queue, clock } = await leasedBeforeAcquire(t);
     await queue.submit({ ...submitOf('acme', threadOn(0, 1)), agent: 'here' });
     const taken = await queue.take({ agents: ['here'], holder: 'w', ttlMs: 60_000 });
     assert.ok(taken !== null);
@@ -95,5 +88,44 @@ describe('acquiring a partition stamped by a node whose clock ran ahead', () => 
     assert.equal(await queue.prune(10_000, 10), 0, 'pruned before its lifetime');
     clock.advance(1_000 + SLEWED_30S);
     assert.equal(await queue.prune(10_000, 10), 1);
+  });
+});
+
+describe('partitions in different times (a lead), compared', () => {
+  it('a take across partitions takes the entry submitted first in real time, whichever partition runs ahead', async (t) => {
+    const { queue, clock } = await acquiredAhead(t);
+    const early = await queue.submit({ ...submitOf('acme', threadOn(0, 1)), agent: 'x' });
+    clock.advance(10 * 60_000);
+    await queue.submit({ ...submitOf('acme', threadOn(1)), agent: 'x' });
+    const first = await queue.take({ agents: ['x'], holder: 'w', ttlMs: 60_000 });
+    assert.equal(first?.entry.entryId, early.entryId, 'the entry submitted 10 minutes later, on the other partition, was taken first');
+  });
+
+  it("a caller's notBefore waits its real time even when nothing read the partition for hours (the lead as of now)", async (t) => {
+    const { queue, clock } = await acquiredAhead(t);
+    clock.advance(10 * HOUR); // the lead shrinks by 18 s meanwhile; nothing reads partition 0
+    const notBefore = clock.nowMs + 1_000;
+    const command: SubmitCommand = {
+      type: 'SubmitCommand',
+      requestId: 'r1',
+      tenant: 'acme',
+      thread: threadOn(0, 1),
+      agent: 'later',
+      input: new Uint8Array(),
+      key: null,
+      strategy: null,
+      priority: null,
+      maxAttempts: null,
+      metadata: {},
+      notBefore,
+      deadline: null,
+    };
+    const answered = await queue.answerCommand(0, command);
+    assert.ok(answered !== null);
+    assert.ok(Math.abs((await queue.nextDueAt(['later']))! - notBefore) <= 1, 'nextDueAt is not the asked notBefore in store time');
+    clock.advance(999 - SLEWED_30S);
+    assert.equal(await queue.take({ agents: ['later'], holder: 'w', ttlMs: 1_000 }), null, 'taken before its notBefore');
+    clock.advance(2 + SLEWED_30S);
+    assert.ok((await queue.take({ agents: ['later'], holder: 'w', ttlMs: 1_000 })) !== null, 'a 1 s notBefore still waits');
   });
 });
