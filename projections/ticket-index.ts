@@ -19,6 +19,7 @@
  * answered): it is unsettled until `settle`, and the view holds that entry whole meanwhile.
  */
 import type { Outcome } from '../src/events/types.ts';
+import { DeltaColumn } from './delta-column.ts';
 import { RowTable } from './row-table.ts';
 import { fromColumns, toColumns, type TicketIndexColumns } from './ticket-columns.ts';
 
@@ -60,12 +61,15 @@ export class TicketIndex {
   #first = 0;
   #next = 0;
   #live = 0;
-  #seq = new Float64Array(64);
-  #closedAt = new Float64Array(64);
-  #tenant = new Uint32Array(64);
+  /** Rows' capacity (the typed arrays' length). */
+  #capacity = 64;
+  readonly #seq = new DeltaColumn(64);
+  readonly #closedAt = new DeltaColumn(64);
+  /** Tenant ids: 1 byte each while there are at most 256 tenants, widened to 2 then 4 bytes when more appear. */
+  #tenant: Uint8Array | Uint16Array | Uint32Array = new Uint8Array(64);
   #state = new Uint8Array(64);
   #keyHash = new Uint32Array(64);
-  #submitted = new Float64Array(64);
+  readonly #submitted = new DeltaColumn(64);
   #closeDelta = new Uint32Array(64);
   /** Per row, the absolute number (mod 2^32) one past its last attempt; attempts before #rowBase's end at #attemptBase. */
   #attemptsEnd = new Uint32Array(64);
@@ -104,9 +108,10 @@ export class TicketIndex {
     const i = row - this.#rowBase;
     this.#next++;
     this.#live++;
-    this.#seq[i] = ticket.seq;
-    this.#closedAt[i] = ticket.closedAt;
-    this.#tenant[i] = this.#tenantId(ticket.tenant);
+    this.#seq.set(row, i, ticket.seq);
+    this.#closedAt.set(row, i, ticket.closedAt);
+    const tenant = this.#tenantId(ticket.tenant); // first: a new tenant may widen the column
+    this.#tenant[i] = tenant;
     this.#keyHash[i] = ticket.keyHash ?? 0;
     const late = ticket.closedAt < this.#maxClosedAt;
     this.#state[i] = (OUTCOMES.indexOf(ticket.outcome) + 1) | (ticket.keyHash === null ? 0 : KEYED) | (late ? LATE : 0);
@@ -138,7 +143,7 @@ export class TicketIndex {
   rowOf(seq: number): number {
     const tag = this.#bySeq.find(seqHash(seq), (t) => {
       const row = this.#rowOfTag(t);
-      return this.#alive(row) && this.#seq[row - this.#rowBase] === seq;
+      return this.#alive(row) && this.#seq.get(row, row - this.#rowBase) === seq;
     });
     return tag === 0 ? -1 : this.#rowOfTag(tag);
   }
@@ -155,7 +160,7 @@ export class TicketIndex {
   }
 
   seqOf(row: number): number {
-    return this.#seq[row - this.#rowBase]!;
+    return this.#seq.get(row, row - this.#rowBase);
   }
 
   tenantOf(row: number): string {
@@ -167,7 +172,7 @@ export class TicketIndex {
   }
 
   closedAtOf(row: number): number {
-    return this.#closedAt[row - this.#rowBase]!;
+    return this.#closedAt.get(row, row - this.#rowBase);
   }
 
   attemptsOf(row: number): number {
@@ -182,7 +187,7 @@ export class TicketIndex {
   recordsOf(row: number): TicketRecords | null {
     const i = row - this.#rowBase;
     if ((this.#state[i]! & UNSETTLED) !== 0) return null;
-    const submittedOffset = this.#submitted[i]!;
+    const submittedOffset = this.#submitted.get(row, i);
     const delta = this.#closeDelta[i]!;
     const closeOffset = delta === WIDE ? this.#wideClose.get(row)! : submittedOffset + delta;
     const attemptOffsets: number[] = [];
@@ -208,6 +213,7 @@ export class TicketIndex {
     this.#live--;
     this.#deferred.delete(row);
     this.#wideClose.delete(row);
+    for (const column of [this.#seq, this.#closedAt, this.#submitted]) column.forget(row);
     this.#trimFront();
   }
 
@@ -320,7 +326,7 @@ export class TicketIndex {
   #setRecords(row: number, records: TicketRecords): void {
     const i = row - this.#rowBase;
     const base = records.submittedOffset;
-    this.#submitted[i] = base;
+    this.#submitted.set(row, i, base);
     this.#closeDelta[i] = this.#delta(records.closeOffset, base, row, this.#wideClose);
     const start = this.#attemptStart(row);
     for (const [n, offset] of records.attemptOffsets.entries()) {
@@ -343,6 +349,8 @@ export class TicketIndex {
       id = this.#tenants.length;
       this.#tenants.push(tenant);
       this.#tenantIds.set(tenant, id);
+      if (id === 0x100) this.#tenant = Uint16Array.from(this.#tenant);
+      else if (id === 0x10000) this.#tenant = Uint32Array.from(this.#tenant);
     }
     return id;
   }
@@ -372,18 +380,10 @@ export class TicketIndex {
     const attemptStart = this.#attemptStart(this.#first);
     const attemptsDropped = this.#attemptIndex(attemptStart);
     const attemptsUsed = this.#attemptsUsed();
-    for (const column of [
-      this.#seq,
-      this.#closedAt,
-      this.#tenant,
-      this.#state,
-      this.#keyHash,
-      this.#submitted,
-      this.#closeDelta,
-      this.#attemptsEnd,
-    ]) {
+    for (const column of [this.#tenant, this.#state, this.#keyHash, this.#closeDelta, this.#attemptsEnd]) {
       column.copyWithin(0, dropped, dropped + used);
     }
+    for (const column of [this.#seq, this.#closedAt, this.#submitted]) column.compact(this.#rowBase, dropped, used);
     this.#attemptDelta.copyWithin(0, attemptsDropped, attemptsUsed);
     this.#runHash.copyWithin(0, attemptsDropped, attemptsUsed);
     this.#rowBase = this.#first;
@@ -397,14 +397,13 @@ export class TicketIndex {
 
   #ensureRows(more: number): void {
     const needed = this.#next + more - this.#rowBase;
-    if (needed <= this.#seq.length) return;
-    const length = Math.max(needed, this.#seq.length * 2);
-    this.#seq = grown(this.#seq, length);
-    this.#closedAt = grown(this.#closedAt, length);
+    if (needed <= this.#capacity) return;
+    const length = Math.max(needed, this.#capacity * 2);
+    this.#capacity = length;
+    for (const column of [this.#seq, this.#closedAt, this.#submitted]) column.grow(length);
     this.#tenant = grown(this.#tenant, length);
     this.#state = grown(this.#state, length);
     this.#keyHash = grown(this.#keyHash, length);
-    this.#submitted = grown(this.#submitted, length);
     this.#closeDelta = grown(this.#closeDelta, length);
     this.#attemptsEnd = grown(this.#attemptsEnd, length);
   }
@@ -425,7 +424,7 @@ function seqHash(seq: number): number {
   return Math.imul(h, 0x85ebca6b) >>> 0;
 }
 
-type TypedArray = Float64Array | Uint32Array | Uint8Array;
+type TypedArray = Float64Array | Uint32Array | Uint16Array | Uint8Array;
 
 function grown<T extends TypedArray>(array: T, length: number): T {
   const bigger = new (array.constructor as new (length: number) => T)(length);
