@@ -10,12 +10,9 @@ import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import type { SubmitCommand } from '../../src/events/command-types.ts';
-import { openFileLog } from '../../src/log/file/file-log.ts';
-import { openRunQueue, openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
-import type { RunlogWarning } from '../../src/warnings.ts';
-import { FakeClock, submitOf } from '../contract/fixtures.ts';
-import { onCleanup, scratchDir } from '../support/cleanup.ts';
-import { acquiredAhead, HOUR, PARTITIONS, threadOn } from '../support/acquired-ahead.ts';
+import type { RunQueue } from '../../src/queue/run-queue.ts';
+import { submitOf } from '../contract/fixtures.ts';
+import { acquiredAhead, HOUR, threadOn } from '../support/acquired-ahead.ts';
 
 /**
  * The lead shrinks at 500 ppm (partition-lead.ts), so durations judged on the acquired
@@ -23,25 +20,16 @@ import { acquiredAhead, HOUR, PARTITIONS, threadOn } from '../support/acquired-a
  */
 const SLEWED_30S = 16;
 
-/** Partition 0 stamped by a node an hour ahead; a queue whose clock is not serves partition 1 with one entry leased to worker-1, then acquires 0. */
+/** As acquiredAhead, with an entry of partition 1 leased to worker-1 before partition 0 is acquired. */
 async function leasedBeforeAcquire(t: TestContext) {
-  const dir = await scratchDir(t, 'runlog-acquire-clock-ahead');
-  const ahead = new FakeClock(1_700_000_000_000 + HOUR); // the other node's clock: an hour ahead
-  const other = await openRunQueue({ log: { kind: 'file', dir }, partitions: PARTITIONS, clock: ahead.read });
-  await other.submit({ ...submitOf('acme', threadOn(0)), agent: 'elsewhere' });
-  await other.stop();
-
-  const clock = new FakeClock();
-  const warnings: RunlogWarning[] = [];
-  const log = await openFileLog({ dir, partitions: PARTITIONS });
-  const queue = await openRunQueueOnLog(log, { clock: clock.read, ownership: 'assigned', onWarning: (w) => warnings.push(w) });
-  onCleanup(t, () => queue.stop());
-  await queue.acquire(1);
-  await queue.submit(submitOf('acme', threadOn(1)));
-  const taken = await queue.take({ agents: ['build'], holder: 'worker-1', ttlMs: 60_000 });
-  assert.ok(taken !== null);
-  await queue.acquire(0); // no time passes on this node's clocks
-  return { queue, clock, warnings, taken, aheadAt: ahead.nowMs };
+  const leaseOnPartition1 = async (queue: RunQueue) => {
+    await queue.submit(submitOf('acme', threadOn(1)));
+    const taken = await queue.take({ agents: ['build'], holder: 'worker-1', ttlMs: 60_000 });
+    assert.ok(taken !== null);
+    return taken;
+  };
+  const { before: taken, ...rest } = await acquiredAhead(t, HOUR, leaseOnPartition1);
+  return { ...rest, taken };
 }
 
 describe('acquiring a partition stamped by a node whose clock ran ahead', () => {

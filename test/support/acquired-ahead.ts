@@ -8,6 +8,7 @@ import type { TestContext } from 'node:test';
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { partitionOf } from '../../src/log/partitioner.ts';
 import { openRunQueue, openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
+import type { RunQueue } from '../../src/queue/run-queue.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
 import { FakeClock, submitOf } from '../contract/fixtures.ts';
 import { onCleanup, scratchDir } from './cleanup.ts';
@@ -20,7 +21,8 @@ export function threadOn(partition: number, nth = 0): string {
   for (let i = 0, found = 0; ; i++) if (partitionOf('acme', `t${i}`, PARTITIONS) === partition && found++ === nth) return `t${i}`;
 }
 
-export async function acquiredAhead(t: TestContext, aheadMs = HOUR) {
+/** `beforeAcquire` runs once partition 1 serves and before partition 0 is acquired (no time passes on the queue's clock). */
+export async function acquiredAhead<T = undefined>(t: TestContext, aheadMs = HOUR, beforeAcquire?: (queue: RunQueue) => Promise<T>) {
   const dir = await scratchDir(t, 'runlog-acquired-ahead-');
   const ahead = new FakeClock(1_700_000_000_000 + aheadMs);
   const other = await openRunQueue({ log: { kind: 'file', dir }, partitions: PARTITIONS, clock: ahead.read });
@@ -33,6 +35,7 @@ export async function acquiredAhead(t: TestContext, aheadMs = HOUR) {
   const queue = await openRunQueueOnLog(log, { clock: clock.read, ownership: 'assigned', onWarning: (w) => warnings.push(w) });
   onCleanup(t, () => queue.stop());
   await queue.acquire(1);
+  const before = (await beforeAcquire?.(queue)) as T;
   await queue.acquire(0);
-  return { dir, queue, clock, warnings, aheadAt: ahead.nowMs };
+  return { dir, queue, clock, warnings, aheadAt: ahead.nowMs, before };
 }
