@@ -144,6 +144,8 @@ export class Partition {
   readonly #snapshots: SnapshotKeeper;
   /** How far this partition's time runs ahead of the store clock (partition-lead.ts). */
   readonly #lead = new PartitionLead();
+  /** The view's next offset when this queue last released the partition (null: not since it last served). */
+  #releasedAt: bigint | null = null;
   /** Commits whose append has not completed: a snapshot waits for none (snapshot-keeper.ts). */
   #inFlight = 0;
   /** Commands waiting for the end of the next rebuild attempt: null once it succeeded, else why not. */
@@ -586,6 +588,7 @@ export class Partition {
       this.#settle(notOwner);
       await this.#writer.barrier();
       this.#closes.failAll(notOwner);
+      this.#releasedAt = this.#view.nextOffset;
       this.#view = new PartitionView(this.partition);
       this.#snapshots.reset();
       await this.log.release?.(this.partition);
@@ -729,7 +732,10 @@ export class Partition {
     this.#generation++;
     this.#view = view;
     this.#snapshots.reset();
-    this.#followTimes(view.lastAt, acquired);
+    // Acquired back with nothing written since this queue released it: its leases were granted in this queue's time.
+    const ownTimes = !acquired || view.nextOffset === this.#releasedAt;
+    this.#releasedAt = null;
+    this.#followTimes(view.lastAt, !ownTimes);
     this.#writer = this.#newWriter();
     this.#settle(null);
     this.host.work();

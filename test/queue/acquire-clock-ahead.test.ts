@@ -117,3 +117,19 @@ describe('partitions in different times (a lead), compared', () => {
     assert.ok((await queue.take({ agents: ['later'], holder: 'w', ttlMs: 1_000 })) !== null, 'a 1 s notBefore still waits');
   });
 });
+
+for (const aheadMs of [HOUR, 0]) {
+  it(`a partition ${aheadMs === 0 ? 'in step' : 'acquired ahead'} released and acquired back, nothing written meanwhile, keeps its time: a lease granted before lasts its real length`, async (t) => {
+    const { queue, clock } = await acquiredAhead(t, aheadMs);
+    const ticket = await queue.submit({ ...submitOf('acme', threadOn(0, 1)), agent: 'x' });
+    assert.equal((await queue.take({ agents: ['x'], holder: 'w1', ttlMs: 60_000 }))?.entry.entryId, ticket.entryId);
+    await queue.release(0);
+    clock.advance(30_000);
+    await queue.acquire(0); // the same node gets it back 30 s later; nobody wrote meanwhile
+    clock.advance(29_000);
+    assert.equal(await queue.take({ agents: ['x'], holder: 'w2', ttlMs: 60_000 }), null, 'taken before the lease ran out');
+    clock.advance(1_000 + SLEWED_30S * 2);
+    const second = await queue.take({ agents: ['x'], holder: 'w2', ttlMs: 60_000 });
+    assert.equal(second?.entry.entryId, ticket.entryId, 'the 60 s lease still held 60 s after it was granted');
+  });
+}
