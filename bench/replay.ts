@@ -20,7 +20,7 @@ export interface Replay {
   events: number;
   buildSeconds: number;
   coldStartSeconds: number;
-  /** Opening the log alone (the file log scans and checks every segment). */
+  /** Opening the log alone (the file log reads its active segments; the sealed ones only structurally). */
   openSeconds: number;
   replayPerSecond: number;
   readPerSecond: number;

@@ -57,7 +57,7 @@ export async function compactSegments(host: CompactionHost): Promise<void> {
 }
 
 function readAll(inputs: readonly Segment[]): AsyncIterable<LogRecord> {
-  const end = inputs[inputs.length - 1]!.nextOffset;
+  const end = inputs[inputs.length - 1]!.sealedEnd!; // inputs are sealed (the roll before), their frames maybe unread
   return readSegments(() => inputs, { from: inputs[0]!.base, end, maxRecords: Number.POSITIVE_INFINITY });
 }
 

@@ -7,7 +7,7 @@
  *   partition-<n>/<base>.log  segments, named by base offset (segment.ts, segment-header.ts, frame.ts)
  *   snapshots/partition-<n>/   snapshots of the queue's views, and the compaction horizon (snapshot-store.ts)
  *
- * Appends are group-committed (segment-appender.ts), open proves every partition whole and recovers
+ * Appends are group-committed (segment-appender.ts), open proves every partition's structure whole and recovers
  * a torn tail (recovery.ts), compaction rewrites closed segments (compaction.ts), reads
  * stream from disk (reader.ts). `readOnly` opens a snapshot that writes nothing
  * (read-only-log.ts), also while a writer holds the log.

@@ -5,7 +5,7 @@
  * reissue acknowledged ticket ids).
  *
  * Nothing inside a partition can tell that its last segment lost whole frames at its end
- * (recovery.ts proves the segments chain and every frame is whole, but a cut at a frame
+ * (recovery.ts proves the segments chain and the last one's frames whole, but a cut at a frame
  * boundary leaves a valid, shorter log), or that the partition directory was replaced by
  * an older copy. So next to log.json each partition p has `reached-<p>.json`:
  *

@@ -103,19 +103,31 @@ class FlatIterator implements AsyncIterator<LogRecord> {
   }
 }
 
-/** The records >= from of `segment`, a frame at a time. */
+/**
+ * The records >= from of `segment`, a frame at a time. Every frame is CRC-checked as it is
+ * read (frame-reader.ts), and its offsets must follow the frame before and lie inside the
+ * segment: a sealed segment's frames are checked here, not at open (recovery.ts).
+ */
 async function* segmentBatches(segment: Segment, from: bigint, range: ReadRange, views: boolean): AsyncGenerator<LogRecord[]> {
+  const start = await segment.seek(from);
   const handle = await segment.readHandle();
   let batch: LogRecord[] = [];
   const push = (record: LogRecord): void => void batch.push(record);
   // Views are decoded before the next batch is asked for (BatchedRecords.batches): one buffer serves.
-  const frames = readFrames(handle, segment.positionFor(from), segment.size, range.chunkBytes, views);
+  const frames = readFrames(handle, start, segment.size, range.chunkBytes, views);
+  let floor = segment.base; // the lowest offset the next frame may start at
   let step = await frames.next();
   for (; !step.done; step = await frames.next()) {
-    const { buf, pos, end, filePos } = step.value;
+    const { buf, pos, end, filePos, base, count } = step.value;
+    if (base < floor) throw corruptAt(segment, filePos, `offset ${base} out of order`);
+    floor = base + BigInt(count);
     batch = [];
     if (!decodeFrame(buf, pos, end, from, push, views)) throw corruptAt(segment, filePos, 'inconsistent record structure');
-    if (batch.length > 0) yield batch;
+    if (batch.length === 0) continue;
+    const last = batch[batch.length - 1]!.offset;
+    if (segment.sealedEnd !== null && last >= segment.sealedEnd)
+      throw corruptAt(segment, filePos, `offset ${last} lies past the segment's seal (${segment.sealedEnd})`);
+    yield batch;
   }
   const ending = step.value;
   if (ending.kind !== 'end')

@@ -8,12 +8,23 @@
  * A missing, renamed or foreign segment, a partition without segments, a sealed last
  * segment whose successor is gone: `Corrupt`, naming the file, never a shorter log.
  *
- * Every frame of every segment is read and CRC-checked. Since one group-commit write is
- * one frame and each write is made durable before the next begins, a crash can damage
- * only the last frame of the last segment (a torn tail: cut short, garbage, or zeros where
- * the file system extended the file but never got the data). That tail is cut, and
- * reported (RUNLOG_TORN_TAIL). Damage anywhere else, or a damaged frame followed by a valid
- * one, which a torn write cannot produce, is corruption: `Corrupt`, naming file and byte.
+ * Opening costs what the active segment holds, not the log's length (as Kafka's recovery
+ * point does). Only the last segment, the active one, is read frame by frame and every
+ * frame CRC-checked: since one group-commit write is one frame, each write is made durable
+ * before the next begins, and a segment is sealed (and the seal made durable) before its
+ * successor is put in place, a crash can damage only the last frame of the last segment (a
+ * torn tail: cut short, garbage, or zeros where the file system extended the file but never
+ * got the data). That tail is cut, and reported (RUNLOG_TORN_TAIL). Damage anywhere else in
+ * it, or a damaged frame followed by a valid one, which a torn write cannot produce, is
+ * corruption: `Corrupt`, naming file and byte.
+ *
+ * The sealed segments before it are checked structurally: header, and a valid seal in the
+ * file's last bytes (a segment cut short or extended has none there), chaining to the next
+ * segment; and the first frame's header, if any, must be one. Their frames are not read
+ * here: every read of them (reader.ts: reads, replay, compaction's input, the read-back of
+ * closed entries, `runlog verify`) CRC-checks each frame it meets, and a damaged one fails
+ * that read with `Corrupt` naming file and byte, never a silently shorter log. Bit rot in a
+ * sealed segment is found when it is read, not at open.
  *
  * Scanning only plans repairs; the caller applies them once every partition has scanned
  * cleanly, so a failed open writes nothing (a read-only open never applies them). Besides
@@ -25,7 +36,7 @@
 import { open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RunlogError } from '../../errors.ts';
-import { FRAME_MAGIC, SEAL_BYTES, SEAL_MAGIC, checkFrame, lastOffsetOfFrame } from './frame.ts';
+import { FRAME_HEADER_BYTES, FRAME_MAGIC, SEAL_BYTES, SEAL_MAGIC, checkFrame, lastOffsetOfFrame } from './frame.ts';
 import { readFrames } from './frame-reader.ts';
 import { Segment, parseSegmentFileName, segmentFileName } from './segment.ts';
 import { PENDING_SUFFIX } from './segment-file.ts';
@@ -187,8 +198,12 @@ async function openSegment(
   const handle = await open(segment.path, 'r');
   try {
     await readHeader(handle, segment.path, identity, base);
-    const torn = await scanFrames(segment, handle, isLast);
-    if (torn) repairs.push(torn);
+    if (isLast) {
+      const torn = await scanFrames(segment, handle, isLast);
+      if (torn) repairs.push(torn);
+    } else {
+      await checkSealed(segment, handle);
+    }
   } catch (error) {
     await handle.close();
     throw error;
@@ -196,6 +211,35 @@ async function openSegment(
   if (options.readOnly) segment.keepReadHandle(handle);
   else await handle.close();
   return segment;
+}
+
+/**
+ * A segment before the last, checked without reading its frames: a seal in its last bytes
+ * (lying after its base), and a frame's header where its first frame starts, if any.
+ */
+async function checkSealed(segment: Segment, handle: FileHandle): Promise<void> {
+  const { size } = await handle.stat();
+  const notSealed = (why: string): RunlogError =>
+    corrupt(segment.path, `is not the last segment, yet ${why} (cut short, extended or damaged?)`);
+  if (size < SEGMENT_HEADER_BYTES + SEAL_BYTES) throw notSealed(`it is ${size} bytes long, too short for a header and a seal`);
+  const seal = Buffer.alloc(SEAL_BYTES);
+  await handle.read(seal, 0, SEAL_BYTES, size - SEAL_BYTES);
+  const check = checkFrame(seal, 0, SEAL_BYTES);
+  if (check.kind !== 'seal') throw notSealed(`its last ${SEAL_BYTES} bytes (from byte ${size - SEAL_BYTES}) are not a seal`);
+  if (check.endOffset <= segment.base)
+    throw corrupt(segment.path, `its seal (end offset ${check.endOffset}) does not lie after its base ${segment.base}`);
+  const framesEnd = size - SEAL_BYTES;
+  if (framesEnd > SEGMENT_HEADER_BYTES) await checkFirstFrameHeader(segment, handle, framesEnd);
+  segment.openedSealed(framesEnd, check.endOffset);
+}
+
+/** The bytes after the header start a frame: its magic, and a length that ends inside the segment. */
+async function checkFirstFrameHeader(segment: Segment, handle: FileHandle, framesEnd: number): Promise<void> {
+  const header = Buffer.alloc(FRAME_HEADER_BYTES);
+  const whole = framesEnd - SEGMENT_HEADER_BYTES >= FRAME_HEADER_BYTES;
+  if (whole) await handle.read(header, 0, FRAME_HEADER_BYTES, SEGMENT_HEADER_BYTES);
+  if (!whole || header.readUInt32LE(0) !== FRAME_MAGIC || SEGMENT_HEADER_BYTES + FRAME_HEADER_BYTES + header.readUInt32LE(8) > framesEnd)
+    throw corrupt(segment.path, `bad frame at byte ${SEGMENT_HEADER_BYTES}: its first frame's header is not one (bad magic or length)`);
 }
 
 /** Fills `segment`'s index and seal from its file; returns the repair for a torn tail, if any. */

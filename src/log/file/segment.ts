@@ -6,12 +6,20 @@
  * metadata and a sparse index (one entry per INDEX_INTERVAL bytes) from offsets to frame
  * positions, never the records themselves.
  *
+ * The index is known whole for a segment whose frames were read or written by this process
+ * (the active segment, scanned at open; a segment the writer or a compaction wrote). A
+ * sealed segment opened unread (recovery.ts checks its header and seal, not its frames) learns
+ * its index on demand: the first read positioned inside it reads its frames (CRC-checked)
+ * from the last known one up to the wanted offset. A damaged frame stops the learning there;
+ * the read that meets it reports it (reader.ts).
+ *
  * Readers read through one shared read handle per segment, opened before compaction may
  * replace the file (see compaction.ts), so a reader always sees the bytes its index
  * describes. A retired segment (compacted away) closes that handle once no reader holds it.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readFrames } from './frame-reader.ts';
 import { SEGMENT_HEADER_BYTES } from './segment-header.ts';
 
 const INDEX_INTERVAL = 64 << 10;
@@ -31,12 +39,19 @@ export class Segment {
   readonly path: string;
   /** Bytes of the header and the whole, committed frames (the seal not included). */
   size = SEGMENT_HEADER_BYTES;
-  /** Offset of the last record, or null while empty. */
+  /** Offset of the last record, or null while empty (or unread: a sealed segment opened by `openedSealed`). */
   lastOffset: bigint | null = null;
   /** The next segment's base, once this one is sealed; null while it is the active segment. */
   sealedEnd: bigint | null = null;
   #indexDeltas: number[] = [];
   #indexPositions: number[] = [];
+  /** Frames are known (indexed) up to this byte; `size` once the segment is known whole. */
+  #knownTo = SEGMENT_HEADER_BYTES;
+  /** The base of the last known frame (null: none known yet). */
+  #lastKnownBase: bigint | null = null;
+  /** Learning stopped at a frame that is not a checked frame in order: the reader meets it and reports it. */
+  #learningStopped = false;
+  #learning: Promise<void> = Promise.resolve();
   #readHandle: Promise<FileHandle> | null = null;
   #readers = 0;
   #retired = false;
@@ -63,16 +78,60 @@ export class Segment {
 
   /** Records a committed frame [pos, end) whose records span offsets first..last. */
   addFrame(pos: number, end: number, first: bigint, last: bigint): void {
+    this.#know(pos, end, first);
+    this.size = end;
+    this.lastOffset = last;
+  }
+
+  /** A sealed segment opened unread: `size` bytes of header and frames, then a seal naming `sealedEnd`. */
+  openedSealed(size: number, sealedEnd: bigint): void {
+    this.size = size;
+    this.sealedEnd = sealedEnd;
+  }
+
+  #know(pos: number, end: number, first: bigint): void {
     const lastIndexed = this.#indexPositions.at(-1);
     if (lastIndexed === undefined || pos - lastIndexed >= INDEX_INTERVAL) {
       this.#indexDeltas.push(Number(first - this.base));
       this.#indexPositions.push(pos);
     }
-    this.size = end;
-    this.lastOffset = last;
+    this.#knownTo = end;
+    this.#lastKnownBase = first;
   }
 
-  /** A byte position at a frame boundary from which reading finds every record >= offset. */
+  /**
+   * A byte position at a frame boundary from which reading finds every record >= offset,
+   * learning the index up to it first if the segment was opened unread. The caller holds a
+   * read reference (acquire).
+   */
+  async seek(offset: bigint): Promise<number> {
+    if (offset > this.base && this.#mustLearn(offset)) {
+      const learning = this.#learning.then(() => this.#learn(offset));
+      this.#learning = learning.catch(() => undefined); // a failed read is the caller's; the next may learn again
+      await learning;
+    }
+    return this.positionFor(offset);
+  }
+
+  #mustLearn(offset: bigint): boolean {
+    return !this.#learningStopped && this.#knownTo < this.size && (this.#lastKnownBase === null || this.#lastKnownBase <= offset);
+  }
+
+  /** Reads frames from the last known one until one starts past `offset` (its predecessor holds it), indexing them. */
+  async #learn(offset: bigint): Promise<void> {
+    if (!this.#mustLearn(offset)) return;
+    const frames = readFrames(await this.readHandle(), this.#knownTo, this.size, undefined, true);
+    let step = await frames.next();
+    for (; !step.done; step = await frames.next()) {
+      const { filePos, pos, end, base } = step.value;
+      if (base < this.base || (this.#lastKnownBase !== null && base <= this.#lastKnownBase)) break;
+      this.#know(filePos, filePos + (end - pos), base);
+      if (base > offset) return;
+    }
+    if (step.done !== true || step.value.kind !== 'end') this.#learningStopped = true;
+  }
+
+  /** The byte position of the indexed frame at or before `offset` (the header for offsets at or below base). */
   positionFor(offset: bigint): number {
     if (offset <= this.base) return SEGMENT_HEADER_BYTES;
     const delta = Number(offset - this.base);
