@@ -79,17 +79,18 @@ export class PartitionView {
   }
 
   /**
-   * The writer's own `events`, folded already, lie at `offsets` (the append's answer, in
-   * order; tombstones after them need none). Answers the closed entries whose records are
+   * The writer's own `events`, folded already, lie at `offsets` from index `from` (the
+   * append's answer, in order; tombstones after them need none). Answers the closed entries whose records are
    * all known now: durable, so the queue may cache them.
    */
-  settle(events: readonly RunlogEvent[], offsets: readonly bigint[]): ClosedEntry[] {
+  settle(events: readonly RunlogEvent[], offsets: readonly bigint[], from = 0): ClosedEntry[] {
     const settled: ClosedEntry[] = [];
-    for (const [i, event] of events.entries()) {
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!;
       const attempt =
         event.type === 'Submitted' ? 0 : event.type === 'AttemptStarted' ? event.attempt : CLOSING_TYPES.has(event.type) ? -1 : null;
       if (attempt === null) continue;
-      const offset = Number(offsets[i]!);
+      const offset = Number(offsets[from + i]!);
       const entryId = event.entryId!;
       const open = this.entries.get(entryId);
       if (open !== undefined) {
@@ -206,7 +207,8 @@ export class PartitionView {
     (this.entries.get(entryId) ?? this.closed.find(entryId))?.tenant === tenant;
 
   private submit(event: Submitted, offset: number): void {
-    if (this.entries.has(event.entryId) || this.closed.index.rowOf(event.seq) >= 0) return;
+    // Folded already (a record delivered twice)? Only a seq issued already can be: the writer's own are new.
+    if (event.seq <= this.issuedThrough && (this.entries.has(event.entryId) || this.closed.index.rowOf(event.seq) >= 0)) return;
     const thread = this.threadOf(event.tenant, event.thread);
     const entry = new EntryState(event, thread, this.headIndex(event.agent));
     entry.submittedOffset = offset;

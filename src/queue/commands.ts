@@ -31,7 +31,7 @@ export type YieldFields = Pick<Yielded, 'kind' | 'error'> & { delayMs: number | 
 
 export type CloseFields = { outcome: Outcome; result: Uint8Array | null; error: string | null };
 
-/** Open entries across every partition, counted by the shell when a submission is decided. */
+/** Open entries across every partition, counted by the shell when a submission is decided (only those the capacity limits; else 0). */
 export interface OpenCounts {
   tenant: number;
   total: number;

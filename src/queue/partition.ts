@@ -52,7 +52,7 @@ import type { RunlogWarning } from '../warnings.ts';
 import { Backoff } from '../retry.ts';
 import { ClosedWaiters } from './closed-waiters.ts';
 import type { Command, Decision, DecisionOf, ReadFirst, Refused } from './commands.ts';
-import { decide, expiredTicket, wakesWorkers } from './decide.ts';
+import { decide, expiredTicket, wakesWorkers, type ClosedReader } from './decide.ts';
 import { readClosedEntry, type ClosedEntryCache } from './closed-entries.ts';
 import type { ClosedEntry } from '../../projections/closed-entry.ts';
 import type { ClosedTicket } from '../../projections/closed-tickets.ts';
@@ -268,12 +268,14 @@ export class Partition {
     return decision as unknown as Accepted<C> | MayReadFirst<C>;
   }
 
-  /** decide.ts on the view, with the closed entries at hand: `fetched`, those held unsettled, the cache. */
-  #decide<C extends Command>(command: C, now: number, fetched: Fetched): Decision {
-    const view = this.#view;
-    const closed = (entryId: string): ClosedEntry | undefined =>
-      fetched.get(entryId) ?? view.unsettledEntry(entryId) ?? this.host.closedCache.get(entryId);
-    return decide(view, command, now, closed);
+  /** decide.ts on the view, with the closed entries at hand (`closed`: a reader of `fetched`, those held unsettled, the cache). */
+  #decide<C extends Command>(command: C, now: number, fetched: Fetched, closed = this.#closedReader(fetched)): Decision {
+    return decide(this.#view, command, now, closed);
+  }
+
+  /** The closed entries at hand: `fetched`, those the view holds unsettled, the cache (made once per batch, not per item). */
+  #closedReader(fetched: Fetched): ClosedReader {
+    return (entryId) => fetched.get(entryId) ?? this.#view.unsettledEntry(entryId) ?? this.host.closedCache.get(entryId);
   }
 
   /** The closed entries the submission keys of `submissions` may name (a batch reads them before deciding its items). */
@@ -357,13 +359,14 @@ export class Partition {
   batch(fetched: Fetched = NOTHING_FETCHED): PartitionBatch {
     this.#requireServing();
     const now = this.now();
+    const closedReader = this.#closedReader(fetched);
     const records: AppendRecord[][] = [];
     const events: RunlogEvent[][] = [];
     const closed: ClosedEntry[] = [];
     let wakes = false;
     return {
       add: <C extends Command, A>(command: C, answer: (decision: Accepted<C>) => A): A | RunlogError => {
-        const decision = this.#decide(command, now, fetched);
+        const decision = this.#decide(command, now, fetched, closedReader);
         if (decision.kind === 'refused') return decision.error;
         // A key naming a closed entry that closed after the batch's entries were read (closedEntriesForKeys): retriable.
         if (isReadFirst(decision)) return notAtHand(decision.entryIds);
@@ -377,7 +380,7 @@ export class Partition {
           }
           records.push(folded.records);
           events.push(decision.events);
-          closed.push(...folded.closed);
+          for (const entry of folded.closed) closed.push(entry);
           wakes ||= decision.events.some(wakesWorkers);
         }
         return answer(decision as Accepted<C>);
@@ -386,9 +389,9 @@ export class Partition {
         if (records.length === 0) return;
         const offsets = await this.#append(records, null);
         let at = 0;
-        for (const [i, command] of records.entries()) {
-          this.#settled(events[i]!, offsets.slice(at, at + command.length));
-          at += command.length;
+        for (let i = 0; i < records.length; i++) {
+          this.#settled(events[i]!, offsets, at);
+          at += records[i]!.length;
         }
         this.#durable(
           closed,
@@ -409,7 +412,7 @@ export class Partition {
     const view = this.#view;
     const { records, tombstones } = recordsOf(view, events, alsoTombstone);
     checkRecordsFit(this.log, events, records);
-    for (const [i, event] of events.entries()) view.apply(null, records[i]!.key, event);
+    for (let i = 0; i < events.length; i++) view.apply(null, records[i]!.key, events[i]!);
     // The entries these events close, taken now: one pruned in the same group is gone from the view once durable.
     const closed = this.#closes.awaitedIn(view, events);
     for (const record of tombstones) view.apply(null, record.key, null);
@@ -449,9 +452,9 @@ export class Partition {
     return offsets.flat();
   }
 
-  /** The view learns where `events` (folded already) lie, and the closed entries whose records are all known now are cached. */
-  #settled(events: readonly RunlogEvent[], offsets: readonly bigint[]): void {
-    for (const entry of this.#view.settle(events, offsets)) this.host.closedCache.set(entry);
+  /** The view learns where `events` (folded already) lie (at `offsets` from `from`), and the closed entries whose records are all known now are cached. */
+  #settled(events: readonly RunlogEvent[], offsets: readonly bigint[], from = 0): void {
+    for (const entry of this.#view.settle(events, offsets, from)) this.host.closedCache.set(entry);
   }
 
   /**

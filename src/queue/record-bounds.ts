@@ -15,14 +15,15 @@ export function checkRecordsFit(
   events: readonly RunlogEvent[],
   records: readonly AppendRecord[],
 ): void {
-  events.forEach((event, i) => {
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i]!;
     const bytes = recordBytes(records[i]!);
     if (bytes > log.maxRecordBytes) {
       throw invalidArgument(
         `the ${event.type} event of entry ${event.entryId} is ${bytes} bytes encoded${bigFields(event)}, more than the ${log.kind} log's record limit of ${log.maxRecordBytes} bytes`,
       );
     }
-  });
+  }
   const total = appendBytes(records);
   if (total > log.maxAppendBytes) {
     throw invalidArgument(

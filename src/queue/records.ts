@@ -16,12 +16,14 @@ export function recordsOf(
   events: RunlogEvent[],
   alsoTombstone: readonly string[] = [],
 ): { records: AppendRecord[]; tombstones: AppendRecord[] } {
-  const tombstones = events.flatMap((event) =>
-    event.type === 'EntriesPruned' ? event.entryIds.flatMap((id) => tombstonesOf(view, id)) : [],
-  );
+  const tombstones: AppendRecord[] = [];
+  for (const event of events) {
+    if (event.type === 'EntriesPruned') for (const id of event.entryIds) tombstones.push(...tombstonesOf(view, id));
+  }
   for (const key of alsoTombstone) tombstones.push({ key, value: null });
-  const records: AppendRecord[] = events.map((event) => ({ key: recordKeyOf(event), value: encodeEvent(event) }));
-  records.push(...tombstones);
+  const records: AppendRecord[] = new Array(events.length + tombstones.length);
+  for (let i = 0; i < events.length; i++) records[i] = { key: recordKeyOf(events[i]!), value: encodeEvent(events[i]!) };
+  for (let i = 0; i < tombstones.length; i++) records[events.length + i] = tombstones[i]!;
   return { records, tombstones };
 }
 

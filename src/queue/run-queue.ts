@@ -207,13 +207,19 @@ export class RunQueue implements RunQueueApi {
 
   /** A submission's notBefore and deadline, by the caller's wall clock, in `partition`'s time (store-clock.ts rule 5, partition-lead.ts). */
   #timesOf(partition: Partition, asked: SubmissionFields): SubmissionFields {
+    if (asked.notBefore === null && asked.deadline === null) return asked; // no time to convert (most submissions)
     const notBefore = partition.fromStoreTime(this.clock.fromWall(asked.notBefore));
     return { ...asked, notBefore, deadline: partition.fromStoreTime(this.clock.fromWall(asked.deadline)) };
   }
 
   /** The decider's Submit command of checked fields for `partition`: the capacity, the open counts now, a ticket secret if it has none. */
   #submitCommand(partition: Partition, submission: SubmissionFields): CommandOf<'Submit'> {
-    const counts = { tenant: this.#partitions.openOf(submission.tenant), total: this.#partitions.openTotal() };
+    const { perTenant, total } = this.capacity;
+    // Counted only for a limit the capacity sets (each count visits every partition).
+    const counts = {
+      tenant: perTenant === undefined ? 0 : this.#partitions.openOf(submission.tenant),
+      total: total === undefined ? 0 : this.#partitions.openTotal(),
+    };
     const freshSecret = partition.view.ticketKey === null ? newTicketSecret() : null;
     return { type: 'Submit', submission, capacity: this.capacity, counts, freshSecret };
   }
