@@ -101,7 +101,7 @@ export type MayReadFirst<C extends Command> = Extract<DecisionOf<C['type']>, Rea
 
 /** Closed entries a command had read for it (Partition.fetch), by entry id. */
 export type Fetched = ReadonlyMap<string, ClosedEntry>;
-const NOTHING_FETCHED: Fetched = new Map();
+export const NOTHING_FETCHED: Fetched = new Map();
 
 /** A batch item whose key names closed entries not at hand: retriable (they closed while the batch read the others). */
 function notAtHand(entryIds: readonly string[]): RunlogError {
@@ -355,10 +355,10 @@ export class Partition {
    * a value; also the InvalidArgument of events that do not fit a record). `commit` then
    * appends everything added, in one append (several only when it does not fit one), and
    * resolves once durable; a failed append rejects it. Open it once the partition serves.
+   * `now`: the partition's time its commands are decided at (a take's, read as it chose the heads).
    */
-  batch(fetched: Fetched = NOTHING_FETCHED): PartitionBatch {
+  batch(fetched: Fetched = NOTHING_FETCHED, now = this.now()): PartitionBatch {
     this.#requireServing();
-    const now = this.now();
     const closedReader = this.#closedReader(fetched);
     const records: AppendRecord[][] = [];
     const events: RunlogEvent[][] = [];

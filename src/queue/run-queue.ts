@@ -18,7 +18,7 @@ import { leaseOf, toPublicEntry } from './public-entry.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
 import { findEntry, openEntryOf } from './decide.ts';
 import { newTicketSecret } from './entry-id.ts';
-import { Partition, isReadFirst, type Fetched, type PartitionBatch, type PartitionHost } from './partition.ts';
+import { NOTHING_FETCHED, Partition, isReadFirst, type Fetched, type PartitionBatch, type PartitionHost } from './partition.ts';
 import type { Ownership } from './queue-options.ts';
 import { Partitions } from './partitions.ts';
 import {
@@ -301,20 +301,23 @@ export class RunQueue implements RunQueueApi {
 
   /**
    * Leases and starts up to `max` heads, each as take chooses it (the best first), each a
-   * LeaseStart command folded before the next is chosen; the commands of a partition made in
-   * this turn go to the log in one append (the group commit). Overdue heads met on the way are
-   * expired aside, as take does. Answered once every lease and attempt is durable.
+   * LeaseStart command decided and folded before the next is chosen, added to one batch per
+   * partition (Partition.batch): one write to the group commit per partition, not one per
+   * entry. Overdue heads met on the way are expired in the same batch. Answered once every
+   * lease and attempt is durable.
    */
   async takeStarted(request: StartRequest): Promise<Started[]> {
     this.requireRunning();
     const { agents, tenants, holder, ttlMs, max, attemptCap } = startRequest(request);
     const now = this.#partitions.times();
-    const writes: Promise<void>[] = [];
+    const batches = new Map<Partition, PartitionBatch>();
     const started: Started[] = [];
     while (started.length < max) {
       const best = this.#partitions.bestHead(agents, now, tenants);
       if (best === undefined) break;
       const [partition, entry] = best;
+      let batch = batches.get(partition);
+      if (batch === undefined) batches.set(partition, (batch = partition.batch(NOTHING_FETCHED, now(partition))));
       const command = {
         type: 'LeaseStart',
         entryId: entry.entryId,
@@ -325,18 +328,16 @@ export class RunQueue implements RunQueueApi {
         runId: randomUUID(),
         attemptCap,
       } as const;
-      const decision = partition.decide(command, now(partition));
-      // The index offers only heads decide finds takeable (a drawn run id is never in use): unchanged would loop.
-      if (decision.kind === 'unchanged') throw new Error(`the head index offered entry ${entry.entryId}, which is not takeable`);
-      if (decision.kind === 'expired') {
-        writes.push(partition.expireAside(decision.events));
-        continue;
-      }
-      writes.push(partition.commit(decision.events));
-      const attempt = decision.kind === 'started' ? attemptOf(decision.events[1]) : null;
-      started.push({ ...taken(entry), attempt }); // built now, in the decision's turn
+      const answer = batch.add(command, (decision) => {
+        // The index offers only heads decide finds takeable (a drawn run id is never in use): unchanged would loop.
+        if (decision.kind === 'unchanged') throw new Error(`the head index offered entry ${entry.entryId}, which is not takeable`);
+        // Built now, in the decision's turn: later commands may change the entry.
+        if (decision.kind !== 'expired')
+          started.push({ ...taken(entry), attempt: decision.kind === 'started' ? attemptOf(decision.events[1]) : null });
+      });
+      if (answer instanceof RunlogError) throw answer; // a LeaseStart of an offered head is never refused: a bug
     }
-    await Promise.all(writes);
+    await Promise.all([...batches.values()].map((batch) => batch.commit()));
     return started;
   }
 

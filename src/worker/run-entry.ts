@@ -22,7 +22,7 @@ import { badResult, describeFailure, recordableError } from './failure.ts';
 import type { ResolvedOptions } from './options.ts';
 import { supervise, type Supervised } from './supervise.ts';
 import type { Handler, RunOutcome } from './types.ts';
-import type { WorkerMetrics } from './worker-metrics.ts';
+import type { CounterName, WorkerMetrics } from './worker-metrics.ts';
 
 export interface RunContext {
   queue: RunQueueApi;
@@ -31,8 +31,8 @@ export interface RunContext {
   handlerOf(agent: string): Handler;
   /** Closes an entry under its lease, grouped with the closes of other runs (closer.ts); rejects with the item's refusal. */
   close(lease: Lease, request: CloseRequest): Promise<Entry>;
-  /** Called once an entry this worker ran has closed; answers the id of an entry it submitted (periodic work), or null. */
-  afterClose(entry: Entry): Promise<string | null>;
+  /** Called once an entry this worker ran has closed; answers the id of an entry it submitted (periodic work), or null (at once when it submits none). */
+  afterClose(entry: Entry): Promise<string | null> | null;
 }
 
 export interface RunReport {
@@ -68,7 +68,8 @@ export async function runEntry(
     const report = await runLeased(ctx, taken, stop, askedAt, handlerDone);
     count(ctx, report);
     if (report.outcome !== 'succeeded' && report.outcome !== 'parked') return report;
-    const next = await ctx.afterClose(taken.entry);
+    const after = ctx.afterClose(taken.entry);
+    const next = after === null ? null : await after;
     return next === null ? report : { ...report, next };
   } finally {
     ctx.metrics.runEnded(agent);
@@ -194,17 +195,19 @@ export function isLeaseRefusal(error: unknown): boolean {
   return isRunlogError(error, 'LeaseNotCurrent') || isRunlogError(error, 'EntryClosed');
 }
 
+/** The counters each outcome adds to. */
+const COUNTED: Readonly<Record<RunOutcome, readonly CounterName[]>> = {
+  succeeded: ['processed', 'succeeded'],
+  retried: ['processed', 'retried'],
+  parked: ['processed', 'parked'],
+  lost: ['leasesLost'],
+  deferred: ['deferred'],
+  abandoned: ['abandoned'],
+};
+
 function count(ctx: RunContext, report: RunReport): void {
   const agent = report.entry.agent;
-  const names: Record<RunOutcome, ('processed' | 'succeeded' | 'retried' | 'parked' | 'leasesLost' | 'deferred' | 'abandoned')[]> = {
-    succeeded: ['processed', 'succeeded'],
-    retried: ['processed', 'retried'],
-    parked: ['processed', 'parked'],
-    lost: ['leasesLost'],
-    deferred: ['deferred'],
-    abandoned: ['abandoned'],
-  };
-  for (const name of names[report.outcome]) ctx.metrics.add(name, agent);
+  for (const name of COUNTED[report.outcome]) ctx.metrics.add(name, agent);
   if (report.error !== undefined && (report.outcome === 'retried' || report.outcome === 'parked')) ctx.metrics.add('failed', agent);
   const event = { type: report.outcome, entryId: report.entry.entryId, agent, attempt: report.attempt };
   ctx.options.onEvent(report.errorText === undefined ? event : { ...event, error: report.errorText });

@@ -4,33 +4,55 @@
  * while the run's outcome (its close, a retry) is still being made durable: a slot waiting on
  * a datasync would cap the pool at concurrency ÷ the append latency, whatever the handlers
  * cost. At most `concurrency` more runs may be recording their outcome at once (runs held in
- * all: at most twice the concurrency). While slots are free,
- * it asks the queue for as many entries as there are free slots in one takeStarted (each
- * leased and its attempt started, durable together) and starts a run of each; with every
- * slot busy it waits for a run to end. A take that finds fewer than it asked for means
- * nothing more is takeable now: the loop then waits idle without polling the queue hot, and
- * wakes on the first of: the queue's onWork (a submission, yield or close on this process),
- * the end of a run (it may have made work: the loop takes once more, as a slot that ran took
- * again), `wake()`, the store-clock time the next entry becomes due (converted to a delay from
- * queue.now()), or pollMs.
+ * all: at most twice the concurrency).
+ *
+ * Taking: while slots are free, the loop asks the queue for entries in one takeStarted (each
+ * leased and its attempt started, durable together) and starts a run of each as the answer
+ * comes. A take reserves the slots it asks for until answered. Up to TAKES_IN_FLIGHT takes
+ * may be in flight at once, each for at most half the slots (at least one), the next sent a
+ * turn after the previous: so one take's append is made durable while the runs of the one
+ * before it execute and the next take and their closes are decided, which go to the log in
+ * the following append. With one take at a time for every slot, the pool would alternate
+ * between waiting for the log and working, and each take would wait for the closes' append
+ * ahead of it too.
+ *
+ * A take that finds fewer than it asked for means nothing more is takeable now (in process,
+ * takes are decided in the order sent): the loop then waits idle without polling the queue hot,
+ * once its other takes are answered, and wakes on the first of: the queue's onWork (a
+ * submission, yield or close on this process), the end of a run (it may have made work: the
+ * loop takes once more, as a slot that ran took again), `wake()`, the store-clock time the next
+ * entry becomes due (converted to a delay from queue.now()), or pollMs.
  *
  * Stopping: once `signal` aborts, the loop takes no more; runs in progress see the same
- * signal (supervise.ts aborts their handlers and hands their entries back), and `run`
- * resolves when every run has settled.
+ * signal (supervise.ts aborts their handlers and hands their entries back; the runs of a take
+ * answered after the abort hand their entries back at once), and `run` resolves when every
+ * take is answered and every run has settled.
  */
 import type { Started } from '../queue/types.ts';
 import { runEntry, type RunContext } from './run-entry.ts';
 import type { Waker } from './waker.ts';
 
+/** How many takes may be in flight at once. */
+const TAKES_IN_FLIGHT = 2;
+
+/** What the latest answered take said: more may be takeable, nothing more is (since the generation noted before it), or it failed. */
+type Found = { kind: 'more' } | { kind: 'empty'; seen: number } | { kind: 'failed'; seen: number };
+
 export class Pool {
   /** Handlers running: the slots taken. */
   private running = 0;
-  /** Whether the loop is asking the queue for work. */
-  private taking = false;
+  /** Slots asked for by the takes in flight. */
+  private reserved = 0;
+  /** The takes in flight. */
+  private readonly takes = new Set<Promise<void>>();
+  /** Takes sent, and the number of the latest one answered: only the latest answer says whether more is takeable. */
+  private takesSent = 0;
+  private latestAnswered = 0;
+  private found: Found = { kind: 'more' };
   /** The waker generation at which a take last found nothing more. */
   private emptyAt = -1;
-  /** Wakes the loop waiting for a free slot. */
-  private slotFreed: (() => void) | null = null;
+  /** Wakes the loop waiting for a free slot or a take's answer. */
+  private changed: (() => void) | null = null;
   /** Runs in progress: a handler running, or its outcome being recorded. */
   private readonly runs = new Set<Promise<void>>();
 
@@ -45,57 +67,73 @@ export class Pool {
   async run(signal: AbortSignal): Promise<void> {
     if (this.agents.length === 0) return;
     const concurrency = this.ctx.options.concurrency;
-    const freed = (): void => this.slotFreed?.();
-    signal.addEventListener('abort', freed, { once: true });
+    const perTake = Math.max(1, Math.ceil(concurrency / TAKES_IN_FLIGHT));
+    const wakeLoop = (): void => this.changed?.();
+    signal.addEventListener('abort', wakeLoop, { once: true });
     try {
       while (!signal.aborted) {
-        const free = Math.min(concurrency - this.running, 2 * concurrency - this.runs.size);
-        if (free <= 0) {
-          await new Promise<void>((resolve) => (this.slotFreed = resolve));
-          this.slotFreed = null;
-          continue;
-        }
-        const seen = this.waker.generation;
-        const found = await this.take(free, signal);
-        if (found === 'all') {
-          // More may be takeable. Let this take's runs start first (a quick handler settles within the
-          // turn and frees its slot), so the next take asks for every free slot, not the few left now.
+        const free = Math.min(concurrency - this.running, 2 * concurrency - this.runs.size) - this.reserved;
+        const found = this.found;
+        if (found.kind === 'more' && free > 0 && this.takes.size < TAKES_IN_FLIGHT) {
+          this.take(Math.min(free, perTake), signal);
+          // The next take a turn later: this one's append is then on its way, and the next goes in the one after.
           await new Promise((resolve) => setImmediate(resolve));
           continue;
         }
-        if (found === 'some' || found === 'none') this.emptyAt = Math.max(this.emptyAt, seen);
-        this.onIdle();
-        const ms = found === 'failed' ? this.ctx.options.pollMs : await this.idleDelay();
-        await this.waker.wait(seen, ms, signal);
+        if (found.kind !== 'more' && this.takes.size === 0) {
+          this.onIdle();
+          const ms = found.kind === 'failed' ? this.ctx.options.pollMs : await this.idleDelay();
+          await this.waker.wait(found.seen, ms, signal);
+          if (this.found === found) this.found = { kind: 'more' };
+          continue;
+        }
+        await new Promise<void>((resolve) => (this.changed = resolve));
+        this.changed = null;
+        // Once the microtasks queued now have run: quick handlers settle within them and free their slots, so
+        // the next take asks for all of those, not the first one freed (and goes before their closes, sent a turn later).
+        await new Promise((resolve) => process.nextTick(resolve));
       }
     } finally {
-      signal.removeEventListener('abort', freed);
+      signal.removeEventListener('abort', wakeLoop);
+      await Promise.all(this.takes);
       await Promise.all(this.runs);
     }
   }
 
   /** Nothing running or recording, and a take made since the last notification found nothing more. */
   quiet(): boolean {
-    return this.runs.size === 0 && !this.taking && this.emptyAt === this.waker.generation;
+    return this.runs.size === 0 && this.takes.size === 0 && this.emptyAt === this.waker.generation;
   }
 
-  /** Takes up to `max` entries and starts their runs: whether it found as many as asked, some, none, or failed. */
-  private async take(max: number, signal: AbortSignal): Promise<'all' | 'some' | 'none' | 'failed'> {
-    this.taking = true;
-    let started: Started[];
+  /** Takes up to `max` entries (reserving as many slots until answered) and starts their runs as the answer comes. */
+  private take(max: number, signal: AbortSignal): void {
+    const seen = this.waker.generation;
+    const sent = ++this.takesSent;
     const askedAt = this.ctx.queue.now();
-    try {
-      const { leaseMs: ttlMs, tenants, maxAttempts } = this.ctx.options;
-      const cap = maxAttempts === null ? {} : { maxAttempts };
-      started = await this.ctx.queue.takeStarted({ agents: this.agents, tenants, holder: this.holder, ttlMs, max, ...cap });
-    } catch (error) {
-      this.ctx.options.onEvent({ type: 'error', error, context: 'taking or running an entry' });
-      return 'failed';
-    } finally {
-      this.taking = false;
-    }
-    for (const entry of started) this.start(entry, signal, askedAt);
-    return started.length === max ? 'all' : started.length > 0 ? 'some' : 'none';
+    const { leaseMs: ttlMs, tenants, maxAttempts } = this.ctx.options;
+    const cap = maxAttempts === null ? {} : { maxAttempts };
+    this.reserved += max;
+    const answered = (found: Found): void => {
+      this.reserved -= max;
+      this.takes.delete(take);
+      if (sent > this.latestAnswered) {
+        this.latestAnswered = sent;
+        this.found = found;
+      }
+      this.changed?.();
+    };
+    const take = this.ctx.queue.takeStarted({ agents: this.agents, tenants, holder: this.holder, ttlMs, max, ...cap }).then(
+      (started) => {
+        for (const entry of started) this.start(entry, signal, askedAt);
+        if (started.length < max) this.emptyAt = Math.max(this.emptyAt, seen);
+        answered(started.length < max ? { kind: 'empty', seen } : { kind: 'more' });
+      },
+      (error: unknown) => {
+        this.ctx.options.onEvent({ type: 'error', error, context: 'taking or running an entry' });
+        answered({ kind: 'failed', seen });
+      },
+    );
+    this.takes.add(take);
   }
 
   private start(started: Started, signal: AbortSignal, askedAt: number): void {
@@ -105,7 +143,7 @@ export class Pool {
       if (!slotHeld) return;
       slotHeld = false;
       this.running--;
-      this.slotFreed?.();
+      this.changed?.();
     };
     const run = runEntry(this.ctx, started, signal, askedAt, freeSlot).then(
       () => undefined,
@@ -115,7 +153,7 @@ export class Pool {
     void run.then(() => {
       this.runs.delete(run);
       freeSlot(); // a run that ended without its handler (parked, handed back, lost)
-      this.slotFreed?.();
+      this.changed?.();
       // A run's end may have made work (the thread's next entry, a retry due at once) whose
       // signal a remote queue sends later: the loop takes again, and idleness waits for that take.
       this.waker.notifyOne();

@@ -9,6 +9,8 @@
  * it reads it (run-signal.ts), and the watch for a close by someone else only once the handler
  * has run WATCH_AFTER_MS (real time): a close before that is noticed then, and most runs end
  * sooner, needing no watch at all (its AbortController and awaitClosed, over HTTP a long-poll).
+ * A handler that answers in the turn it is called (returns undefined, a string, or throws) gets
+ * no lease keeper, watch or stop listener at all: nothing could have fired before it settled.
  */
 import { RunlogError } from '../errors.ts';
 import type { Attempt, Entry, Lease, RunQueueApi } from '../queue/types.ts';
@@ -39,28 +41,47 @@ export async function supervise(
 ): Promise<Supervised> {
   const { entry, attempt } = taken;
   const abort = new RunSignal();
-  const onLost = (reason: RunlogError): void => abort.abort(reason);
-  const keeper = new LeaseKeeper(queue, taken.lease, options.leaseMs, options.timers, onLost, options.onEvent, taken.askedAt);
   let stopped = false;
   const onStop = (): void => {
     stopped = !abort.aborted;
     abort.abort(new RunlogError('Stopped', 'the worker is stopping'));
   };
   if (stop.aborted) onStop();
+  const context: HandlerContext = {
+    entry,
+    input: entry.input,
+    attempt: attempt.attempt,
+    runId: attempt.runId,
+    get signal() {
+      return abort.signal;
+    },
+  };
+  // The handler is called in this turn. One that answers at once (returns a value that is not an
+  // object, or throws) has settled before any timer or listener could fire: it needs none.
+  let returned: unknown;
+  try {
+    returned = handler(context);
+  } catch (error) {
+    return settledAtOnce({ kind: 'error', error }, taken.lease, stopped || stop.aborted);
+  }
+  if (returned === undefined || returned === null || (typeof returned !== 'object' && typeof returned !== 'function')) {
+    return settledAtOnce({ kind: 'value', value: (returned ?? undefined) as HandlerResult }, taken.lease, stopped || stop.aborted);
+  }
+  const keeper = new LeaseKeeper(
+    queue,
+    taken.lease,
+    options.leaseMs,
+    options.timers,
+    (reason) => abort.abort(reason),
+    options.onEvent,
+    taken.askedAt,
+  );
+  if (stop.aborted) onStop();
   else stop.addEventListener('abort', onStop, { once: true });
   const unwatch = watchCloseSoon(queue, entry, (reason) => keeper.markLost(reason));
   keeper.start();
   try {
-    const context: HandlerContext = {
-      entry,
-      input: entry.input,
-      attempt: attempt.attempt,
-      runId: attempt.runId,
-      get signal() {
-        return abort.signal;
-      },
-    };
-    const running: Promise<HandlerResult> = Promise.resolve().then(async () => (await handler(context)) ?? undefined);
+    const running = (async (): Promise<HandlerResult> => ((await returned) as HandlerResult | null | undefined) ?? undefined)();
     const settled = await settleWithin(running, abort, options.graceMs, options.timers);
     return { settled, lease: keeper.lease, lost: keeper.lost, stopped: stopped && keeper.lost === null };
   } finally {
@@ -68,6 +89,11 @@ export async function supervise(
     unwatch();
     await keeper.stop();
   }
+}
+
+/** A handler that answered in the turn it was called: no lease was lost meanwhile (nothing ran); `stopped` if the worker is stopping. */
+function settledAtOnce(settled: Settled, lease: Lease, stopped: boolean): Supervised {
+  return { settled, lease, lost: null, stopped };
 }
 
 /** The handler's outcome; 'abandoned' when it has not settled graceMs after `signal` aborted. */

@@ -3,7 +3,7 @@
  * the application installs an SDK) and the same counts kept as plain numbers for
  * `metrics()`. A counter `leasesLost` is the instrument `runlog.worker.leases_lost`.
  */
-import { metrics, type Counter, type Histogram, type UpDownCounter } from '@opentelemetry/api';
+import { metrics, type Attributes, type Counter, type Histogram, type UpDownCounter } from '@opentelemetry/api';
 import type { WorkerMetricsSnapshot } from './types.ts';
 
 export type CounterName =
@@ -40,6 +40,8 @@ export class WorkerMetrics {
   private readonly waitMs: Histogram;
   private readonly execMs: Histogram;
   private readonly inFlight: UpDownCounter;
+  /** Each agent's attributes, made once: every run records several measurements under them. */
+  private readonly attributes = new Map<string, Attributes>();
 
   constructor() {
     const meter = metrics.getMeter('runlog');
@@ -51,27 +53,33 @@ export class WorkerMetrics {
 
   add(name: CounterName, agent: string, n = 1): void {
     this.counts[name] += n;
-    this.counters.get(name)!.add(n, { agent });
+    this.counters.get(name)!.add(n, this.of(agent));
   }
 
   wait(agent: string, ms: number): void {
     this.counts.totalWaitMs += ms;
-    this.waitMs.record(ms, { agent });
+    this.waitMs.record(ms, this.of(agent));
   }
 
   exec(agent: string, ms: number): void {
     this.counts.totalExecMs += ms;
-    this.execMs.record(ms, { agent });
+    this.execMs.record(ms, this.of(agent));
   }
 
   runStarted(agent: string): void {
     this.counts.inFlight++;
-    this.inFlight.add(1, { agent });
+    this.inFlight.add(1, this.of(agent));
   }
 
   runEnded(agent: string): void {
     this.counts.inFlight--;
-    this.inFlight.add(-1, { agent });
+    this.inFlight.add(-1, this.of(agent));
+  }
+
+  private of(agent: string): Attributes {
+    let attributes = this.attributes.get(agent);
+    if (attributes === undefined) this.attributes.set(agent, (attributes = Object.freeze({ agent })));
+    return attributes;
   }
 
   snapshot(): WorkerMetricsSnapshot {

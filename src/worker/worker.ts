@@ -204,7 +204,11 @@ export class Worker {
     }
   }
 
-  private async afterClose(entry: Entry): Promise<string | null> {
+  private afterClose(entry: Entry): Promise<string | null> | null {
+    return this.periodic.isPeriodicEntry(entry) ? this.nextPeriodic(entry) : null;
+  }
+
+  private async nextPeriodic(entry: Entry): Promise<string | null> {
     try {
       return await this.periodic.next(entry);
     } catch (error) {
