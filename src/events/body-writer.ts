@@ -15,8 +15,13 @@
  * exactly as before: the bytes of every value written here are the bytes avsc writes
  * (property-tested in test/events/codec.test.ts), and every refusal keeps its message.
  *
- * Only the types runlog's schemas use are compiled (as body-reader.ts): string, bytes,
- * int, long, boolean, enum, map and array of strings, and unions of null with one of those.
+ * Only the types runlog's schemas use are compiled: string, bytes, int, long, boolean, enum,
+ * map of strings, records (nested, and named ones referred to by name), arrays of any of
+ * these, and unions of null with one of them. The events use the flat ones; a partition
+ * snapshot (snapshot-codec.ts) all of them.
+ *
+ * `wroteShort()` says whether the last decline was for room alone (the value itself was
+ * fine so far): a caller writing into a buffer of its own (a snapshot) then grows it.
  */
 import { isWellFormed } from '../validation/index.ts';
 import type { AvroRecordSchema } from './schemas.ts';
@@ -26,6 +31,23 @@ export type BodyWriter = (event: Record<string, unknown>, buf: Buffer, pos: numb
 
 /** One value's writer: the end position, or -1 if declined. */
 type ValueWriter = (value: unknown, buf: Buffer, pos: number) => number;
+
+/** Whether a writer declined for lack of room since the last resetShort() (see the top). */
+let short = false;
+
+/** Declines for lack of room. */
+function noRoom(): number {
+  short = true;
+  return -1;
+}
+
+export function resetShort(): void {
+  short = false;
+}
+
+export function wroteShort(): boolean {
+  return short;
+}
 
 /** The most bytes a varint of a long takes. */
 const MAX_VARINT_BYTES = 10;
@@ -55,17 +77,20 @@ function writeVarint(n: number, buf: Buffer, pos: number): number {
 }
 
 function writeLong(value: unknown, buf: Buffer, pos: number): number {
-  if (!Number.isSafeInteger(value) || pos + MAX_VARINT_BYTES > buf.length) return -1;
+  if (!Number.isSafeInteger(value)) return -1;
+  if (pos + MAX_VARINT_BYTES > buf.length) return noRoom();
   return writeVarint(value as number, buf, pos);
 }
 
 function writeInt(value: unknown, buf: Buffer, pos: number): number {
-  if (value !== ((value as number) | 0) || pos + MAX_VARINT_BYTES > buf.length) return -1;
+  if (value !== ((value as number) | 0)) return -1;
+  if (pos + MAX_VARINT_BYTES > buf.length) return noRoom();
   return writeVarint(value as number, buf, pos);
 }
 
 function writeBoolean(value: unknown, buf: Buffer, pos: number): number {
-  if (typeof value !== 'boolean' || pos >= buf.length) return -1;
+  if (typeof value !== 'boolean') return -1;
+  if (pos >= buf.length) return noRoom();
   buf[pos] = value ? 1 : 0;
   return pos + 1;
 }
@@ -81,7 +106,7 @@ function writeString(value: unknown, buf: Buffer, pos: number): number {
   if (typeof value !== 'string') return -1;
   const length = value.length;
   // Room for the worst case: 3 bytes per UTF-16 unit, and the length's varint.
-  if (pos + MAX_VARINT_BYTES + 3 * length > buf.length) return -1;
+  if (pos + MAX_VARINT_BYTES + 3 * length > buf.length) return noRoom();
   if (length < SHORT_STRING) {
     let ascii = true;
     for (let i = 0; i < length; i++) {
@@ -107,7 +132,7 @@ function writeString(value: unknown, buf: Buffer, pos: number): number {
 function writeBytes(value: unknown, buf: Buffer, pos: number): number {
   if (!(value instanceof Uint8Array)) return -1;
   const length = value.length;
-  if (pos + MAX_VARINT_BYTES + length > buf.length) return -1;
+  if (pos + MAX_VARINT_BYTES + length > buf.length) return noRoom();
   pos = writeVarint(length, buf, pos);
   buf.set(value, pos);
   return pos + length;
@@ -118,7 +143,7 @@ function writeStringMap(value: unknown, buf: Buffer, pos: number): number {
   if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) return -1;
   const keys = Object.keys(value);
   if (keys.length > 0) {
-    if (pos + MAX_VARINT_BYTES > buf.length) return -1;
+    if (pos + MAX_VARINT_BYTES > buf.length) return noRoom();
     pos = writeVarint(keys.length, buf, pos);
     for (const key of keys) {
       if (key === '__proto__') return -1;
@@ -128,26 +153,31 @@ function writeStringMap(value: unknown, buf: Buffer, pos: number): number {
       if (pos < 0) return -1;
     }
   }
-  if (pos >= buf.length) return -1;
+  if (pos >= buf.length) return noRoom();
   buf[pos] = 0;
   return pos + 1;
 }
 
-function writeStringArray(value: unknown, buf: Buffer, pos: number): number {
-  if (!Array.isArray(value)) return -1;
-  const length = value.length;
-  if (length > 0) {
-    if (pos + MAX_VARINT_BYTES > buf.length) return -1;
-    pos = writeVarint(length, buf, pos);
-    for (let i = 0; i < length; i++) {
-      pos = writeString(value[i], buf, pos);
-      if (pos < 0) return -1;
+/** An array, as avsc writes it: one block of every item, then 0. */
+function arrayWriter(item: ValueWriter): ValueWriter {
+  return (value, buf, pos) => {
+    if (!Array.isArray(value)) return -1;
+    const length = value.length;
+    if (length > 0) {
+      if (pos + MAX_VARINT_BYTES > buf.length) return noRoom();
+      pos = writeVarint(length, buf, pos);
+      for (let i = 0; i < length; i++) {
+        pos = item(value[i], buf, pos);
+        if (pos < 0) return -1;
+      }
     }
-  }
-  if (pos >= buf.length) return -1;
-  buf[pos] = 0;
-  return pos + 1;
+    if (pos >= buf.length) return noRoom();
+    buf[pos] = 0;
+    return pos + 1;
+  };
 }
+
+const writeStringArray = arrayWriter(writeString);
 
 const PRIMITIVES: Readonly<Record<string, ValueWriter>> = {
   string: writeString,
@@ -157,38 +187,52 @@ const PRIMITIVES: Readonly<Record<string, ValueWriter>> = {
   long: writeLong,
 };
 
-/** How to write one value of `type`, or null if this module does not compile it. */
-function valueWriter(type: unknown): ValueWriter | null {
-  if (typeof type === 'string') return PRIMITIVES[type] ?? null;
-  if (Array.isArray(type)) return unionWriter(type);
+/** The named types (records) compiled so far, by full name, for later references to them by name. */
+type Named = Map<string, ValueWriter>;
+
+/** How to write one value of `type` (named types resolved in `namespace`), or null if this module does not compile it. */
+function valueWriter(type: unknown, named: Named, namespace: string): ValueWriter | null {
+  if (typeof type === 'string') return PRIMITIVES[type] ?? named.get(fullName(type, namespace)) ?? null;
+  if (Array.isArray(type)) return unionWriter(type, named, namespace);
   if (typeof type !== 'object' || type === null) return null;
   const t = type as { type?: unknown; symbols?: unknown; values?: unknown; items?: unknown };
   if (t.type === 'long' || t.type === 'int' || t.type === 'string' || t.type === 'bytes' || t.type === 'boolean')
     return PRIMITIVES[t.type]!;
   if (t.type === 'map') return t.values === 'string' ? writeStringMap : null;
-  if (t.type === 'array') return t.items === 'string' ? writeStringArray : null;
+  if (t.type === 'array') {
+    if (t.items === 'string') return writeStringArray;
+    const item = valueWriter(t.items, named, namespace);
+    return item === null ? null : arrayWriter(item);
+  }
   if (t.type === 'enum' && Array.isArray(t.symbols)) return enumWriter(t.symbols as string[]);
+  if (t.type === 'record') return recordWriter(type as AvroRecordSchema, named, namespace);
   return null;
+}
+
+/** A name's full name: as it is if dotted, else in `namespace`. */
+function fullName(name: string, namespace: string): string {
+  return name.includes('.') || namespace === '' ? name : `${namespace}.${name}`;
 }
 
 function enumWriter(symbols: readonly string[]): ValueWriter {
   return (value, buf, pos) => {
     const index = typeof value === 'string' ? symbols.indexOf(value) : -1;
-    if (index < 0 || pos + MAX_VARINT_BYTES > buf.length) return -1;
+    if (index < 0) return -1;
+    if (pos + MAX_VARINT_BYTES > buf.length) return noRoom();
     return writeVarint(index, buf, pos);
   };
 }
 
 /** Unions of null and one other compiled type, in either order: null, or a value of the other branch. */
-function unionWriter(branches: readonly unknown[]): ValueWriter | null {
+function unionWriter(branches: readonly unknown[], named: Named, namespace: string): ValueWriter | null {
   if (branches.length !== 2) return null;
   const nullAt = branches.indexOf('null');
   if (nullAt < 0) return null;
-  const other = valueWriter(branches[1 - nullAt]);
+  const other = valueWriter(branches[1 - nullAt], named, namespace);
   if (other === null) return null;
   return (value, buf, pos) => {
     // (undefined, for which avsc writes the field's default, is declined by every branch writer.)
-    if (pos + MAX_VARINT_BYTES > buf.length) return -1;
+    if (pos + MAX_VARINT_BYTES > buf.length) return noRoom();
     if (value === null) return writeVarint(nullAt, buf, pos);
     return other(value, buf, writeVarint(1 - nullAt, buf, pos));
   };
@@ -200,14 +244,44 @@ function unionWriter(branches: readonly unknown[]): ValueWriter | null {
  * names checked as Avro names ([A-Za-z_][A-Za-z0-9_]*) before use.
  */
 export function compileBodyWriter(schema: AvroRecordSchema): BodyWriter | null {
+  return fieldsWriter(schema, new Map(), schema.namespace ?? '', false) as BodyWriter | null;
+}
+
+/**
+ * A nested record's writer (declining a value that is not an object), registered under its
+ * full name before its fields are compiled, so that they may refer to it.
+ */
+function recordWriter(schema: AvroRecordSchema, named: Named, enclosing: string): ValueWriter | null {
+  if (typeof schema.name !== 'string' || !Array.isArray(schema.fields)) return null;
+  const namespace = schema.name.includes('.')
+    ? schema.name.slice(0, schema.name.lastIndexOf('.'))
+    : typeof schema.namespace === 'string'
+      ? schema.namespace
+      : enclosing;
+  const name = fullName(schema.name, namespace);
+  let compiled: ValueWriter | null = null;
+  named.set(name, (value, buf, pos) => compiled!(value, buf, pos));
+  compiled = fieldsWriter(schema, named, namespace, true);
+  if (compiled === null) named.delete(name);
+  return compiled;
+}
+
+/**
+ * One generated function writing `schema`'s fields in order (field names checked as Avro
+ * names, [A-Za-z_][A-Za-z0-9_]*, before use), or null if a field's type is not compiled
+ * here. `checked`: it first declines a value that is not an object (the codec checks an
+ * event itself).
+ */
+function fieldsWriter(schema: AvroRecordSchema, named: Named, namespace: string, checked: boolean): ValueWriter | null {
   const writers: ValueWriter[] = [];
   const steps: string[] = [];
   for (const field of schema.fields) {
-    const write = valueWriter(field.type);
+    const write = valueWriter(field.type, named, namespace);
     if (write === null || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(field.name)) return null;
     steps.push(`p = w[${writers.length}](e.${field.name}, b, p); if (p < 0) return -1;`);
     writers.push(write);
   }
-  const body = `let p = pos; ${steps.join(' ')} return p;`;
-  return new Function('w', 'e', 'b', 'pos', body).bind(undefined, writers) as BodyWriter;
+  const check = checked ? `if (typeof e !== 'object' || e === null) return -1; ` : '';
+  const body = `${check}let p = pos; ${steps.join(' ')} return p;`;
+  return new Function('w', 'e', 'b', 'pos', body).bind(undefined, writers) as ValueWriter;
 }

@@ -6,10 +6,12 @@
  * not decode whole, or whose checksum does not match, is Corrupt: the reader then ignores
  * the snapshot (src/projector/snapshots.ts), it never trusts a part of one.
  */
+import { constants } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import type avsc from 'avsc';
 import { RunlogError } from '../errors.ts';
 import { avroType } from './avro-types.ts';
+import { compileBodyWriter, resetShort, wroteShort, type BodyWriter } from './body-writer.ts';
 import { SINGLE_OBJECT_MARKER } from './codec.ts';
 import { fingerprintBytesLE } from './rabin.ts';
 import { SCHEMA_DIR, loadSchemaFamily, type SchemaFamily, type SchemaVersion } from './schemas.ts';
@@ -28,12 +30,18 @@ export const SNAPSHOT_SCHEMAS: SchemaFamily<SnapshotSchemaName> = {
 export const RELEASED_SNAPSHOT_SCHEMAS: readonly SchemaVersion<SnapshotSchemaName>[] = loadSchemaFamily(SNAPSHOT_SCHEMAS);
 
 const HEADER_LENGTH = 10;
+/** The largest buffer Node allocates. */
+const MAX_LENGTH = constants.MAX_LENGTH;
 const OUTCOMES: ReadonlySet<string> = new Set<Outcome>(['succeeded', 'failed', 'cancelled', 'expired', 'threadDeleted']);
 
 interface Form {
   readonly file: string;
   readonly type: avsc.Type;
   readonly header: Buffer;
+  /** Writes the body straight from the value (body-writer.ts); null: always avsc. */
+  readonly body: BodyWriter | null;
+  /** The size of the buffer the compiled writer is first given: the last snapshot's, and a quarter more. */
+  sizeHint: number;
 }
 
 function formOf(name: SnapshotSchemaName): Form {
@@ -43,14 +51,44 @@ function formOf(name: SnapshotSchemaName): Form {
   header[0] = SINGLE_OBJECT_MARKER[0];
   header[1] = SINGLE_OBJECT_MARKER[1];
   header.set(fingerprintBytesLE(version.fingerprint), 2);
-  return { file: version.file, type: avroType(version.schema), header };
+  return { file: version.file, type: avroType(version.schema), header, body: compileBodyWriter(version.schema), sizeHint: 64 << 10 };
 }
 
 const ENVELOPE = formOf('PartitionSnapshot');
 const STATE = formOf('PartitionState');
 
-function encode(form: Form, value: unknown): Uint8Array {
-  const body = form.type.toBuffer(value);
+/**
+ * The compiled writer's encoding of `value` (the bytes avsc writes: body-writer.ts), or null
+ * when it declines the value (then avsc encodes or refuses it). A buffer found too small is
+ * replaced by one twice as large.
+ */
+function encodeCompiled(form: Form, body: BodyWriter, value: Record<string, unknown>): Uint8Array | null {
+  for (let size = form.sizeHint; ; size = Math.min(size * 2, MAX_LENGTH)) {
+    const buf = Buffer.allocUnsafeSlow(size);
+    form.header.copy(buf, 0);
+    resetShort();
+    let end: number;
+    try {
+      end = body(value, buf, HEADER_LENGTH);
+    } catch {
+      return null; // a value that throws when read (a getter, a bigint where an int is): avsc says why
+    }
+    if (end >= 0) {
+      form.sizeHint = Math.min(Math.max(64 << 10, Math.ceil(end * 1.25)), MAX_LENGTH);
+      // A buffer mostly used is handed out as it is; else the bytes are copied into one of their own.
+      const bytes = end * 4 >= size * 3 ? buf : buf.subarray(0, end).slice();
+      return new Uint8Array(bytes.buffer, bytes.byteOffset, end);
+    }
+    if (!wroteShort() || size === MAX_LENGTH) return null;
+  }
+}
+
+function encode(form: Form, value: Record<string, unknown>, avscValue: () => unknown = () => value): Uint8Array {
+  if (form.body !== null) {
+    const bytes = encodeCompiled(form, form.body, value);
+    if (bytes !== null) return bytes;
+  }
+  const body = form.type.toBuffer(avscValue());
   const out = Buffer.allocUnsafe(HEADER_LENGTH + body.length);
   form.header.copy(out, 0);
   body.copy(out, HEADER_LENGTH);
@@ -84,10 +122,10 @@ export function snapshotChecksum(snapshot: Omit<PartitionSnapshot, 'checksum'>):
 
 /** A view's state, encoded (taken in one turn; the envelope follows once the offset it covers is durable). */
 export function encodeSnapshotState(state: PartitionState): Uint8Array {
-  return encode(STATE, withBuffers(state));
+  return encode(STATE, state as unknown as Record<string, unknown>, () => withBuffers(state));
 }
 
-/** avsc writes bytes from Buffers only: the state's byte fields as Buffers over the same memory. */
+/** avsc writes bytes from Buffers only (the compiled writer any Uint8Array): the state's byte fields as Buffers over the same memory. */
 function withBuffers(state: PartitionState): PartitionState {
   const entry = (e: SnapshotEntry): SnapshotEntry => ({
     ...e,
