@@ -30,6 +30,41 @@ export function avroType(schema: AvroRecordSchema): avsc.Type {
   return avsc.Type.forSchema(structuredClone(schema) as avsc.Schema, { typeHook: exactLongHook });
 }
 
+/** avsc's reading position in a buffer (its Tap: the fields and the method a bytes reader uses). */
+interface Tap {
+  buf: Buffer;
+  pos: number;
+  readLong(): number;
+  _invalidate(): void;
+}
+
+/**
+ * Bytes read as views of the input rather than copies (avsc copies each into a pooled
+ * buffer): a snapshot's columns are hundreds of megabytes at 10M entries, copied twice on
+ * the way (the envelope's state, then each column). Exactly avsc's BytesType#_read otherwise,
+ * overflow included (a length past the input leaves the position past it: decode refuses).
+ */
+class ViewBytesType extends avsc.types.BytesType {
+  _read(tap: Tap): Buffer | undefined {
+    const length = tap.readLong();
+    if (length < 0) return void tap._invalidate();
+    const start = tap.pos;
+    tap.pos += length;
+    return tap.pos > tap.buf.length ? undefined : tap.buf.subarray(start, tap.pos);
+  }
+}
+
+const VIEW_BYTES = new ViewBytesType();
+
+/** A type of `schema` for decoding only, whose bytes values are views of the input (copy what is kept). */
+export function avroViewType(schema: AvroRecordSchema): avsc.Type {
+  const typeHook = (s: avsc.Schema): avsc.Type | undefined =>
+    s === 'bytes' || (typeof s === 'object' && !Array.isArray(s) && (s as { type?: unknown }).type === 'bytes' && !('logicalType' in s))
+      ? VIEW_BYTES
+      : exactLongHook(s);
+  return avsc.Type.forSchema(structuredClone(schema) as avsc.Schema, { typeHook });
+}
+
 /**
  * A union of records (an Avro object container file of events), every long exact. avsc's
  * 'auto' wraps the union of records (`{ "runlog.events.Submitted": {...} }`) and leaves the

@@ -84,6 +84,12 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
   /** Readers keyed by the low 32 bits of the fingerprint (read without BigInt per record). */
   readonly #readers = new Map<number, Reader[]>();
   readonly #scratch = Buffer.allocUnsafe(SCRATCH_LENGTH);
+  /**
+   * avsc and the body readers read Buffers. A Uint8Array is read through a Buffer over its
+   * whole ArrayBuffer, kept for the next call: log readers hand over many records of one
+   * chunk, and a Buffer view costs more than the decoding of a small record. Reads that run
+   * past the record's end are caught by the offset checks in decode.
+   */
   #wrapped: Buffer = Buffer.alloc(0);
   readonly #cursor: Cursor = { buf: this.#wrapped, pos: 0, end: 0 };
 
@@ -135,9 +141,17 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
   }
 
   decode(bytes: Uint8Array): V {
-    if (!isUint8Array(bytes)) throw invalidArgument(`${this.#names.decoderName} needs a Uint8Array, got ${describe(bytes)}`);
+    let buf = this.#wrapped;
+    let start = bytes.byteOffset;
+    // The common case without brand checks: a view of the buffer the last record came from (a replay's chunk).
+    if (!(bytes instanceof Uint8Array && buf.buffer === bytes.buffer && buf.length === bytes.buffer.byteLength)) {
+      if (!isUint8Array(bytes)) throw invalidArgument(`${this.#names.decoderName} needs a Uint8Array, got ${describe(bytes)}`);
+      if (Buffer.isBuffer(bytes)) {
+        buf = bytes;
+        start = 0;
+      } else buf = this.#wrapped = Buffer.from(bytes.buffer);
+    }
     const reader = this.#readerFor(bytes);
-    const [buf, start] = this.#asBuffer(bytes);
     const end = start + bytes.length;
     if (reader.body !== null) return this.#readBody(reader, reader.body, buf, start + HEADER_LENGTH, end);
     let decoded: { value: Record<string, unknown>; offset: number };
@@ -170,20 +184,6 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
     if (cursor.pos > end) throw corrupt(`truncated or malformed ${reader.file} body (${end - start + HEADER_LENGTH} bytes in all)`);
     if (cursor.pos < end) throw corrupt(`${end - cursor.pos} trailing bytes after the ${reader.file} body`);
     return event as unknown as V;
-  }
-
-  /**
-   * avsc reads Buffers. A Uint8Array is read through a Buffer over its whole ArrayBuffer,
-   * kept for the next call: log readers hand over many records of one chunk, and a Buffer
-   * view costs more than the decoding of a small record. Reads that run past the record's
-   * end are caught by the offset checks in decode.
-   */
-  #asBuffer(bytes: Uint8Array): [Buffer, number] {
-    if (Buffer.isBuffer(bytes)) return [bytes, 0];
-    if (this.#wrapped.buffer !== bytes.buffer || this.#wrapped.length !== bytes.buffer.byteLength) {
-      this.#wrapped = Buffer.from(bytes.buffer);
-    }
-    return [this.#wrapped, bytes.byteOffset];
   }
 
   schemaFor(eventType: V['type']): AvroRecordSchema {

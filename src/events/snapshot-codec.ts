@@ -10,7 +10,7 @@ import { constants } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import type avsc from 'avsc';
 import { RunlogError } from '../errors.ts';
-import { avroType } from './avro-types.ts';
+import { avroType, avroViewType } from './avro-types.ts';
 import { compileBodyWriter, resetShort, wroteShort, type BodyWriter } from './body-writer.ts';
 import { SINGLE_OBJECT_MARKER } from './codec.ts';
 import { fingerprintBytesLE } from './rabin.ts';
@@ -37,6 +37,8 @@ const OUTCOMES: ReadonlySet<string> = new Set<Outcome>(['succeeded', 'failed', '
 interface Form {
   readonly file: string;
   readonly type: avsc.Type;
+  /** The same schema read with bytes as views of the input (no copy of a state's columns). */
+  readonly viewType: avsc.Type;
   readonly header: Buffer;
   /** Writes the body straight from the value (body-writer.ts); null: always avsc. */
   readonly body: BodyWriter | null;
@@ -51,7 +53,14 @@ function formOf(name: SnapshotSchemaName): Form {
   header[0] = SINGLE_OBJECT_MARKER[0];
   header[1] = SINGLE_OBJECT_MARKER[1];
   header.set(fingerprintBytesLE(version.fingerprint), 2);
-  return { file: version.file, type: avroType(version.schema), header, body: compileBodyWriter(version.schema), sizeHint: 64 << 10 };
+  return {
+    file: version.file,
+    type: avroType(version.schema),
+    viewType: avroViewType(version.schema),
+    header,
+    body: compileBodyWriter(version.schema),
+    sizeHint: 64 << 10,
+  };
 }
 
 const ENVELOPE = formOf('PartitionSnapshot');
@@ -101,7 +110,7 @@ function decode(form: Form, bytes: Uint8Array): unknown {
     throw corrupt(`not a ${form.file} record: its ${HEADER_LENGTH}-byte header is not ${form.header.toString('hex')}`);
   }
   try {
-    return form.type.fromBuffer(buf.subarray(HEADER_LENGTH));
+    return form.viewType.fromBuffer(buf.subarray(HEADER_LENGTH));
   } catch (error) {
     throw corrupt(`invalid ${form.file} body (${buf.length} bytes): ${(error as Error).message}`, error);
   }
@@ -153,7 +162,10 @@ export function encodeSnapshot(fields: Omit<PartitionSnapshot, 'format' | 'check
   return encode(ENVELOPE, { ...envelope, state: asBuffer(state), nextOffset: Number(envelope.nextOffset), checksum: asBuffer(checksum) });
 }
 
-/** The envelope of a snapshot; Corrupt if it does not decode, is of another format, or its checksum does not match. */
+/**
+ * The envelope of a snapshot; Corrupt if it does not decode, is of another format, or its
+ * checksum does not match. Its state and checksum are views of `bytes` (no copy).
+ */
 export function decodeSnapshot(bytes: Uint8Array): PartitionSnapshot {
   const raw = decode(ENVELOPE, bytes) as Omit<PartitionSnapshot, 'nextOffset'> & { nextOffset: number };
   const snapshot: PartitionSnapshot = { ...raw, nextOffset: BigInt(raw.nextOffset) };

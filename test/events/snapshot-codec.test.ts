@@ -54,3 +54,14 @@ test('an event, a state without its envelope, trailing bytes and another format 
   assert.equal(format, 1);
   assert.deepEqual(decodeSnapshot(encodeSnapshot(rest)).nextOffset, GOLDEN_ENVELOPE.nextOffset);
 });
+
+test("decoding copies no column: the envelope's state and the state's columns are views of the bytes read, equal to what was encoded", () => {
+  const envelope = decodeSnapshot(snapshot);
+  assert.equal(envelope.state.buffer, snapshot.buffer, 'the state is a view of the snapshot');
+  const decoded = decodeSnapshotState(envelope.state);
+  assert.ok(decoded.closedIndex.length > 0);
+  for (const [i, column] of decoded.closedIndex.entries()) {
+    assert.equal(column.bytes.buffer, snapshot.buffer, `column ${column.name} is a view of the snapshot`);
+    assert.deepEqual(new Uint8Array(column.bytes), new Uint8Array(GOLDEN_STATE.closedIndex[i]!.bytes));
+  }
+});
