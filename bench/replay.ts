@@ -2,10 +2,13 @@
  * Replay speed: a log of `lifecycles` x 4 events, written fast (big batches straight to
  * the log), then a cold start (openRunQueue replays every partition) timed in events/s,
  * beside the raw rates of the same bytes: reading the records only, and decodeEvent over
- * the record values only (read beforehand, not timed).
+ * the record values only (read beforehand, not timed). Each phase's CPU per event
+ * (process.cpuUsage, which a loaded machine disturbs less than wall time) says where a
+ * replay's time goes: reading as the replay reads (a frame's records at a time, values as
+ * views), decoding, and the rest, the fold.
  */
 import { decodeEvent } from '../src/events/codec.ts';
-import type { AppendRecord, EventLog } from '../src/log/event-log.ts';
+import { batchesOf, type AppendRecord, type EventLog } from '../src/log/event-log.ts';
 import { openLog } from '../src/log/open-log.ts';
 import { partitionOf } from '../src/log/partitioner.ts';
 import { openRunQueue, openRunQueueOnLog } from '../src/queue/open-run-queue.ts';
@@ -26,6 +29,16 @@ export interface Replay {
   readPerSecond: number;
   decodePerSecond: number;
   entries: number;
+  /** CPU µs per event: the cold start (open and replay), reading as the replay reads, and decoding. */
+  cpu: { coldStart: number; read: number; decode: number };
+}
+
+/** CPU µs spent in `body` per event. */
+async function cpuPerEvent(events: number, body: () => Promise<unknown>): Promise<number> {
+  const started = process.cpuUsage();
+  await body();
+  const { user, system } = process.cpuUsage(started);
+  return (user + system) / events;
 }
 
 /** Writes `lifecycles` closed entries on THREADS threads, in big batches per partition. */
@@ -70,19 +83,29 @@ export async function replaySpeed(site: LogSite, lifecycles: number): Promise<Re
   const readStarted = performance.now();
   for (let p = 0; p < PARTITIONS; p++) for await (const record of raw.read(p, 0n)) if (record.value !== null) values.push(record.value);
   const readSeconds = (performance.now() - readStarted) / 1000;
+  let batched = 0;
+  const readCpu = await cpuPerEvent(events, async () => {
+    for (let p = 0; p < PARTITIONS; p++) for await (const batch of batchesOf(raw.read(p, 0n))) batched += batch.length;
+  });
+  if (batched !== events) throw new Error(`read ${batched} records a batch at a time, expected ${events}`);
   if (persistent) await raw.close();
   const decodeStarted = performance.now();
-  for (const value of values) decodeEvent(value);
+  const decodeCpu = await cpuPerEvent(events, async () => {
+    for (const value of values) decodeEvent(value);
+  });
   const decodeSeconds = (performance.now() - decodeStarted) / 1000;
   values.length = 0;
 
   const started = performance.now();
-  const queue = await profiled('replay', () =>
-    persistent ? openRunQueue({ log: site.config, partitions: PARTITIONS }) : openRunQueueOnLog(log),
-  );
+  let queue: Awaited<ReturnType<typeof openRunQueue>> | undefined;
+  const coldStartCpu = await cpuPerEvent(events, async () => {
+    queue = await profiled('replay', () =>
+      persistent ? openRunQueue({ log: site.config, partitions: PARTITIONS }) : openRunQueueOnLog(log),
+    );
+  });
   const coldStartSeconds = (performance.now() - started) / 1000;
-  const entries = queue.views().reduce((sum, view) => sum + view.entries.size + view.closed.size, 0);
-  await queue.stop();
+  const entries = queue!.views().reduce((sum, view) => sum + view.entries.size + view.closed.size, 0);
+  await queue!.stop();
   if (entries !== lifecycles) throw new Error(`replay found ${entries} entries, expected ${lifecycles}`);
   return {
     events,
@@ -93,5 +116,6 @@ export async function replaySpeed(site: LogSite, lifecycles: number): Promise<Re
     readPerSecond: events / readSeconds,
     decodePerSecond: events / decodeSeconds,
     entries,
+    cpu: { coldStart: coldStartCpu, read: readCpu, decode: decodeCpu },
   };
 }

@@ -121,6 +121,13 @@ export function replayRows(replay: Replay): Row[] {
     },
     { name: 'raw decode (decodeEvent only)', value: perSecond(replay.decodePerSecond), target: '', verdict: '' },
     {
+      name: 'replay CPU per event',
+      value: `${replay.cpu.coldStart.toFixed(2)} µs`,
+      target: '',
+      verdict: '',
+      note: `read (as replay reads) ${replay.cpu.read.toFixed(2)} µs + decode ${replay.cpu.decode.toFixed(2)} µs + the rest (fold, open) ${(replay.cpu.coldStart - replay.cpu.read - replay.cpu.decode).toFixed(2)} µs`,
+    },
+    {
       name: 'replay / raw decode',
       value: ratio.toFixed(2),
       target: `>= ${TARGETS.replayToDecode}`,
