@@ -1,7 +1,11 @@
 /**
  * Opening a RunQueue: open (or take) the log, claim every partition (fencing a previous
- * Kafka writer), replay each into its view, anchor the store clock past every time already
- * stamped on the log, then serve, and start the retention sweep if asked. Each partition's
+ * Kafka writer), replay each into its view, anchor the store clock, then serve, and start the
+ * retention sweep if asked. The store clock starts no earlier than the earliest of the
+ * partitions' latest events; a partition whose latest event is later (stamped by a node whose
+ * clock ran ahead) starts at it, as a lead of its own, as acquire() does (partition-lead.ts):
+ * starting the one clock at the latest event of all would expire the leases granted in the
+ * other partitions' times early. Each partition's
  * view is opened from its latest valid snapshot, if any, and the records after it
  * (src/projector/snapshots.ts). With ownership
  * 'assigned' (a cluster node) nothing is claimed or replayed: RunQueue.acquire() does that
@@ -49,11 +53,16 @@ async function queueOnLog(log: EventLog, settings: QueueSettings): Promise<RunQu
   const { clock, capacity, maxInputBytes: asked, retention, warnings, ownership, snapshots, closedCacheBytes } = settings;
   const maxInputBytes = inputLimit(asked, log);
   const views = ownership === 'all' ? await claimAndReplay(log, warnings.report) : Array.from({ length: log.partitions }, () => null);
-  const latestAt = views.reduce((latest, view) => Math.max(latest, view?.lastAt ?? 0), 0);
-  const clockNow = new StoreClock(clock, latestAt, warnings.report);
+  const clockNow = new StoreClock(clock, earliestLatestAt(views), warnings.report);
   const queue = new RunQueue(log, views, clockNow, capacity, maxInputBytes, warnings, ownership, snapshots, closedCacheBytes);
   if (retention !== null) queue.sweepEvery(retention);
   return queue;
+}
+
+/** The earliest of the partitions' latest event times (partitions without events have none); 0 for none. */
+function earliestLatestAt(views: readonly (PartitionView | null)[]): number {
+  const latest = views.flatMap((view) => (view === null || view.lastAt === 0 ? [] : [view.lastAt]));
+  return latest.length === 0 ? 0 : Math.min(...latest);
 }
 
 /** Every partition claimed (fencing a previous writer), then opened from its latest valid snapshot and the records after it: the queue owns them all. */

@@ -1,9 +1,10 @@
 /**
  * How far a partition's time runs ahead of the queue's store clock (store-clock.ts).
  *
- * A cluster node that acquires a partition may find it stamped by a node whose clock ran
- * ahead of its own: its events' times must never decrease (store-clock.ts rule 1), so the
- * partition's time starts at its latest event. Raising the queue's one store clock instead
+ * A cluster node that acquires a partition, or a queue that opens owning every partition of a
+ * log a cluster wrote, may find it stamped by a node whose clock ran ahead of its own: its
+ * events' times must never decrease (store-clock.ts rule 1), so the partition's time starts at
+ * its latest event. Raising the queue's one store clock instead
  * would move the time of every other partition it serves by the same jump, and expire the
  * leases it granted there early (a second worker would run an entry whose first worker still
  * runs it). So the lead is the partition's alone: its time is store time plus the lead, and

@@ -172,6 +172,8 @@ export class Partition {
     this.#view = view ?? new PartitionView(partition);
     this.#writer = this.#newWriter();
     this.#snapshots = new SnapshotKeeper(log, partition, host.snapshots, host.warn);
+    // Served from open (ownership 'all'): its time starts at its own latest event, as an acquired one's.
+    if (view !== null) this.#followTimes(view.lastAt, true);
   }
 
   /** The fold of the partition's log, ahead of it by the appends in flight. */

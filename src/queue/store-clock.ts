@@ -4,9 +4,10 @@
  * ms, may be stepped by NTP or an operator) and a monotonic clock (ms from any origin,
  * never stepped), and follows these rules:
  *
- * 1. Never backwards. It starts at or after the latest event time of every partition and
- *    never decreases, so events' `at` never decrease on a partition. Replay reads time
- *    only from events, never from a clock.
+ * 1. Never backwards. It never decreases, and each partition's time (store time plus the
+ *    partition's lead, partition-lead.ts) starts at or after the partition's latest event, so
+ *    events' `at` never decrease on a partition. Replay reads time only from events, never
+ *    from a clock.
  * 2. Follows the wall while the wall keeps pace. The wall's offset against the monotonic
  *    clock (wall - monotonic) is judged cumulatively, from the anchor: the reading at which
  *    store time last began to agree with the wall (open, or the end of a step). Between any
@@ -38,10 +39,13 @@
  *    agrees with this host's wall after the step (its own wall, or an NTP-synced one);
  *    a caller whose clock agreed with the wall before the step is off by the step.
  * 6. At open there is no monotonic continuity with the previous process: store time
- *    starts at max(wall, latest event time). A wall behind the latest event time by more
- *    than the tolerance (a backward step, across a restart) is reported as a step and
- *    rules 3-5 apply; a forward step made while no process ran is adopted, like any
- *    downtime.
+ *    starts at max(wall, floor), the floor being the earliest of the partitions' latest
+ *    event times (open-run-queue.ts); a partition whose latest event is later starts there,
+ *    as a lead of its own (partition-lead.ts), so the leases granted in another partition's
+ *    time (a log stamped by nodes whose clocks differ) are not cut short. A wall behind the
+ *    floor by more than the tolerance (a backward step, across a restart) is reported as a
+ *    step and rules 3-5 apply; a forward step made while no process ran is adopted, like
+ *    any downtime.
  *
  * A lone fake wall clock (tests) serves as both sources: it never steps against itself, so
  * store time is its reading; moved backwards, store time holds there and flows again with
@@ -81,7 +85,7 @@ export class StoreClock {
   /** `run` when the current step began (rule 3), or null while store time follows the wall. */
   private steppedSince: number | null = null;
 
-  /** Starts at max(wall, floorAt): floorAt is the latest event time of every partition (rule 6). */
+  /** Starts at max(wall, floorAt): floorAt is the earliest of the partitions' latest event times (rule 6). */
   constructor(
     private readonly sources: StoreClockSources,
     floorAt: number,
