@@ -168,6 +168,11 @@ export class RunQueue implements RunQueueApi {
     return this.clock.now();
   }
 
+  /** `partition`'s time now: store time plus its lead (partition-lead.ts), the time its entries' leases and times are in. */
+  partitionNow(partition: number): number {
+    return this.#partitionNumbered(partition).now();
+  }
+
   async submit(request: SubmitRequest): Promise<Ticket> {
     this.requireRunning();
     const asked = submissionFields(request, this.maxInputBytes);

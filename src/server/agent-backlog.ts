@@ -1,8 +1,14 @@
 /**
  * Each agent's backlog and rates, for the web console (GET /v1/agents): a fold of the log the
- * server was given, by (tenant, agent). It keeps the open entries (agent, submission time,
- * lease expiry) and, per minute of store-clock time over the last day, how many entries were
- * submitted, attempted, retried and closed by outcome.
+ * server was given, by (tenant, agent). It keeps the open entries (agent, partition, submission
+ * time, lease expiry) and, per minute of store-clock time over the last day, how many entries
+ * were submitted, attempted, retried and closed by outcome.
+ *
+ * An open entry's times are in its partition's time, which runs ahead of store time by the
+ * partition's lead (src/queue/partition-lead.ts: stamped by a node whose clock ran ahead): its
+ * lease is judged against its partition's time now, and its submission time is brought back
+ * to store time by the lead, so a lease does not show as running up to the lead longer, nor a
+ * wait as that much shorter.
  *
  * No background reader: each request first reads every partition from where the fold stopped
  * to the partition's end at that moment (`catchUp`), so the answer covers everything the log
@@ -29,16 +35,17 @@ export interface AgentRow extends Counts {
   agent: string;
   /** Open entries. */
   open: number;
-  /** Open entries a lease holds now (by the store clock). */
+  /** Open entries a lease holds now (by their partition's time). */
   running: number;
   /** Open entries no current lease holds (queued, delayed, or waiting for a retry). */
   waiting: number;
-  /** The submission time of the oldest waiting entry; null when none waits. */
+  /** The submission time of the oldest waiting entry, in store time; null when none waits. */
   oldestWaitingAt: number | null;
 }
 
 interface OpenEntry {
   key: string;
+  partition: number;
   submittedAt: number;
   leasedUntil: number | null;
 }
@@ -69,8 +76,11 @@ export class AgentBacklog {
     return pass;
   }
 
-  /** The rows of the agents of `tenants` (a filter; 'all': every tenant), counts over the last `minutes` minutes up to `now`. */
-  rows(tenants: (tenant: string) => boolean, now: number, minutes: number): AgentRow[] {
+  /**
+   * The rows of the agents of `tenants` (a filter; 'all': every tenant), counts over the last
+   * `minutes` minutes up to `now` (store time); `partitionNow` answers a partition's time now.
+   */
+  rows(tenants: (tenant: string) => boolean, now: number, minutes: number, partitionNow: (partition: number) => number): AgentRow[] {
     const nowMinute = Math.floor(now / MINUTE_MS);
     const rows = new Map<string, AgentRow>();
     const rowOf = (agent: string): AgentRow => {
@@ -84,15 +94,22 @@ export class AgentBacklog {
       const row = rowOf(group.agent);
       for (const [minute, counts] of group.minutes) if (minute > nowMinute - minutes) add(row, counts);
     }
+    const leads = new Map<number, number>();
+    const leadOf = (partition: number): number => {
+      let lead = leads.get(partition);
+      if (lead === undefined) leads.set(partition, (lead = partitionNow(partition) - now));
+      return lead;
+    };
     for (const entry of this.#open.values()) {
       const group = this.#groups.get(entry.key)!;
       if (!tenants(group.tenant)) continue;
       const row = rowOf(group.agent);
       row.open++;
-      if (entry.leasedUntil !== null && entry.leasedUntil > now) row.running++;
+      const lead = leadOf(entry.partition);
+      if (entry.leasedUntil !== null && entry.leasedUntil > now + lead) row.running++;
       else {
         row.waiting++;
-        row.oldestWaitingAt = Math.min(row.oldestWaitingAt ?? Infinity, entry.submittedAt);
+        row.oldestWaitingAt = Math.min(row.oldestWaitingAt ?? Infinity, entry.submittedAt - lead);
       }
     }
     return [...rows.values()].sort((a, b) => a.agent.localeCompare(b.agent));
@@ -101,17 +118,17 @@ export class AgentBacklog {
   async #readToEnd(): Promise<void> {
     for (let partition = 0; partition < this.#log.partitions; partition++) {
       for await (const record of this.#log.read(partition, this.#next[partition]!)) {
-        if (record.value !== null) this.#apply(decodeEvent(record.value));
+        if (record.value !== null) this.#apply(decodeEvent(record.value), partition);
         this.#next[partition] = record.offset + 1n;
       }
     }
   }
 
-  #apply(event: RunlogEvent): void {
+  #apply(event: RunlogEvent, partition: number): void {
     if (event.type === 'Submitted') {
       const key = JSON.stringify([event.tenant, event.agent]);
       if (!this.#groups.has(key)) this.#groups.set(key, { tenant: event.tenant, agent: event.agent, minutes: new Map() });
-      this.#open.set(event.entryId, { key, submittedAt: event.at, leasedUntil: null });
+      this.#open.set(event.entryId, { key, partition, submittedAt: event.at, leasedUntil: null });
       this.#count(key, event.at, 'submitted');
       return;
     }

@@ -12,7 +12,8 @@ import type { EventLog } from '../log/event-log.ts';
 import { entryTimeline } from '../../projections/timeline.ts';
 import { runProjection } from '../projector/run-projection.ts';
 import { partitionOfEntryId } from '../queue/entry-id.ts';
-import type { Entry } from '../queue/types.ts';
+import { RunQueue } from '../queue/run-queue.ts';
+import type { Entry, RunQueueApi } from '../queue/types.ts';
 import { EntryJson, entryToJson } from '../wire/index.ts';
 import { AgentBacklog, COUNTS, KEPT_MINUTES, type AgentRow } from './agent-backlog.ts';
 import { EntryStarts } from './entry-starts.ts';
@@ -103,8 +104,17 @@ export async function agents({ queue, log, caller, query }: RouteRequest<undefin
   const minutes = query.minutes ?? DEFAULT_AGENT_MINUTES;
   const now = queue.now();
   const visible = (tenant: string): boolean => inScope(caller, tenant) && (query.tenant === undefined || query.tenant === tenant);
-  const rows: AgentRow[] = backlog.rows(visible, now, minutes);
+  const rows: AgentRow[] = backlog.rows(visible, now, minutes, partitionClock(queue, now));
   return { now, minutes, agents: rows };
+}
+
+/**
+ * Each partition's time now (a lease and the times of an entry are in it): the queue's, when it
+ * runs in this process (a partition stamped by a node whose clock ran ahead leads store time:
+ * src/queue/partition-lead.ts); else store time, all a queue behind another API answers.
+ */
+function partitionClock(queue: RunQueueApi, now: number): (partition: number) => number {
+  return queue instanceof RunQueue ? (partition) => queue.partitionNow(partition) : () => now;
 }
 
 function requireLog(log: EventLog | undefined): EventLog {

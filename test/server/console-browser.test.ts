@@ -4,7 +4,8 @@
  * loopback with a file log and tokens. The page takes its token from the URL fragment; we find
  * a ticket and read its timeline (attempts, the error, the time between events), a thread's open
  * entries, the agents' backlog (and a new count arriving as the panel refreshes on its own), and
- * watch a live event arrive. Screenshots go to the test's
+ * watch a live event arrive; and the agents' backlog of a partition whose time runs ahead of
+ * store time (stamped by a node whose clock ran ahead). Screenshots go to the test's
  * scratch directory (copied to RUNLOG_SCREENSHOTS when set); what they show is checked through
  * the page's DOM.
  */
@@ -14,6 +15,9 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { connect } from '../../src/client/index.ts';
+import { openRunQueue } from '../../src/queue/open-run-queue.ts';
+import { FakeClock } from '../contract/fixtures.ts';
+import { HOUR, PARTITIONS, threadOn } from '../support/acquired-ahead.ts';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
 import { spawnServe } from './serve-child.ts';
 
@@ -180,5 +184,41 @@ describe('the web console in headless Chromium', () => {
       'Unauthorized: a valid bearer token is required (authorization: Bearer <token>)',
     );
     assert.equal(await anonymous.$$eval('#timeline tbody tr', (rows) => rows.length), 0);
+  });
+
+  it("shows a partition's leases and waits in its own time when it runs ahead of store time (partition-lead.ts)", async (t) => {
+    const dir = await scratchDir(t, 'runlog-console-lead-');
+    const data = join(dir, 'data');
+    await writeFile(join(dir, 'tokens.json'), JSON.stringify(TOKENS));
+    // Partition 0 stamped by a node an hour ahead: an entry leased for a minute, and two minutes
+    // later another submitted; so in partition 0's time the lease ran out a minute ago.
+    const ahead = new FakeClock(Date.now() + HOUR);
+    const fast = await openRunQueue({ log: { kind: 'file', dir: data }, partitions: PARTITIONS, clock: ahead.read, ownership: 'assigned' });
+    await fast.acquire(0);
+    await fast.submit({ tenant: 'acme', thread: threadOn(0), agent: 'ahead', input: 'first' });
+    assert.ok((await fast.take({ agents: ['ahead'], holder: 'worker-a', ttlMs: 60_000 })) !== null);
+    ahead.advance(120_000);
+    await fast.submit({ tenant: 'acme', thread: threadOn(0), agent: 'ahead', input: 'second' });
+    await fast.stop();
+    // Partition 1 by a node in step with this host.
+    const inStep = await openRunQueue({ log: { kind: 'file', dir: data }, ownership: 'assigned' });
+    await inStep.acquire(1);
+    await inStep.submit({ tenant: 'acme', thread: threadOn(1), agent: 'here', input: 'now' });
+    await inStep.stop();
+
+    const serve = spawnServe(t, ['--dir', data, '--port', '0', '--host', '127.0.0.1', '--tokens', join(dir, 'tokens.json')]);
+    const { url } = await serve.started();
+    const browser = await launch();
+    onCleanup(t, () => browser.close());
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await page.goto(`${url}/console#token=${ADMIN}`);
+    await page.fill('#agents-minutes', '60');
+    await page.click('#agents-refresh');
+    await page.waitForSelector('#agents tbody tr[data-agent="ahead"]');
+    const agents = Object.fromEntries((await cells(page, '#agents')).map((row) => [row[0], row.slice(1)]));
+    // open, running, waiting, oldest waiting: the first entry's lease ran out a minute ago in its partition's time.
+    assert.deepEqual(agents.ahead!.slice(0, 3), ['2', '0', '2'], `the expired lease shows as running: ${JSON.stringify(agents.ahead)}`);
+    assert.match(agents.ahead![3]!, /^2 min \d+ s$/, "the oldest waits since two minutes in its partition's time");
+    await screenshot(page, dir, 'agents-lead.png');
   });
 });
