@@ -14,6 +14,7 @@ import type { RunlogEvent } from '../src/events/types.ts';
 import { openRunQueue } from '../src/queue/open-run-queue.ts';
 import type { LogSite } from './logs.ts';
 import { settledMemory } from './memory.ts';
+import { submittedEvent } from './submitted-event.ts';
 import { AGENT, PARTITIONS, TENANT, benchEntryId, recordsOf } from './throughput.ts';
 
 const INPUT = Buffer.alloc(100, 'x');
@@ -68,23 +69,7 @@ async function buildLog(log: EventLog, closed: number, open: number): Promise<vo
 }
 
 function submitted(thread: string, entryId: string, seq: number, at: number): RunlogEvent {
-  return {
-    type: 'Submitted',
-    tenant: TENANT,
-    thread,
-    entryId,
-    at,
-    seq,
-    agent: AGENT,
-    input: INPUT,
-    key: null,
-    strategy: 'enqueue',
-    priority: 0,
-    notBefore: null,
-    deadline: null,
-    maxAttempts: 10,
-    metadata: {},
-  };
+  return submittedEvent({ tenant: TENANT, thread, entryId, seq, at }, { agent: AGENT, input: INPUT });
 }
 
 /** What a compacted log keeps of an entry that ran once and succeeded. */

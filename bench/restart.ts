@@ -14,6 +14,7 @@ import { openRunQueue } from '../src/queue/open-run-queue.ts';
 import type { RunlogWarning } from '../src/warnings.ts';
 import type { LogSite } from './logs.ts';
 import type { Row } from './rows.ts';
+import { submittedEvent } from './submitted-event.ts';
 import { AGENT, TENANT, benchEntryId, lifecycleEvents, recordsOf } from './throughput.ts';
 
 export const RESTART_TARGET = { closed: 10_000_000, open: 100_000, seconds: 5 };
@@ -38,23 +39,7 @@ export interface Restart {
 }
 
 function submitted(thread: string, seq: number, at: number): RunlogEvent {
-  return {
-    type: 'Submitted',
-    tenant: TENANT,
-    thread,
-    entryId: benchEntryId(0, seq),
-    at,
-    seq,
-    agent: AGENT,
-    input: INPUT,
-    key: null,
-    strategy: 'enqueue',
-    priority: 0,
-    notBefore: null,
-    deadline: null,
-    maxAttempts: 10,
-    metadata: {},
-  };
+  return submittedEvent({ tenant: TENANT, thread, entryId: benchEntryId(0, seq), seq, at }, { agent: AGENT, input: INPUT });
 }
 
 async function buildLog(log: EventLog, closed: number, open: number): Promise<number> {

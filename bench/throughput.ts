@@ -19,6 +19,7 @@ import { openRunQueue } from '../src/queue/open-run-queue.ts';
 import type { RunQueueApi } from '../src/queue/types.ts';
 import type { LogSite } from './logs.ts';
 import { profiled } from './profile.ts';
+import { submittedEvent } from './submitted-event.ts';
 
 /** The partition count of the replay and memory benchmarks' logs. Lifecycle, raw and latency use --partitions (default 1). */
 export const PARTITIONS = 8;
@@ -131,21 +132,7 @@ export function lifecycleEvents(
 ): RunlogEvent[] {
   const ids = { tenant, thread, entryId };
   return [
-    {
-      type: 'Submitted',
-      ...ids,
-      at,
-      seq,
-      agent: AGENT,
-      input,
-      key: null,
-      strategy: 'enqueue',
-      priority: 0,
-      notBefore: null,
-      deadline: null,
-      maxAttempts: 10,
-      metadata: {},
-    },
+    submittedEvent({ ...ids, at, seq }, { agent: AGENT, input }),
     { type: 'Leased', ...ids, at, holder: 'caller', epoch: 1, expiresAt: at + 60_000, deferredAttempts: 0 },
     { type: 'AttemptStarted', ...ids, at, runId, attempt: 1, epoch: 1 },
     { type: 'Closed', ...ids, at, outcome: 'succeeded', result: null, error: null, deferredAttempts: 0 },

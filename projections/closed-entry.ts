@@ -8,6 +8,7 @@
  */
 import type { AttemptStarted, CancelRequested, Closed, Outcome, Submitted, ThreadDeleted } from '../src/events/types.ts';
 import type { AttemptRecord, EntryState } from './entry-state.ts';
+import { submissionOf } from './entry-submission.ts';
 
 export type Closing = Closed | CancelRequested | ThreadDeleted;
 
@@ -46,18 +47,9 @@ export function outcomeOf(event: Closing): Pick<ClosedEntry, 'outcome' | 'result
 /** The entry as the view held it when it closed (its fields are the view's own: it shares the bytes, never changed). */
 export function closedEntryOf(entry: EntryState): ClosedEntry {
   return {
-    entryId: entry.entryId,
-    seq: entry.seq,
+    ...submissionOf(entry),
     tenant: entry.tenant,
     thread: entry.thread,
-    agent: entry.agent,
-    input: entry.input,
-    key: entry.key,
-    priority: entry.priority,
-    deadline: entry.deadline,
-    maxAttempts: entry.maxAttempts,
-    metadata: entry.metadata,
-    submittedAt: entry.submittedAt,
     notBefore: null,
     lease: null,
     attempts: entry.attempts,

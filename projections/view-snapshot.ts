@@ -20,6 +20,7 @@ import type { PartitionState, SnapshotAnswer, SnapshotEntry, SnapshotThread } fr
 import type { CommandAnswered, Submitted } from '../src/events/types.ts';
 import type { Answer } from './answers.ts';
 import type { EntryState } from './entry-state.ts';
+import { submissionOf } from './entry-submission.ts';
 import { PartitionView } from './partition-view.ts';
 import { fromSnapshotColumns, toSnapshotColumns } from './snapshot-columns.ts';
 import { TicketIndex, type TicketIndexColumns } from './ticket-index.ts';
@@ -79,16 +80,7 @@ function restoreClosed(view: PartitionView, state: PartitionState): void {
 
 function entryOf(entry: EntryState): SnapshotEntry {
   return {
-    entryId: entry.entryId,
-    seq: entry.seq,
-    agent: entry.agent,
-    input: entry.input,
-    key: entry.key,
-    priority: entry.priority,
-    deadline: entry.deadline,
-    maxAttempts: entry.maxAttempts,
-    metadata: entry.metadata,
-    submittedAt: entry.submittedAt,
+    ...submissionOf(entry),
     submittedOffset: entry.submittedOffset,
     notBefore: entry.notBefore,
     lease: entry.lease === null ? null : { ...entry.lease },

@@ -9,27 +9,12 @@ import { check, MUST_BE_ZERO, type SoakCounts } from '../../bench/cluster/check.
 import type { Acknowledged } from '../../bench/cluster/submitter.ts';
 import type { HandlerRun } from '../../bench/cluster/worker-child.ts';
 import type { RunlogEvent } from '../../src/events/types.ts';
+import { submittedEvent } from '../../bench/submitted-event.ts';
 
 const TENANT = 'soak';
 
 function submitted(entryId: string, thread: string, n: number): RunlogEvent {
-  return {
-    type: 'Submitted',
-    tenant: TENANT,
-    thread,
-    entryId,
-    at: n,
-    seq: n + 1,
-    agent: 'soak',
-    input: new Uint8Array(),
-    key: `e${n}`,
-    strategy: 'enqueue',
-    priority: 0,
-    notBefore: null,
-    deadline: null,
-    maxAttempts: 10,
-    metadata: {},
-  };
+  return submittedEvent({ tenant: TENANT, thread, entryId, at: n, seq: n + 1 }, { agent: 'soak', key: `e${n}` });
 }
 
 const ids = (entryId: string, thread: string) => ({ tenant: TENANT, thread, entryId, at: 100 });

@@ -11,7 +11,7 @@ import { recordKeyOf } from '../../src/events/keys.ts';
 import { HeadIndex } from '../../projections/head-index.ts';
 import type { IndexedHead } from '../../projections/head-queue.ts';
 import { PartitionView } from '../../projections/partition-view.ts';
-import { submittedEvent } from '../support/submitted-event.ts';
+import { submittedEvent } from '../../bench/submitted-event.ts';
 
 function lifecycle(seq: number, at: number): RunlogEvent[] {
   const ids = { tenant: 'acme', thread: `t${seq % 50}`, entryId: `0-${seq}` };

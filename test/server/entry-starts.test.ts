@@ -11,7 +11,7 @@ import { encodeEvent } from '../../src/events/codec.ts';
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { EntryStarts } from '../../src/server/entry-starts.ts';
 import { scratchDir } from '../support/cleanup.ts';
-import { submittedEvent } from '../support/submitted-event.ts';
+import { submittedEvent } from '../../bench/submitted-event.ts';
 
 const EVERY = 16;
 

@@ -14,7 +14,7 @@ import { replayPartition } from '../../../src/projector/replay.ts';
 import * as decide from '../../../src/queue/decide.ts';
 import type { EventLog } from '../../../src/log/event-log.ts';
 import { assertReplayEqualsLive, queueOn, refused, submitOf, type Backend, type FakeClock } from '../fixtures.ts';
-import { submittedEvent } from '../../support/submitted-event.ts';
+import { submittedEvent } from '../../../bench/submitted-event.ts';
 
 const TTL = 30_000;
 const TOKEN_ID = /^\d+-[A-Za-z0-9_-]{22}$/;

@@ -15,7 +15,7 @@ import type {
 } from '../../../src/events/types.ts';
 import { formatEntryId } from '../../../src/queue/entry-id.ts';
 import type { Lease } from '../../../src/queue/types.ts';
-import { submittedEvent } from '../../support/submitted-event.ts';
+import { submittedEvent } from '../../../bench/submitted-event.ts';
 
 export const T0 = 1_700_000_000_000;
 export const TTL = 1_000;

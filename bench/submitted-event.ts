@@ -1,9 +1,10 @@
 /**
- * A Submitted event for tests that fold or append events by hand: where it stands (tenant,
- * thread, entry id, sequence, time) is the caller's; the work defaults to an empty input for
- * agent "build" with the queue's submission defaults, and `extra` overrides any field.
+ * A Submitted event for the benches and tests that build logs or fold events by hand: where it
+ * stands (tenant, thread, entry id, sequence, time) is the caller's; the work defaults to an
+ * empty input for agent "build" with the queue's submission defaults, and `extra` overrides any
+ * field. In bench/ (tests import from bench/, never the other way).
  */
-import type { Submitted } from '../../src/events/types.ts';
+import type { Submitted } from '../src/events/types.ts';
 
 export type SubmittedPlace = Pick<Submitted, 'tenant' | 'thread' | 'entryId' | 'seq' | 'at'>;
 
