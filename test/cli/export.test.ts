@@ -1,7 +1,7 @@
 /**
  * runlog export: JSON Lines (to stdout or a file) and Avro object container files, read
  * back event for event against the log; filters and --from; an existing file is not
- * overwritten; nothing is written to the log.
+ * overwritten; nothing is written to the log; a failed export leaves no partial file.
  */
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -11,8 +11,10 @@ import { readEventContainer } from '../../src/events/avro-container.ts';
 import { decodeEvent } from '../../src/events/codec.ts';
 import type { RunlogEvent } from '../../src/events/types.ts';
 import { openLogReadOnly } from '../../src/log/open-log.ts';
-import { openRunQueue } from '../../src/queue/open-run-queue.ts';
-import { filesUnder } from '../log/file-damage.ts';
+import { openRunQueue, openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
+import { openFileLog } from '../../src/log/file/file-log.ts';
+import { SEGMENT_HEADER_BYTES } from '../../src/log/file/segment-header.ts';
+import { filesUnder, segmentPaths } from '../log/file-damage.ts';
 import { scratchDir } from '../support/cleanup.ts';
 import { runCli } from './run-cli.ts';
 
@@ -129,5 +131,27 @@ describe('runlog export', () => {
     const refused = await runCli(['export', '--dir', dir, '--out', taken]);
     assert.equal(refused.code, 1);
     assert.equal(await readFile(taken, 'utf8'), 'keep me');
+  });
+
+  it('a log damaged in a sealed segment (met when read, not at open): Corrupt naming it, and no partial file left', async (t) => {
+    const dir = await scratchDir(t, 'runlog-export-damaged-');
+    const log = await openFileLog({ dir, partitions: 1, segmentBytes: 2048, onWarning: () => {} });
+    const queue = await openRunQueueOnLog(log);
+    for (let i = 0; i < 30; i++) await queue.submit({ tenant: 'acme', thread: `t${i}`, agent: 'a', input: `input ${i}` });
+    await queue.stop();
+    await log.close();
+    const segments = await segmentPaths(join(dir, 'partition-0'));
+    assert.ok(segments.length >= 3, `several segments (${segments.length})`);
+    const bytes = await readFile(segments[1]!);
+    bytes[SEGMENT_HEADER_BYTES + 30] = bytes[SEGMENT_HEADER_BYTES + 30]! ^ 0xff; // inside its first frame
+    await writeFile(segments[1]!, bytes);
+    const outDir = await scratchDir(t, 'runlog-export-out-');
+    for (const format of ['jsonl', 'avro']) {
+      const out = join(outDir, `events.${format}`);
+      const run = await runCli(['export', '--dir', dir, '--format', format, '--out', out]);
+      assert.equal(run.code, 1, run.stderr);
+      assert.ok(run.stderr.includes(`Corrupt: ${segments[1]!}: bad frame at byte ${SEGMENT_HEADER_BYTES}`), run.stderr);
+      assert.deepEqual([...(await filesUnder(outDir)).keys()], [], `--format ${format}: a partial export was left as if whole`);
+    }
   });
 });

@@ -1,6 +1,7 @@
 /** `runlog export`: the log's events, decoded, as JSON Lines or an Avro container file (reads only; also a live log). */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { rm } from 'node:fs/promises';
 import { createEventContainer } from '../../events/avro-container.ts';
 import { decodeEvent } from '../../events/codec.ts';
 import { eventJson } from '../../events/event-json.ts';
@@ -51,6 +52,9 @@ stderr shows a progress bar with an ETA (records read of the records to the log'
       const total = ends.reduce((sum, end, i) => sum + Math.max(0, Number(end - from[i]!)), 0);
       const progress = progressBar(io.stderr, total, 'records');
       const sink = format === 'avro' ? await createEventContainer(out!) : await jsonLines(io, out);
+      // A failed export (a damaged frame met mid-read: a sealed segment is CRC-checked when read, not at
+      // open) removes the file it created (flags wx): left, it would read as a whole, shorter export.
+      let whole = false;
       try {
         for (const [i, partition] of partitions.entries()) {
           // Up to the end the log had when opened (a live Kafka log grows meanwhile: those come next time).
@@ -62,8 +66,12 @@ stderr shows a progress bar with an ETA (records read of the records to the log'
             if (matchesFilter(event, filter)) await sink.write(event, partition, record.offset);
           }
         }
+        whole = true;
       } finally {
-        await sink.close();
+        await sink.close().catch((error: unknown) => {
+          if (whole) throw error;
+        });
+        if (!whole && out !== undefined) await rm(out, { force: true });
       }
       progress.finish();
       return EXIT_OK;
