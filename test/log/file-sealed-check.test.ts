@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { appendFile, readFile, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
+import fc from 'fast-check';
 import { isRunlogError } from '../../src/errors.ts';
 import type { LogRecord } from '../../src/log/event-log.ts';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.ts';
@@ -20,7 +21,7 @@ import { replayPartition } from '../../src/projector/replay.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
 import { runCli } from '../cli/run-cli.ts';
-import { collect } from '../contract/log-records.ts';
+import { collect, rec, text } from '../contract/log-records.ts';
 import { SMALL_SEGMENTS, filesUnder, segmentPaths, writeLog } from './file-damage.ts';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
@@ -199,4 +200,41 @@ describe('file log: a sealed segment whose structure is damaged fails the open, 
       assert.deepEqual(await filesUnder(dir), before, 'a failed open writes nothing');
     });
   }
+});
+
+describe('file log: sealed segments opened unread learn their index as reads need it', () => {
+  it('property: reads from any offset, in any order, of a reopened log equal the records written', async (t) => {
+    const dir = await scratchDir(t, 'runlog-sealed-learn-');
+    const writer = await openFileLog({ dir, partitions: 1, segmentBytes: 300 << 10, fsync: false, onWarning: () => {} });
+    const written: Array<[bigint, string, string | null]> = [];
+    for (let frame = 0; frame < 400; frame++) {
+      const values = Array.from({ length: 1 + (frame % 9) }, (_, i) => `${frame}.${i}:${'v'.repeat((frame * 37) % 2000)}`);
+      const offsets = await writer.append(
+        0,
+        values.map((value, i) => rec(`k${frame}.${i}`, value)),
+      );
+      for (const [i, offset] of offsets.entries()) written.push([offset, `k${frame}.${i}`, values[i]!]);
+    }
+    await writer.close();
+    assert.ok((await segmentPaths(join(dir, 'partition-0'))).length >= 4, 'several segments, each past the index interval');
+    const end = BigInt(written.length);
+    let log = await opener(t, dir, 300 << 10).open();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.bigInt({ min: 0n, max: end + 2n }), fc.integer({ min: 1, max: 60 })), { minLength: 1, maxLength: 6 }),
+        fc.boolean(),
+        async (reads, reopen) => {
+          if (reopen) {
+            await log.close();
+            log = await opener(t, dir, 300 << 10).open(); // every sealed segment unread again
+          }
+          for (const [from, max] of reads) {
+            const got = (await readFrom(log, from, max)).map((r) => [r.offset, r.key, text(r)]);
+            assert.deepEqual(got, written.slice(Number(from), Number(from) + max));
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
 });
