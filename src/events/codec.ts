@@ -141,11 +141,12 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
   }
 
   decode(bytes: Uint8Array): V {
+    // The brand check comes first: a Proxy of a Uint8Array passes `instanceof` but throws on `.buffer`.
+    if (!isUint8Array(bytes)) throw invalidArgument(`${this.#names.decoderName} needs a Uint8Array, got ${describe(bytes)}`);
     let buf = this.#wrapped;
     let start = bytes.byteOffset;
-    // The common case without brand checks: a view of the buffer the last record came from (a replay's chunk).
-    if (!(bytes instanceof Uint8Array && buf.buffer === bytes.buffer && buf.length === bytes.buffer.byteLength)) {
-      if (!isUint8Array(bytes)) throw invalidArgument(`${this.#names.decoderName} needs a Uint8Array, got ${describe(bytes)}`);
+    // The common case: a view of the buffer the last record came from (a replay's chunk).
+    if (!(buf.buffer === bytes.buffer && buf.length === bytes.buffer.byteLength)) {
       if (Buffer.isBuffer(bytes)) {
         buf = bytes;
         start = 0;
