@@ -262,7 +262,7 @@ export class PartitionView {
   private leaveOpen(entry: EntryState): void {
     this.entries.delete(entry.entryId);
     const thread = entry.threadState;
-    if (thread.openCount === 0) this.threads.delete(threadKey(entry.tenant, entry.thread));
+    if (thread.openCount === 0) this.threads.delete(thread.key);
     else for (const attempt of entry.attempts) thread.deleteRunId(attempt.runId);
     if (entry.key !== null) {
       const keyId = submissionKeyId(entry.tenant, entry.thread, entry.key);
@@ -321,7 +321,7 @@ export class PartitionView {
     const id = threadKey(tenant, threadName);
     let thread = this.threads.get(id);
     if (thread === undefined) {
-      thread = new ThreadState(tenant, threadName, this.openByTenant.counterOf(tenant));
+      thread = new ThreadState(tenant, threadName, this.openByTenant.counterOf(tenant), id);
       this.threads.set(id, thread);
     }
     return thread;
