@@ -141,6 +141,11 @@ function writeBytes(value: unknown, buf: Buffer, pos: number): number {
 /** A map of strings, as avsc writes it: one block of every key (Object.keys order), then 0. */
 function writeStringMap(value: unknown, buf: Buffer, pos: number): number {
   if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) return -1;
+  if (isEmptyObject(value)) {
+    if (pos >= buf.length) return noRoom();
+    buf[pos] = 0; // no block: most maps (metadata) are empty, and Object.keys would make an array for each
+    return pos + 1;
+  }
   const keys = Object.keys(value);
   if (keys.length > 0) {
     if (pos + MAX_VARINT_BYTES > buf.length) return noRoom();
@@ -156,6 +161,12 @@ function writeStringMap(value: unknown, buf: Buffer, pos: number): number {
   if (pos >= buf.length) return noRoom();
   buf[pos] = 0;
   return pos + 1;
+}
+
+/** Whether a plain object has no enumerable key (for-in, which makes no array; an inherited key counts: Object.keys then decides). */
+function isEmptyObject(value: object): boolean {
+  for (const _ in value) return false;
+  return true;
 }
 
 /** An array, as avsc writes it: one block of every item, then 0. */

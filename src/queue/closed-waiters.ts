@@ -8,6 +8,9 @@ import type { Entry } from './types.ts';
 
 type Waiter = (entry: Entry | null, error?: unknown) => void;
 
+/** Nothing closed that anyone awaits: one shared, frozen empty array. */
+const NONE_CLOSED: readonly ClosedEntry[] = Object.freeze([]);
+
 export class ClosedWaiters {
   private readonly byEntry = new Map<string, Set<Waiter>>();
 
@@ -39,18 +42,18 @@ export class ClosedWaiters {
   }
 
   /** The entries closed by `events` that someone awaits, taken from the view when the events are folded (closed entries never change again). */
-  awaitedIn(view: PartitionView, events: RunlogEvent[]): ClosedEntry[] {
-    const closed: ClosedEntry[] = [];
+  awaitedIn(view: PartitionView, events: RunlogEvent[]): readonly ClosedEntry[] {
+    let closed: ClosedEntry[] | null = null; // made only when someone awaits (most commands close nothing awaited)
     for (const event of events) {
       if (!isClosing(event) || !this.has(event.entryId)) continue;
       const entry = view.unsettledEntry(event.entryId);
-      if (entry !== undefined) closed.push(entry);
+      if (entry !== undefined) (closed ??= []).push(entry);
     }
-    return closed;
+    return closed ?? NONE_CLOSED;
   }
 
   /** Wakes the waiters of `closed` (once their closes are durable), each with an entry of its own. */
-  wakeAll(closed: ClosedEntry[]): void {
+  wakeAll(closed: readonly ClosedEntry[]): void {
     for (const entry of closed) this.wake(entry.entryId, () => toPublicEntry(entry));
   }
 

@@ -84,7 +84,7 @@ export interface CommitOptions {
 /** A command's events folded into the view: its records to append, and the entries it closed that someone awaits. */
 interface Folded {
   records: AppendRecord[];
-  closed: ClosedEntry[];
+  closed: readonly ClosedEntry[];
 }
 
 /** Commands decided and folded one by one, then appended together (Partition.batch). */
@@ -463,7 +463,7 @@ export class Partition {
    * Once a commit of `records` records is durable: wakes the waiters of the entries it closed,
    * and the workers if it may have made work; snapshots if one is due.
    */
-  #durable(closed: ClosedEntry[], wakes: boolean, records: number): void {
+  #durable(closed: readonly ClosedEntry[], wakes: boolean, records: number): void {
     this.#closes.wakeAll(closed);
     if (wakes) this.host.work();
     this.#snapshots.appended(records);

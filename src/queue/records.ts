@@ -11,16 +11,25 @@ import type { RunlogEvent } from '../events/types.ts';
 import type { AppendRecord } from '../log/event-log.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
 
+const NO_KEYS: readonly string[] = Object.freeze([]);
+/** No tombstones (most commands): one shared, frozen empty array. */
+const NO_RECORDS: AppendRecord[] = Object.freeze([]) as unknown as AppendRecord[];
+
 export function recordsOf(
   view: PartitionView,
   events: RunlogEvent[],
-  alsoTombstone: readonly string[] = [],
+  alsoTombstone: readonly string[] = NO_KEYS,
 ): { records: AppendRecord[]; tombstones: AppendRecord[] } {
-  const tombstones: AppendRecord[] = [];
+  let tombstones = NO_RECORDS;
   for (const event of events) {
-    if (event.type === 'EntriesPruned') for (const id of event.entryIds) tombstones.push(...tombstonesOf(view, id));
+    if (event.type !== 'EntriesPruned') continue;
+    if (tombstones === NO_RECORDS) tombstones = [];
+    for (const id of event.entryIds) tombstones.push(...tombstonesOf(view, id));
   }
-  for (const key of alsoTombstone) tombstones.push({ key, value: null });
+  if (alsoTombstone.length > 0) {
+    if (tombstones === NO_RECORDS) tombstones = [];
+    for (const key of alsoTombstone) tombstones.push({ key, value: null });
+  }
   const records: AppendRecord[] = new Array(events.length + tombstones.length);
   for (let i = 0; i < events.length; i++) records[i] = { key: recordKeyOf(events[i]!), value: encodeEvent(events[i]!) };
   for (let i = 0; i < tombstones.length; i++) records[events.length + i] = tombstones[i]!;

@@ -94,13 +94,24 @@ export function startRequest(request: StartRequest): StartFields {
   };
 }
 
-/** A batch's items read into a copy: a non-empty array of at most MAX_BATCH, each checked by `check` under its index's name. */
-export function batchItems<T>(name: string, value: unknown, check: (item: unknown, itemName: string) => T): T[] {
+/**
+ * A batch's items read into a copy: a non-empty array of at most MAX_BATCH, each checked by
+ * `check`; an item's InvalidArgument is prefixed with its index's name ("requests[3]: ...").
+ */
+export function batchItems<T>(name: string, value: unknown, check: (item: unknown) => T): T[] {
   const items = readArray(name, value);
   if (items.length === 0 || items.length > MAX_BATCH) {
     throw invalidArgument(`${name} must hold 1 to ${MAX_BATCH} items, got ${items.length}`);
   }
-  return items.map((item, i) => check(item, `${name}[${i}]`));
+  const checked: T[] = new Array(items.length);
+  for (let i = 0; i < items.length; i++) {
+    try {
+      checked[i] = check(items[i]);
+    } catch (error) {
+      throw itemError(`${name}[${i}]`, error); // the name made only for a refusal: a batch of 1,000 makes none
+    }
+  }
+  return checked;
 }
 
 /**
@@ -109,9 +120,7 @@ export function batchItems<T>(name: string, value: unknown, check: (item: unknow
  * (sharedCopies): a batch of small inputs costs one allocation, not one each.
  */
 export function submitBatchFields(requests: unknown, maxInputBytes: number): SubmissionFields[] {
-  const items = batchItems('requests', requests, (item, name) =>
-    named(name, () => submissionFields(item as SubmitRequest, maxInputBytes, checkBytes)),
-  );
+  const items = batchItems('requests', requests, (item) => submissionFields(item as SubmitRequest, maxInputBytes, checkBytes));
   const inputs = sharedCopies(items.map((item) => item.input));
   for (let i = 0; i < items.length; i++) items[i]!.input = inputs[i]!;
   return items;
@@ -119,24 +128,18 @@ export function submitBatchFields(requests: unknown, maxInputBytes: number): Sub
 
 /** closeBatch's closes, each a lease and a close request checked as close checks them. */
 export function closeBatchFields(closes: unknown, maxResultBytes: number): { lease: Lease; request: CloseFields }[] {
-  return batchItems('closes', closes, (item, name) =>
-    named(name, () => {
-      const body = requireObject('close', item, ['lease', 'request']);
-      return { lease: leaseArgument(body.lease as Lease), request: closeFields(body.request as CloseRequest, maxResultBytes) };
-    }),
-  );
+  return batchItems('closes', closes, (item) => {
+    const body = requireObject('close', item, ['lease', 'request']);
+    return { lease: leaseArgument(body.lease as Lease), request: closeFields(body.request as CloseRequest, maxResultBytes) };
+  });
 }
 
-/** Runs a check of one batch item, its InvalidArgument prefixed with the item's name. */
-function named<T>(name: string, check: () => T): T {
-  try {
-    return check();
-  } catch (error) {
-    if (error instanceof RunlogError && error.code === 'InvalidArgument') {
-      throw new RunlogError('InvalidArgument', `${name}: ${error.message}`, { cause: error });
-    }
-    throw error;
+/** A batch item's InvalidArgument, prefixed with the item's name; any other error as it is. */
+function itemError(name: string, error: unknown): unknown {
+  if (error instanceof RunlogError && error.code === 'InvalidArgument') {
+    return new RunlogError('InvalidArgument', `${name}: ${error.message}`, { cause: error });
   }
+  return error;
 }
 
 /** A tenant filter (take, nextDueAt): left out, any tenant (null); given, a non-empty array of names. */

@@ -49,9 +49,10 @@ export function readArray(name: string, value: unknown, expected = 'an array'): 
 
 /** Refuses the first of `keys` that is not `allowed`. */
 export function rejectUnknownKeys(name: string, keys: readonly string[], allowed: readonly string[]): void {
-  const unknown = keys.find((key) => !allowed.includes(key));
-  if (unknown !== undefined)
-    throw invalidArgument(`${name} has an unknown option ${describe(unknown)}; allowed: ${allowed.join(', ') || 'none'}`);
+  for (const key of keys) {
+    if (!allowed.includes(key))
+      throw invalidArgument(`${name} has an unknown option ${describe(key)}; allowed: ${allowed.join(', ') || 'none'}`);
+  }
 }
 
 /** Whether `value` is a plain object; false for anything whose prototype cannot be read. */

@@ -43,3 +43,15 @@ it('ticket ids made in any order of sequences equal single-block encryption, and
     { numRuns: 100 },
   );
 });
+
+it('ids of any partition number (up to 6 digits) and any sequence equal the reference', () => {
+  fc.assert(
+    fc.property(
+      fc.uint8Array({ minLength: 16, maxLength: 16 }),
+      fc.integer({ min: 0, max: 999_999 }),
+      fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+      (secret, partition, seq) => assert.equal(formatEntryId(partition, seq, secret), reference(partition, seq, secret)),
+    ),
+    { numRuns: 500 },
+  );
+});
