@@ -8,6 +8,7 @@
  * thread's partition: the same bytes, the same durability wait, no queue.
  */
 import { randomUUID } from 'node:crypto';
+import os from 'node:os';
 import { encodeEvent } from '../src/events/codec.ts';
 import { recordKeyOf } from '../src/events/keys.ts';
 import type { RunlogEvent } from '../src/events/types.ts';
@@ -37,6 +38,8 @@ export interface Rate {
   records?: number;
   /** This process's CPU time (user + system) per item counted, in µs, where measured. */
   cpuUsPerItem?: number;
+  /** The load average (1, 5, 15 min) right after the measurement, where noted. */
+  load?: string;
 }
 
 interface StatsLog {
@@ -106,7 +109,17 @@ export async function lifecycleRate(site: LogSite, callers: number, durationMs: 
   const queue = await openRunQueue({ log: site.config, partitions: site.partitions });
   try {
     await concurrently(callers, warmupMs, (caller, n) => lifecycle(queue, caller, n));
-    const timed = (): Promise<Rate> => concurrently(callers, durationMs, (caller, n) => lifecycle(queue, caller, n + 1_000_000_000));
+    const timed = async (): Promise<Rate> => {
+      const before = process.cpuUsage();
+      const rate = await concurrently(callers, durationMs, (caller, n) => lifecycle(queue, caller, n + 1_000_000_000));
+      const used = process.cpuUsage(before);
+      const load = os
+        .loadavg()
+        .map((n) => n.toFixed(2))
+        .join(' ');
+      // The CPU per lifecycle (its 4 commands: validate, decide, encode, fold, append), which the load disturbs less than the rate.
+      return { ...rate, cpuUsPerItem: (used.user + used.system) / rate.count, load };
+    };
     return await withLogStats(queue.log as StatsLog, () => profiled('lifecycle', timed));
   } finally {
     await queue.stop();
