@@ -123,7 +123,9 @@ export class GroupCommit {
 
   private async appendGroup(group: Pending[]): Promise<void> {
     try {
-      const records = group.flatMap((pending) => pending.records);
+      // A loop, not flatMap: flatMap over many small arrays costs a multiple of it in V8.
+      const records: AppendRecord[] = [];
+      for (const pending of group) for (const record of pending.records) records.push(record);
       const consumed = highestConsumed(group);
       const offsets = await (consumed === null
         ? this.log.append(this.partition, records)
