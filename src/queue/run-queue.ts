@@ -338,7 +338,11 @@ export class RunQueue implements RunQueueApi {
         if (decision.kind === 'unchanged') throw new Error(`the head index offered entry ${entry.entryId}, which is not takeable`);
         // Built now, in the decision's turn: later commands may change the entry.
         if (decision.kind !== 'expired')
-          started.push({ ...taken(entry), attempt: decision.kind === 'started' ? attemptOf(decision.events[1]) : null });
+          started.push({
+            lease: leaseOf(entry)!,
+            entry: toPublicEntry(entry),
+            attempt: decision.kind === 'started' ? attemptOf(decision.events[1]) : null,
+          });
       });
       if (answer instanceof RunlogError) throw answer; // a LeaseStart of an offered head is never refused: a bug
     }

@@ -138,27 +138,33 @@ export class Pool {
 
   private start(started: Started, signal: AbortSignal, askedAt: number): void {
     this.running++;
-    let slotHeld = true;
-    const freeSlot = (): void => {
-      if (!slotHeld) return;
-      slotHeld = false;
-      this.running--;
-      this.changed?.();
-    };
-    const run = runEntry(this.ctx, started, signal, askedAt, freeSlot).then(
-      () => undefined,
-      (error: unknown) => this.ctx.options.onEvent({ type: 'error', error, context: 'taking or running an entry' }),
+    const slot = { held: true };
+    const run: Promise<void> = runEntry(this.ctx, started, signal, askedAt, () => this.freeSlot(slot)).then(
+      () => this.ended(run, slot),
+      (error: unknown) => {
+        this.ctx.options.onEvent({ type: 'error', error, context: 'taking or running an entry' });
+        this.ended(run, slot);
+      },
     );
     this.runs.add(run);
-    void run.then(() => {
-      this.runs.delete(run);
-      freeSlot(); // a run that ended without its handler (parked, handed back, lost)
-      this.changed?.();
-      // A run's end may have made work (the thread's next entry, a retry due at once) whose
-      // signal a remote queue sends later: the loop takes again, and idleness waits for that take.
-      this.waker.notifyOne();
-      if (this.runs.size === 0) this.onIdle();
-    });
+  }
+
+  /** The run's handler has settled (or the run ended without it): its slot is free, once. */
+  private freeSlot(slot: { held: boolean }): void {
+    if (!slot.held) return;
+    slot.held = false;
+    this.running--;
+    this.changed?.();
+  }
+
+  private ended(run: Promise<void>, slot: { held: boolean }): void {
+    this.runs.delete(run);
+    this.freeSlot(slot); // a run that ended without its handler (parked, handed back, lost)
+    this.changed?.();
+    // A run's end may have made work (the thread's next entry, a retry due at once) whose
+    // signal a remote queue sends later: the loop takes again, and idleness waits for that take.
+    this.waker.notifyOne();
+    if (this.runs.size === 0) this.onIdle();
   }
 
   /**

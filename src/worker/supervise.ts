@@ -42,7 +42,11 @@ export async function supervise(
   const { entry, attempt } = taken;
   const abort = new RunSignal();
   let stopped = false;
+  let stopHeard = false;
+  // Heard once: at the start if stopping already, or as the stop comes (the async path listens).
   const onStop = (): void => {
+    if (stopHeard) return;
+    stopHeard = true;
     stopped = !abort.aborted;
     abort.abort(new RunlogError('Stopped', 'the worker is stopping'));
   };
