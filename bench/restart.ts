@@ -4,13 +4,27 @@
  * batches), then opened twice: once replaying the whole log (there is no snapshot yet; the
  * queue's stop then writes one), and once more, from that snapshot (the restart). The target:
  * 10M closed + 100k open open in under 5 s, whatever the log's length.
+ *
+ * After the restart, its steps are run again one by one on the same files, each timed: the
+ * log's open, reading the snapshot file, its checksum (with the envelope's decode), the state's
+ * decode, the ticket index's columns found in it and the index built from them, the rest of
+ * the view (the open entries folded back, answers, keys), and the tail replayed after it.
+ *
+ * `reuseDir` (`--reuse-logs DIR`): the log is built there once and kept, and later runs of the
+ * same size open it again instead of building it (a 10M log takes minutes to write).
  */
-import { stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunlogEvent } from '../src/events/types.ts';
 import type { AppendRecord, EventLog } from '../src/log/event-log.ts';
 import { openLog } from '../src/log/open-log.ts';
 import { openRunQueue } from '../src/queue/open-run-queue.ts';
+import { decodeSnapshot, decodeSnapshotState } from '../src/events/snapshot-codec.ts';
+import { catchUp } from '../src/projector/replay.ts';
+import { storedColumns } from '../projections/snapshot-columns.ts';
+import { TicketIndex } from '../projections/ticket-index.ts';
+import { restoreView } from '../projections/view-snapshot.ts';
+import type { LogConfig } from '../src/log/event-log.ts';
 import type { RunlogWarning } from '../src/warnings.ts';
 import type { LogSite } from './logs.ts';
 import type { Row } from './rows.ts';
@@ -36,6 +50,21 @@ export interface Restart {
   snapshotBytes: number;
   /** Opening again, from the snapshot. */
   restartSeconds: number;
+  /** The restart's steps run again one by one (see the top), seconds each. */
+  steps: RestartSteps;
+  /** Whether the log was an earlier run's, kept (reuseDir). */
+  reused: boolean;
+}
+
+export interface RestartSteps {
+  logOpen: number;
+  read: number;
+  checksum: number;
+  decode: number;
+  indexColumns: number;
+  index: number;
+  openEntries: number;
+  tail: number;
 }
 
 function submitted(thread: string, seq: number, at: number): RunlogEvent {
@@ -69,9 +98,24 @@ async function timed<T>(body: () => Promise<T>): Promise<[T, number]> {
   return [value, (performance.now() - started) / 1000];
 }
 
-export async function restartTime(site: LogSite, closed: number, open: number): Promise<Restart> {
-  if (site.config.kind !== 'file') throw new Error('the restart bench runs on the file log (its snapshots lie beside it)');
-  const config = { ...site.config, fsync: false }; // building and replaying: nothing here measures appends
+/** The log at `dir`, built unless an earlier run left one of this size there (reuse). */
+async function builtLog(
+  config: LogConfig & { kind: 'file' },
+  closed: number,
+  open: number,
+  reuse: boolean,
+): Promise<[number, number, boolean]> {
+  const marker = join(config.dir, 'bench-built.json');
+  const size = JSON.stringify({ closed, open });
+  if (reuse) {
+    const found = await readFile(marker, 'utf8').catch(() => null);
+    if (found !== null && JSON.parse(found).size === size) {
+      await rm(join(config.dir, 'snapshots'), { recursive: true, force: true }); // the first open replays from zero again
+      return [JSON.parse(found).records as number, 0, true];
+    }
+    await rm(config.dir, { recursive: true, force: true });
+    await mkdir(config.dir, { recursive: true });
+  }
   const [records, buildSeconds] = await timed(async () => {
     const log = await openLog(config, 1);
     try {
@@ -80,6 +124,15 @@ export async function restartTime(site: LogSite, closed: number, open: number): 
       await log.close();
     }
   });
+  if (reuse) await writeFile(marker, JSON.stringify({ size, records }));
+  return [records, buildSeconds, false];
+}
+
+export async function restartTime(site: LogSite, closed: number, open: number, reuseDir?: string): Promise<Restart> {
+  if (site.config.kind !== 'file') throw new Error('the restart bench runs on the file log (its snapshots lie beside it)');
+  // Building and replaying: nothing here measures appends.
+  const config = { ...site.config, ...(reuseDir === undefined ? {} : { dir: reuseDir }), fsync: false };
+  const [records, buildSeconds, reused] = await builtLog(config, closed, open, reuseDir !== undefined);
   const warnings: RunlogWarning[] = [];
   const onWarning = (warning: RunlogWarning): void => void warnings.push(warning);
   const [first, replaySeconds] = await timed(() => openRunQueue({ log: config, onWarning }));
@@ -87,7 +140,6 @@ export async function restartTime(site: LogSite, closed: number, open: number): 
   if (openSeen !== open) throw new Error(`expected ${open} open entries after the replay, found ${openSeen}`);
   const [, stopSeconds] = await timed(() => first.stop());
   const snapshotDir = join(config.dir, 'snapshots', 'partition-0');
-  const { readdir } = await import('node:fs/promises');
   const files = (await readdir(snapshotDir)).filter((name) => name.endsWith('.snapshot'));
   if (files.length !== 1)
     throw new Error(`expected one snapshot after the stop, found ${files.join(', ') || 'none'}: ${JSON.stringify(warnings)}`);
@@ -97,7 +149,34 @@ export async function restartTime(site: LogSite, closed: number, open: number): 
   await second.stop();
   if (reopened !== open || warnings.length > 0)
     throw new Error(`the restart saw ${reopened} open entries; warnings ${JSON.stringify(warnings)}`);
-  return { closed, open, records, buildSeconds, replaySeconds, stopSeconds, snapshotBytes, restartSeconds };
+  const steps = await restartSteps(config, closed);
+  return { closed, open, records, buildSeconds, replaySeconds, stopSeconds, snapshotBytes, restartSeconds, steps, reused };
+}
+
+/** The restart's steps one by one on the same files (see the top). */
+async function restartSteps(config: LogConfig, closed: number): Promise<RestartSteps> {
+  const [log, logOpen] = await timed(() => openLog(config, 1));
+  try {
+    const [stored] = await log.snapshots!.list(0);
+    const [bytes, read] = await timed(() => stored!.read());
+    const [snapshot, checksum] = now(() => decodeSnapshot(bytes));
+    const [state, decode] = now(() => decodeSnapshotState(snapshot.state));
+    const [view, restore] = now(() => restoreView(0, state, snapshot.nextOffset));
+    // The index's part of restoreView, timed alone (after it, as warm as it was inside).
+    const [columns, indexColumns] = now(() => storedColumns(state.closedIndex));
+    const [index, indexSeconds] = now(() => TicketIndex.fromColumns(columns));
+    if (index.size !== closed) throw new Error(`the index built from the snapshot holds ${index.size} rows, not ${closed}`);
+    const [, tail] = await timed(() => catchUp(log, 0, view));
+    return { logOpen, read, checksum, decode, indexColumns, index: indexSeconds, openEntries: restore - indexColumns - indexSeconds, tail };
+  } finally {
+    await log.close();
+  }
+}
+
+function now<T>(body: () => T): [T, number] {
+  const started = performance.now();
+  const value = body();
+  return [value, (performance.now() - started) / 1000];
 }
 
 export function restartRows(restart: Restart): Row[] {
@@ -110,7 +189,23 @@ export function restartRows(restart: Restart): Row[] {
       value: `${restart.restartSeconds.toFixed(2)} s`,
       target: `< ${RESTART_TARGET.seconds} s at ${size(RESTART_TARGET.closed)} + ${size(RESTART_TARGET.open)}`,
       verdict: atTarget ? (ok ? 'ok' : 'MISS') : ok ? 'ok (smaller)' : 'MISS',
-      note: `replay of the whole log (${(restart.records / 1e6).toFixed(1)}M records) took ${restart.replaySeconds.toFixed(2)} s; the stop wrote a snapshot of ${(restart.snapshotBytes / 2 ** 20).toFixed(1)} MiB in ${restart.stopSeconds.toFixed(2)} s; log built in ${restart.buildSeconds.toFixed(1)} s${atTarget ? '' : ' (measured below the target size: RUNLOG_BENCH_RESTART_CLOSED sets the closed count)'}`,
+      note: `${stepsNote(restart.steps)}; replay of the whole log (${(restart.records / 1e6).toFixed(1)}M records) took ${restart.replaySeconds.toFixed(2)} s; the stop wrote a snapshot of ${(restart.snapshotBytes / 2 ** 20).toFixed(1)} MiB in ${restart.stopSeconds.toFixed(2)} s; ${restart.reused ? 'log reused from an earlier run' : `log built in ${restart.buildSeconds.toFixed(1)} s`}${atTarget ? '' : ' (measured below the target size: --closed N sets the closed count)'}`,
     },
   ];
+}
+
+function stepsNote(steps: RestartSteps): string {
+  const ms = (seconds: number): string => `${Math.round(seconds * 1000)} ms`;
+  const parts = [
+    `log open ${ms(steps.logOpen)}`,
+    `read ${ms(steps.read)}`,
+    `checksum ${ms(steps.checksum)}`,
+    `decode ${ms(steps.decode)}`,
+    `index columns found ${ms(steps.indexColumns)}`,
+    `index built ${ms(steps.index)}`,
+    `open entries and the rest ${ms(steps.openEntries)}`,
+    `tail ${ms(steps.tail)}`,
+  ];
+  const sum = Object.values(steps).reduce((a, b) => a + b, 0);
+  return `its steps run again one by one: ${parts.join(', ')} (sum ${sum.toFixed(2)} s)`;
 }

@@ -1,5 +1,9 @@
 /**
- * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,memory-closed,lifecycle,raw,latency,worker,batch,remote,replay,restart,cluster] [--profile dir] [--partitions N] [--nodes 1,2,3]`
+ * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,memory-closed,lifecycle,raw,latency,worker,batch,remote,replay,restart,cluster] [--profile dir] [--partitions N] [--nodes 1,2,3] [--closed N] [--reuse-logs DIR]`
+ *
+ * `memory-closed` and `restart` run at 10M retained closed entries + 100k open (the targets'
+ * size; `--closed N` for another, `--quick` 1M and 100k); `--reuse-logs DIR` keeps the logs they
+ * build under DIR and opens them again in a later run of the same size instead of building them.
  *
  * `worker` runs the Worker (bench/worker.ts): enqueue then drain, closed-loop lifecycles, and
  * submit-to-handler-start at half its closed-loop rate; `batch` the batch submit in chunks of 1,000
@@ -27,6 +31,7 @@
  * the heap is fresh. Needs `node --expose-gc` for the memory figure (the npm script sets it).
  */
 import os from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createLogSite, type LogKind, type LogSite } from './logs.ts';
 import {
@@ -71,6 +76,8 @@ const { values } = parseArgs({
     profile: { type: 'string' },
     partitions: { type: 'string' },
     nodes: { type: 'string' },
+    closed: { type: 'string' },
+    'reuse-logs': { type: 'string' },
   },
 });
 const kind = values.log as LogKind;
@@ -83,6 +90,15 @@ const only = new Set<string>(values.only === undefined ? (values.nodes === undef
 const nodeCounts = only.has('cluster') ? parseNodeCounts(values.nodes ?? '1,2,3') : [];
 if (nodeCounts.length > 0 && kind !== 'kafka') throw new Error(`--nodes (the cluster run) needs --log kafka, got --log ${kind}`);
 const quick = values.quick;
+/** `--closed N`: the closed entries of memory-closed and restart (default 10M, the target's size; 1M and 100k with --quick). */
+const closedFlag = values.closed === undefined ? undefined : Number(values.closed);
+if (closedFlag !== undefined && !(Number.isInteger(closedFlag) && closedFlag >= 1))
+  throw new Error(`--closed must be a positive integer, got ${values.closed}`);
+/** `--reuse-logs DIR`: memory-closed and restart build their logs under DIR once and open them again in later runs of the same size. */
+const reuseLogs = values['reuse-logs'];
+function keptFileSite(name: string): LogSite {
+  return { config: { kind: 'file', dir: join(reuseLogs!, name), fsync: true }, remove: async () => {} };
+}
 const durationMs = quick ? 1_500 : 5_000;
 const warmupMs = quick ? 300 : 1_000;
 
@@ -110,12 +126,12 @@ if (only.has('memory')) {
 }
 if (only.has('memory-closed')) {
   // Written straight to two file logs whatever --log says: the memory log would hold the records in this process.
-  const closed = Number(process.env.RUNLOG_BENCH_CLOSED ?? (quick ? 1_000_000 : 10_000_000));
+  const closed = closedFlag ?? Number(process.env.RUNLOG_BENCH_CLOSED ?? (quick ? 1_000_000 : 10_000_000));
   progress(`memory-closed: ${closed} closed + 100000 open entries (file logs)`);
-  const openOnly = await createLogSite('file', 'memory-open');
-  const big = await createLogSite('file', 'memory-closed');
+  const openOnly = reuseLogs === undefined ? await createLogSite('file', 'memory-open') : keptFileSite('memory-open');
+  const big = reuseLogs === undefined ? await createLogSite('file', 'memory-closed') : keptFileSite(`memory-closed-${closed}`);
   try {
-    rows.push(...memoryClosedRows(await memoryPerClosedEntry(openOnly, big, closed, 100_000)));
+    rows.push(...memoryClosedRows(await memoryPerClosedEntry(openOnly, big, closed, 100_000, reuseLogs !== undefined)));
   } finally {
     await Promise.all([openOnly.remove(), big.remove()]);
   }
@@ -195,10 +211,11 @@ if (only.has('replay')) {
   rows.push(...replayRows(await on('replay', (site) => replaySpeed(site, lifecycles))));
 }
 if (only.has('restart') && kind === 'file') {
-  const closed = Number(process.env.RUNLOG_BENCH_RESTART_CLOSED ?? (quick ? 100_000 : RESTART_TARGET.closed));
+  const closed = closedFlag ?? Number(process.env.RUNLOG_BENCH_RESTART_CLOSED ?? (quick ? 100_000 : RESTART_TARGET.closed));
   const open = quick ? 10_000 : RESTART_TARGET.open;
   progress(`restart: a partition of ${closed} closed + ${open} open entries, replayed, snapshotted on stop, reopened`);
-  rows.push(...restartRows(await on('restart', (site) => restartTime(site, closed, open))));
+  const reuseDir = reuseLogs === undefined ? undefined : join(reuseLogs, `restart-${closed}-${open}`);
+  rows.push(...restartRows(await on('restart', (site) => restartTime(site, closed, open, reuseDir))));
 }
 
 const load = os

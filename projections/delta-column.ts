@@ -1,46 +1,50 @@
 /**
  * A column of the ticket index holding numbers that need float64 in general (seqs, store-clock
- * times, log offsets) in 4 bytes a row. Rows are grouped in chunks of CHUNK consecutive row
- * numbers; a chunk's base is the first value set in it, and a row holds its value minus its
- * chunk's base as an Int32. Neighbouring rows close near each other, so their seqs, close times
- * and offsets differ little; a value whose difference does not fit (a chunk spanning more than
+ * times, log offsets) in 4 bytes a row. Rows are grouped in blocks of BLOCK consecutive rows;
+ * a block's base is the first value set in it, and a row holds its value minus its block's
+ * base as an Int32. Neighbouring rows close near each other, so their seqs, close times and
+ * offsets differ little; a value whose difference does not fit (a block spanning more than
  * 2^31 seqs, offsets or milliseconds: about 24 days of closes) is kept whole in a map instead.
  *
- * Rows are the index's row numbers (never renumbered); the array holds rows [rowBase, ...) at
- * `row - rowBase`, and grows and compacts with the index's other columns (ticket-index.ts).
+ * Storage is chunked (chunked-column.ts): chunks of CHUNK rows of deltas, each with its
+ * blocks' bases. Rows are the index's row numbers (never renumbered): row `row` is element
+ * `i` = row - rowBase, rowBase a multiple of CHUNK; the index drops whole chunks from the front.
  */
-const CHUNK = 4096;
+import { CHUNK, CHUNK_BITS } from './chunked-column.ts';
+
+const BLOCK_BITS = 12;
+const BLOCK = 1 << BLOCK_BITS;
+const BLOCKS_PER_CHUNK = CHUNK / BLOCK;
+const IN_CHUNK = CHUNK - 1;
 /** The Int32 that marks a value kept whole in `#wide`. */
 const WIDE = -0x80000000;
 
 export class DeltaColumn {
-  #deltas: Int32Array;
-  /** Each chunk's base, by chunk number (row / CHUNK). */
-  readonly #bases = new Map<number, number>();
+  #deltas: Int32Array[] = [];
+  /** Per chunk, its blocks' bases (NaN: none set yet). */
+  #bases: Float64Array[] = [];
   /** Values whose difference does not fit, by row. */
   readonly #wide = new Map<number, number>();
 
-  constructor(length: number) {
-    this.#deltas = new Int32Array(length);
-  }
-
-  /** Row `row`'s value (at index `i` = row - rowBase); NaN if never set. */
+  /** Row `row`'s value (element `i` = row - rowBase); NaN if never set. */
   get(row: number, i: number): number {
-    const delta = this.#deltas[i]!;
+    const c = i >>> CHUNK_BITS;
+    const delta = this.#deltas[c]![i & IN_CHUNK]!;
     if (delta === WIDE) return this.#wide.get(row)!;
-    const base = this.#bases.get(Math.floor(row / CHUNK));
-    return base === undefined ? NaN : base + delta;
+    return this.#bases[c]![(i & IN_CHUNK) >>> BLOCK_BITS]! + delta;
   }
 
   set(row: number, i: number, value: number): void {
-    const chunk = Math.floor(row / CHUNK);
-    let base = this.#bases.get(chunk);
-    if (base === undefined) this.#bases.set(chunk, (base = value));
+    const c = i >>> CHUNK_BITS;
+    const bases = this.#bases[c]!;
+    const block = (i & IN_CHUNK) >>> BLOCK_BITS;
+    let base = bases[block]!;
+    if (Number.isNaN(base)) bases[block] = base = value;
     const delta = value - base;
     this.#wide.delete(row);
-    if (delta > WIDE && delta <= 0x7fffffff) this.#deltas[i] = delta;
+    if (delta > WIDE && delta <= 0x7fffffff) this.#deltas[c]![i & IN_CHUNK] = delta;
     else {
-      this.#deltas[i] = WIDE;
+      this.#deltas[c]![i & IN_CHUNK] = WIDE;
       this.#wide.set(row, value);
     }
   }
@@ -50,17 +54,34 @@ export class DeltaColumn {
     this.#wide.delete(row);
   }
 
-  /** Room for `length` rows from rowBase on. */
-  grow(length: number): void {
-    const bigger = new Int32Array(length);
-    bigger.set(this.#deltas);
-    this.#deltas = bigger;
+  /** Room for elements [0, length). */
+  ensure(length: number): void {
+    while (this.#deltas.length * CHUNK < length) {
+      this.#deltas.push(new Int32Array(CHUNK));
+      this.#bases.push(new Float64Array(BLOCKS_PER_CHUNK).fill(NaN));
+    }
   }
 
-  /** Rows before `rowBase` + `dropped` are gone: moves the `used` rows after them to the front; chunks wholly before them go. */
-  compact(rowBase: number, dropped: number, used: number): void {
-    this.#deltas.copyWithin(0, dropped, dropped + used);
-    const firstKept = Math.floor((rowBase + dropped) / CHUNK);
-    for (let chunk = Math.floor(rowBase / CHUNK); chunk < firstKept; chunk++) this.#bases.delete(chunk);
+  /** The first `count` chunks go (their rows were removed): element numbers move down by count * CHUNK. */
+  dropFront(count: number): void {
+    this.#deltas.splice(0, count);
+    this.#bases.splice(0, count);
+  }
+
+  /** Sets chunk `c`'s rows from `values` (at most CHUNK of them; rows c * CHUNK on, elements too: rowBase 0) in one pass. */
+  loadChunk(c: number, values: Float64Array): void {
+    this.ensure((c + 1) * CHUNK);
+    const deltas = this.#deltas[c]!;
+    const bases = this.#bases[c]!;
+    for (let j = 0, base = 0; j < values.length; j++) {
+      const value = values[j]!;
+      if ((j & (BLOCK - 1)) === 0) bases[j >>> BLOCK_BITS] = base = value;
+      const delta = value - base;
+      if (delta > WIDE && delta <= 0x7fffffff) deltas[j] = delta;
+      else {
+        deltas[j] = WIDE;
+        this.#wide.set(c * CHUNK + j, value);
+      }
+    }
   }
 }

@@ -5,18 +5,28 @@
  * says which tags hit (their row's hash and identity are in the index's columns), and which
  * are dead (a pruned row). Dead slots are reused by later adds and dropped by a rebuild, which
  * the index runs when `full` says so, from its live rows.
+ *
+ * Any capacity, not only powers of two: a hash's first slot is its fraction of the capacity
+ * (mixed, times capacity / 2^32: its high bits choose), and a probe walks on linearly,
+ * wrapping at the end. A rebuild sizes the table to half use and it fills to 3/4 before the
+ * next (growing 1.5 times): 5.3 to 8 bytes a tag, where powers of two range from 5.3 to 10.7.
  */
 const MIN_CAPACITY = 16;
+/** Slots per region of `fill` (16 KiB). */
+const REGION = 4096;
+/** Use right after a rebuild; `full` at 3/4. */
+const REBUILT_LOAD = 0.5;
 
 export class RowTable {
   #slots: Uint32Array;
-  #mask: number;
+  /** capacity / 2^32: a hash times it is the hash's first slot. */
+  #scale: number;
   /** Slots not empty (live or dead): a probe ends only at an empty slot, so they are kept below 3/4. */
   #used = 0;
 
   constructor(capacity = MIN_CAPACITY) {
-    this.#slots = new Uint32Array(capacityFor(capacity));
-    this.#mask = this.#slots.length - 1;
+    this.#slots = new Uint32Array(Math.max(MIN_CAPACITY, capacity));
+    this.#scale = this.#slots.length / 4294967296;
   }
 
   get capacity(): number {
@@ -31,7 +41,7 @@ export class RowTable {
   /** The first tag under `hash` that `hit` accepts, or 0. */
   find(hash: number, hit: (tag: number) => boolean): number {
     const slots = this.#slots;
-    for (let i = hash & this.#mask; ; i = (i + 1) & this.#mask) {
+    for (let i = this.#slotOf(hash); ; i = i + 1 === slots.length ? 0 : i + 1) {
       const tag = slots[i]!;
       if (tag === 0) return 0;
       if (hit(tag)) return tag;
@@ -42,7 +52,7 @@ export class RowTable {
   findAll(hash: number, hit: (tag: number) => boolean): number[] {
     const found: number[] = [];
     const slots = this.#slots;
-    for (let i = hash & this.#mask; ; i = (i + 1) & this.#mask) {
+    for (let i = this.#slotOf(hash); ; i = i + 1 === slots.length ? 0 : i + 1) {
       const tag = slots[i]!;
       if (tag === 0) return found;
       if (hit(tag)) found.push(tag);
@@ -52,7 +62,7 @@ export class RowTable {
   /** Adds `tag` under `hash`, into the first empty or dead slot of its probe. Call only when not `full`. */
   add(hash: number, tag: number, dead: (tag: number) => boolean): void {
     const slots = this.#slots;
-    for (let i = hash & this.#mask; ; i = (i + 1) & this.#mask) {
+    for (let i = this.#slotOf(hash); ; i = i + 1 === slots.length ? 0 : i + 1) {
       const held = slots[i]!;
       if (held === 0) this.#used++;
       else if (!dead(held)) continue;
@@ -61,17 +71,65 @@ export class RowTable {
     }
   }
 
-  /** Empties the table, sized for `live` tags (at most half used: 5.3 to 10.7 bytes a tag when full); the caller adds them again. */
+  /** Adds `tag` under `hash` into the first empty slot of its probe: for a rebuild, where no tag is dead. */
+  insert(hash: number, tag: number): void {
+    const slots = this.#slots;
+    let i = this.#slotOf(hash);
+    while (slots[i] !== 0) i = i + 1 === slots.length ? 0 : i + 1;
+    slots[i] = tag;
+    this.#used++;
+  }
+
+  /**
+   * Empties the table and fills it with `tags[k]` (k + 1 when null) under `hashOf(k)` for k from
+   * 0 to count - 1, sized as `reset` sizes it. Inserting in that order would write all over the
+   * slots (a cache miss each, at millions of tags); instead the tags are first sorted into
+   * regions of REGION slots by their first slot (a counting pass, a scatter pass), then
+   * inserted region by region, so each probe walks slots already in cache. `scratch`: the
+   * sort's arrays, shared by the tables filled one after the other (fresh memory is not free).
+   */
+  fill(count: number, hashOf: (k: number) => number, tags: Uint32Array | null, scratch = new FillScratch()): void {
+    this.reset(count);
+    const slots = this.#slots;
+    const regions = Math.ceil(slots.length / REGION);
+    const next = new Uint32Array(regions + 1);
+    for (let k = 0; k < count; k++) next[Math.floor(this.#slotOf(hashOf(k)) / REGION) + 1]!++;
+    for (let r = 1; r <= regions; r++) next[r]! += next[r - 1]!;
+    const [sortedFirst, sortedTags] = scratch.arrays(count);
+    for (let k = 0; k < count; k++) {
+      const first = this.#slotOf(hashOf(k));
+      const at = next[Math.floor(first / REGION)]!++;
+      sortedFirst[at] = first;
+      sortedTags[at] = tags === null ? k + 1 : tags[k]!;
+    }
+    for (let k = 0; k < count; k++) {
+      let i = sortedFirst[k]!;
+      while (slots[i] !== 0) i = i + 1 === slots.length ? 0 : i + 1;
+      slots[i] = sortedTags[k]!;
+    }
+    this.#used = count;
+  }
+
+  /** A hash's first slot: Fibonacci hashing (times 2^32 / phi, mod 2^32) spreads any hash's bits into the high ones, which choose. */
+  #slotOf(hash: number): number {
+    return Math.floor((Math.imul(hash, 0x9e3779b1) >>> 0) * this.#scale);
+  }
+
+  /** Empties the table, sized for `live` tags at half use; the caller adds them again. */
   reset(live: number): void {
-    this.#slots = new Uint32Array(capacityFor(live * 2 + 1));
-    this.#mask = this.#slots.length - 1;
+    this.#slots = new Uint32Array(Math.max(MIN_CAPACITY, Math.ceil(live / REBUILT_LOAD) + 1));
+    this.#scale = this.#slots.length / 4294967296;
     this.#used = 0;
   }
 }
 
-/** The power of two at or above `wanted`. */
-function capacityFor(wanted: number): number {
-  let capacity = MIN_CAPACITY;
-  while (capacity < wanted) capacity *= 2;
-  return capacity;
+/** The arrays RowTable.fill sorts tags in, kept for the next fill. */
+export class FillScratch {
+  #first = new Uint32Array(0);
+  #tags = new Uint32Array(0);
+
+  arrays(count: number): [Uint32Array, Uint32Array] {
+    if (this.#first.length < count) [this.#first, this.#tags] = [new Uint32Array(count), new Uint32Array(count)];
+    return [this.#first, this.#tags];
+  }
 }

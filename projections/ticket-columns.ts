@@ -4,8 +4,9 @@
  * writes exactly these). Rows come oldest close first, so rebuilding adds them in prune order.
  */
 import { RunlogError } from '../src/errors.ts';
-import type { ClosingTicket, TicketIndex, TicketRecords } from './ticket-index.ts';
-import { KEYED, OUTCOMES, OUTCOME_MASK } from './ticket-index.ts';
+import type { Outcome } from '../src/events/types.ts';
+import { ColumnReader } from './column-reader.ts';
+import { KEYED, OUTCOMES, OUTCOME_MASK } from './ticket-flags.ts';
 
 export const TICKET_INDEX_COLUMNS_VERSION = 1;
 
@@ -37,14 +38,31 @@ export interface TicketIndexColumns {
   runHash: Uint32Array;
 }
 
-/** The columns of `rows` of `index` (rows in prune order, all settled). */
-export function toColumns(index: TicketIndex, rows: readonly number[]): TicketIndexColumns {
+/** What toColumns reads of the index (ticket-index.ts TicketIndex), row by row. */
+export interface IndexRows {
+  readonly tenants: readonly string[];
+  tenantIdOf(row: number): number;
+  seqOf(row: number): number;
+  closedAtOf(row: number): number;
+  outcomeOf(row: number): Outcome;
+  isKeyed(row: number): boolean;
+  keyHashOf(row: number): number;
+  deferredAttemptsOf(row: number): number;
+  submittedOffsetOf(row: number): number;
+  closeOffsetOf(row: number): number;
+  attemptsOf(row: number): number;
+  attemptOffsetOf(row: number, n: number): number;
+  runHashOf(row: number, n: number): number;
+}
+
+/** The columns of `rows` of `index` (rows in prune order, all settled), column by column without an object per row. */
+export function toColumns(index: IndexRows, rows: readonly number[]): TicketIndexColumns {
   const n = rows.length;
-  const tenants: string[] = [];
-  const tenantIds = new Map<string, number>();
+  let m = 0;
+  for (const row of rows) m += index.attemptsOf(row);
   const columns: TicketIndexColumns = {
     version: TICKET_INDEX_COLUMNS_VERSION,
-    tenants,
+    tenants: [],
     seq: new Float64Array(n),
     closedAt: new Float64Array(n),
     tenant: new Uint32Array(n),
@@ -54,90 +72,186 @@ export function toColumns(index: TicketIndex, rows: readonly number[]): TicketIn
     submittedOffset: new Float64Array(n),
     closeOffset: new Float64Array(n),
     attemptsEnd: new Uint32Array(n),
-    attemptOffset: new Float64Array(0),
-    runHash: new Uint32Array(0),
+    attemptOffset: new Float64Array(m),
+    runHash: new Uint32Array(m),
   };
-  const attemptOffsets: number[] = [];
-  const runHashes: number[] = [];
-  rows.forEach((row, i) => {
-    const tenant = index.tenantOf(row);
-    let id = tenantIds.get(tenant);
-    if (id === undefined) tenantIds.set(tenant, (id = tenants.push(tenant) - 1));
-    const records = index.recordsOf(row)!;
+  // Tenants numbered in the order the rows first name them (the index's own ids may name pruned tenants).
+  const renumbered = new Int32Array(index.tenants.length).fill(-1);
+  for (let i = 0, a = 0; i < n; i++) {
+    const row = rows[i]!;
+    const id = index.tenantIdOf(row);
+    if (renumbered[id]! < 0) renumbered[id] = columns.tenants.push(index.tenants[id]!) - 1;
     columns.seq[i] = index.seqOf(row);
     columns.closedAt[i] = index.closedAtOf(row);
-    columns.tenant[i] = id;
-    columns.state[i] = (OUTCOMES.indexOf(index.outcomeOf(row)) + 1) | (index.isKeyed(row) ? KEYED : 0);
-    columns.keyHash[i] = index.keyHashOf(row);
+    columns.tenant[i] = renumbered[id]!;
+    const keyed = index.isKeyed(row);
+    columns.state[i] = (OUTCOMES.indexOf(index.outcomeOf(row)) + 1) | (keyed ? KEYED : 0);
+    columns.keyHash[i] = keyed ? index.keyHashOf(row) : 0;
     columns.deferredAttempts[i] = index.deferredAttemptsOf(row);
-    columns.submittedOffset[i] = records.submittedOffset;
-    columns.closeOffset[i] = records.closeOffset;
-    attemptOffsets.push(...records.attemptOffsets);
-    runHashes.push(...index.runHashesOf(row));
-    columns.attemptsEnd[i] = attemptOffsets.length;
-  });
-  columns.attemptOffset = Float64Array.from(attemptOffsets);
-  columns.runHash = Uint32Array.from(runHashes);
+    columns.submittedOffset[i] = index.submittedOffsetOf(row);
+    columns.closeOffset[i] = index.closeOffsetOf(row);
+    for (let k = 0, attempts = index.attemptsOf(row); k < attempts; k++, a++) {
+      columns.attemptOffset[a] = index.attemptOffsetOf(row, k);
+      columns.runHash[a] = index.runHashOf(row, k);
+    }
+    columns.attemptsEnd[i] = a;
+  }
   return columns;
 }
 
-/** Checks `columns` and hands each row to `add`, in order. */
-export function fromColumns(columns: TicketIndexColumns, add: (ticket: ClosingTicket, records: TicketRecords) => void): void {
-  const n = checkShape(columns);
-  let attempt = 0;
-  for (let i = 0; i < n; i++) {
-    const end = columns.attemptsEnd[i]!;
-    const state = columns.state[i]!;
-    const outcome = OUTCOMES[(state & OUTCOME_MASK) - 1];
-    const tenant = columns.tenants[columns.tenant[i]!];
-    if (end < attempt || end > columns.attemptOffset.length) corrupt(`attemptsEnd[${i}] is ${end}`);
-    if (outcome === undefined || (state & ~(OUTCOME_MASK | KEYED)) !== 0) corrupt(`state[${i}] is ${state}`);
-    if (tenant === undefined) corrupt(`tenant[${i}] names no tenant`);
-    if (i > 0 && columns.closedAt[i]! < columns.closedAt[i - 1]!) corrupt(`closedAt[${i}] is before closedAt[${i - 1}]`);
-    add(
-      {
-        seq: columns.seq[i]!,
-        tenant: tenant!,
-        outcome: outcome!,
-        closedAt: columns.closedAt[i]!,
-        keyHash: (state & KEYED) === 0 ? null : columns.keyHash[i]!,
-        runHashes: Array.from(columns.runHash.subarray(attempt, end)),
-        deferredAttempts: columns.deferredAttempts[i]!,
-      },
-      {
-        submittedOffset: columns.submittedOffset[i]!,
-        closeOffset: columns.closeOffset[i]!,
-        attemptOffsets: Array.from(columns.attemptOffset.subarray(attempt, end)),
-      },
-    );
-    attempt = end;
-  }
-  if (attempt !== columns.attemptOffset.length) corrupt(`${columns.attemptOffset.length - attempt} attempts belong to no row`);
+/** The columns being loaded: each numeric one as a reader (a typed array's views, or a snapshot's bytes copied a stretch at a time). */
+export interface ColumnReaders {
+  tenants: readonly string[];
+  rows: number;
+  attempts: number;
+  seq: ColumnReader<'f64'>;
+  closedAt: ColumnReader<'f64'>;
+  tenant: ColumnReader<'u32'>;
+  state: ColumnReader<'u8'>;
+  keyHash: ColumnReader<'u32'>;
+  deferredAttempts: ColumnReader<'u32'>;
+  submittedOffset: ColumnReader<'f64'>;
+  closeOffset: ColumnReader<'f64'>;
+  attemptsEnd: ColumnReader<'u32'>;
+  attemptOffset: ColumnReader<'f64'>;
+  runHash: ColumnReader<'u32'>;
 }
 
-/** The row count, once every column is there, of its type, and as long as the others. */
-function checkShape(columns: TicketIndexColumns): number {
-  if (columns.version !== TICKET_INDEX_COLUMNS_VERSION) corrupt(`version ${columns.version} is not ${TICKET_INDEX_COLUMNS_VERSION}`);
-  if (!Array.isArray(columns.tenants) || columns.tenants.some((t) => typeof t !== 'string')) corrupt('tenants is not a list of strings');
-  const n = columns.seq?.length;
-  const rowColumns = [
-    'seq',
-    'closedAt',
-    'tenant',
-    'state',
-    'keyHash',
-    'deferredAttempts',
-    'submittedOffset',
-    'closeOffset',
-    'attemptsEnd',
-  ] as const;
-  for (const name of rowColumns) {
-    if (!ArrayBuffer.isView(columns[name]) || columns[name].length !== n) corrupt(`${name} is not a typed array of ${n} rows`);
+const KINDS = {
+  seq: 'f64',
+  closedAt: 'f64',
+  tenant: 'u32',
+  state: 'u8',
+  keyHash: 'u32',
+  deferredAttempts: 'u32',
+  submittedOffset: 'f64',
+  closeOffset: 'f64',
+  attemptsEnd: 'u32',
+  attemptOffset: 'f64',
+  runHash: 'u32',
+} as const;
+const ATTEMPT_COLUMNS: ReadonlySet<string> = new Set(['attemptOffset', 'runHash']);
+
+/**
+ * Readers of `columns` (TicketIndexColumns, or a snapshot's stored fields: snapshot-columns.ts
+ * storedColumns), once every column is there, of its type, and as long as the others; the
+ * rows' values are checked as they are read (RowChecks). Corrupt naming what is wrong.
+ */
+export function readColumns(columns: TicketIndexColumns | Readonly<Record<string, unknown>>): ColumnReaders {
+  const fields = columns as Readonly<Record<string, unknown>>;
+  if (fields['version'] !== TICKET_INDEX_COLUMNS_VERSION)
+    corruptColumns(`version ${String(fields['version'])} is not ${TICKET_INDEX_COLUMNS_VERSION}`);
+  const tenants = fields['tenants'];
+  if (!Array.isArray(tenants) || tenants.some((t) => typeof t !== 'string')) corruptColumns('tenants is not a list of strings');
+  if (new Set(tenants).size !== tenants.length) corruptColumns('tenants names a tenant twice');
+  const readers: Record<string, ColumnReader<'f64' | 'u32' | 'u8'>> = {};
+  for (const [name, kind] of Object.entries(KINDS)) {
+    const reader = ColumnReader.of(fields[name], kind);
+    if (reader === null) corruptColumns(`${name} is not a column of ${kind}`);
+    readers[name] = reader;
   }
-  if (columns.runHash?.length !== columns.attemptOffset?.length) corrupt('runHash and attemptOffset differ in length');
-  return n;
+  const rows = readers['seq']!.length;
+  const attempts = readers['attemptOffset']!.length;
+  for (const [name, reader] of Object.entries(readers)) {
+    const length = ATTEMPT_COLUMNS.has(name) ? attempts : rows;
+    if (reader.length !== length) corruptColumns(`${name} holds ${reader.length} elements, not ${length}`);
+  }
+  return { tenants: tenants as string[], rows, attempts, ...readers } as unknown as ColumnReaders;
 }
 
-function corrupt(what: string): never {
+/**
+ * The rows' checks, stretch by stretch in row order (the index loads each stretch as it is
+ * checked): seqs and offsets are integers from 0 a float64 holds exactly, close times finite
+ * and non-decreasing, tenants and states in range, no key hash on a row without a key,
+ * attempt ends non-decreasing and within the attempts; then, at `finish`, every attempt
+ * belongs to a row and no two rows have one seq.
+ */
+export class RowChecks {
+  #row = 0;
+  #lastClosedAt = Number.NEGATIVE_INFINITY;
+  #lastEnd = 0;
+  #minSeq = Number.POSITIVE_INFINITY;
+  #maxSeq = 0;
+
+  constructor(private readonly readers: ColumnReaders) {}
+
+  /** Checks rows [start, start + seq.length): the stretch's arrays, as read. */
+  rows(stretch: {
+    seq: Float64Array;
+    closedAt: Float64Array;
+    tenant: Uint32Array;
+    state: Uint8Array;
+    keyHash: Uint32Array;
+    submittedOffset: Float64Array;
+    closeOffset: Float64Array;
+    attemptsEnd: Uint32Array;
+  }): void {
+    const { seq, closedAt, tenant, state, keyHash, submittedOffset, closeOffset, attemptsEnd } = stretch;
+    const tenants = this.readers.tenants.length;
+    const attempts = this.readers.attempts;
+    for (let j = 0; j < seq.length; j++, this.#row++) {
+      const i = this.#row;
+      if (!isOffset(seq[j]!)) corruptColumns(`seq[${i}] is ${seq[j]}`);
+      if (seq[j]! < this.#minSeq) this.#minSeq = seq[j]!;
+      if (seq[j]! > this.#maxSeq) this.#maxSeq = seq[j]!;
+      if (!Number.isFinite(closedAt[j]!)) corruptColumns(`closedAt[${i}] is ${closedAt[j]}`);
+      if (closedAt[j]! < this.#lastClosedAt) corruptColumns(`closedAt[${i}] is before closedAt[${i - 1}]`);
+      this.#lastClosedAt = closedAt[j]!;
+      if (tenant[j]! >= tenants) corruptColumns(`tenant[${i}] names no tenant`);
+      const outcome = state[j]! & OUTCOME_MASK;
+      if (outcome === 0 || outcome > OUTCOMES.length || (state[j]! & ~(OUTCOME_MASK | KEYED)) !== 0)
+        corruptColumns(`state[${i}] is ${state[j]}`);
+      if ((state[j]! & KEYED) === 0 && keyHash[j] !== 0) corruptColumns(`keyHash[${i}] is ${keyHash[j]} for a row with no key`);
+      if (!isOffset(submittedOffset[j]!)) corruptColumns(`submittedOffset[${i}] is ${submittedOffset[j]}`);
+      if (!isOffset(closeOffset[j]!)) corruptColumns(`closeOffset[${i}] is ${closeOffset[j]}`);
+      const end = attemptsEnd[j]!;
+      if (end < this.#lastEnd || end > attempts) corruptColumns(`attemptsEnd[${i}] is ${end}`);
+      this.#lastEnd = end;
+    }
+  }
+
+  /** Checks attempts' offsets (any stretch). */
+  attemptOffsets(start: number, offsets: Float64Array): void {
+    for (let k = 0; k < offsets.length; k++) if (!isOffset(offsets[k]!)) corruptColumns(`attemptOffset[${start + k}] is ${offsets[k]}`);
+  }
+
+  /** After every row: all attempts belong to a row, and no two rows have one seq. */
+  finish(): void {
+    const attempts = this.readers.attempts;
+    if (this.#lastEnd !== attempts) corruptColumns(`${attempts - this.#lastEnd} attempts belong to no row`);
+    if (this.readers.rows > 0) this.#checkSeqsUnique();
+  }
+
+  /** A bitmap over the seqs' range when it is at most 64 bits a row (retained seqs are dense), else a sorted copy. */
+  #checkSeqsUnique(): void {
+    const [min, max, reader] = [this.#minSeq, this.#maxSeq, this.readers.seq];
+    const n = this.readers.rows;
+    if (max - min < 64 * n + 65_536) {
+      const seen = new Uint8Array(Math.floor((max - min) / 8) + 1);
+      for (let start = 0; start < n; start += STRETCH) {
+        const seq = reader.read(start, Math.min(n, start + STRETCH));
+        for (let j = 0; j < seq.length; j++) {
+          const at = seq[j]! - min;
+          const [byte, bit] = [Math.floor(at / 8), 1 << (at % 8)];
+          if ((seen[byte]! & bit) !== 0) corruptColumns(`seq ${seq[j]} is in two rows`);
+          seen[byte]! |= bit;
+        }
+      }
+      return;
+    }
+    const sorted = Float64Array.from(reader.read(0, n)).sort();
+    for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) corruptColumns(`seq ${sorted[i]} is in two rows`);
+  }
+}
+
+/** Rows read at a time when only one column is wanted. */
+const STRETCH = 65_536;
+
+/** A log offset or a seq: an integer from 0 that a float64 holds exactly. */
+function isOffset(value: number): boolean {
+  return Number.isSafeInteger(value) && value >= 0;
+}
+
+export function corruptColumns(what: string): never {
   throw new RunlogError('Corrupt', `the ticket index's columns are damaged: ${what}`);
 }

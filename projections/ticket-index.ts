@@ -7,7 +7,8 @@
  *
  * Rows are numbered in the order closes are folded and never renumbered; the arrays hold rows
  * [#rowBase, #next), the live ones from #first on. Pruning removes the oldest closes, so the
- * front empties and the arrays are compacted from time to time (copyWithin, no renumbering).
+ * front empties and the columns drop it a whole chunk at a time (chunked-column.ts; no
+ * renumbering, no copy). A snapshot's columns are loaded whole (fromColumns), not row by row.
  * Closes come in store-clock order except when a clock stepped back: such a "late" row is also
  * kept in #late, sorted by close time, and `oldest` merges both (prune order stays by close time).
  *
@@ -19,16 +20,18 @@
  * answered): it is unsettled until `settle`, and the view holds that entry whole meanwhile.
  */
 import type { Outcome } from '../src/events/types.ts';
+import { CHUNK, ChunkedColumn } from './chunked-column.ts';
+import { KEYED, OUTCOME_MASK, OUTCOMES } from './ticket-flags.ts';
 import { DeltaColumn } from './delta-column.ts';
-import { RowTable } from './row-table.ts';
-import { fromColumns, toColumns, type TicketIndexColumns } from './ticket-columns.ts';
+import { FillScratch, RowTable } from './row-table.ts';
+import { readColumns, RowChecks, toColumns, type ColumnReaders, type TicketIndexColumns } from './ticket-columns.ts';
+
+/** A snapshot's stored fields (snapshot-columns.ts storedColumns), typed columns not copied out of its bytes. */
+export type StoredTicketColumns = Readonly<Record<string, unknown>>;
 
 export { TICKET_INDEX_COLUMNS_VERSION, type TicketIndexColumns } from './ticket-columns.ts';
 
-export const OUTCOMES: readonly Outcome[] = ['succeeded', 'failed', 'cancelled', 'expired', 'threadDeleted'];
-/** state bits: the outcome's code (OUTCOMES index + 1; 0: removed), keyed, unsettled, late. */
-export const OUTCOME_MASK = 7;
-export const KEYED = 8;
+/** state bits beyond the outcome and KEYED (ticket-flags.ts), never in columns: unsettled, late. */
 const UNSETTLED = 16;
 const LATE = 32;
 const TAG_SPACE = 0xffffffff;
@@ -57,26 +60,33 @@ export interface TicketRecords {
 }
 
 export class TicketIndex {
+  /** Element 0 of the row columns: a multiple of CHUNK (whole chunks of pruned rows are dropped). */
   #rowBase = 0;
   #first = 0;
   #next = 0;
   #live = 0;
-  /** Rows' capacity (the typed arrays' length). */
-  #capacity = 64;
-  readonly #seq = new DeltaColumn(64);
-  readonly #closedAt = new DeltaColumn(64);
-  /** Tenant ids: 1 byte each while there are at most 256 tenants, widened to 2 then 4 bytes when more appear. */
-  #tenant: Uint8Array | Uint16Array | Uint32Array = new Uint8Array(64);
-  #state = new Uint8Array(64);
-  #keyHash = new Uint32Array(64);
-  readonly #submitted = new DeltaColumn(64);
-  #closeDelta = new Uint32Array(64);
-  /** Per row, the absolute number (mod 2^32) one past its last attempt; attempts before #rowBase's end at #attemptBase. */
-  #attemptsEnd = new Uint32Array(64);
+  /** Row elements allocated (from #rowBase on). */
+  #capacity = 0;
+  readonly #seq = new DeltaColumn();
+  readonly #closedAt = new DeltaColumn();
+  /** Tenant ids: 1 byte each, a chunk widened to 2 then 4 bytes when it names a tenant past 256 or 65,536. */
+  readonly #tenant = new ChunkedColumn((n) => new Uint8Array(n), false, true);
+  readonly #state = new ChunkedColumn((n) => new Uint8Array(n));
+  /** Key hashes of keyed rows; a chunk with no keyed row holds no array (most rows have no key). */
+  readonly #keyHash = new ChunkedColumn((n) => new Uint32Array(n), true);
+  readonly #submitted = new DeltaColumn();
+  readonly #closeDelta = new ChunkedColumn((n) => new Uint32Array(n));
+  /** Per row, the absolute number (mod 2^32) one past its last attempt. */
+  readonly #attemptsEnd = new ChunkedColumn((n) => new Uint32Array(n));
+  /** Where row #rowBase's attempts start (absolute, mod 2^32). */
+  #baseAttemptStart = 0;
+  /** The absolute attempt number (mod 2^32) of the attempt columns' element 0: a multiple of CHUNK. */
   #attemptBase = 0;
+  /** Attempt elements allocated (from #attemptBase on). */
+  #attemptCapacity = 0;
   #attemptCount = 0;
-  #attemptDelta = new Uint32Array(64);
-  #runHash = new Uint32Array(64);
+  readonly #attemptDelta = new ChunkedColumn((n) => new Uint32Array(n));
+  readonly #runHash = new ChunkedColumn((n) => new Uint32Array(n));
   readonly #wideClose = new Map<number, number>();
   readonly #wideAttempt = new Map<number, number>();
   readonly #deferred = new Map<number, number>();
@@ -100,6 +110,11 @@ export class TicketIndex {
     return this.#unsettled;
   }
 
+  /** The tenants rows name, by tenant id (tenantIdOf). */
+  get tenants(): readonly string[] {
+    return this.#tenants;
+  }
+
   /** Indexes a ticket that closed; answers its row (unsettled until `settle`, when `records` is null). */
   add(ticket: ClosingTicket, records: TicketRecords | null): number {
     const row = this.#next;
@@ -110,18 +125,17 @@ export class TicketIndex {
     this.#live++;
     this.#seq.set(row, i, ticket.seq);
     this.#closedAt.set(row, i, ticket.closedAt);
-    const tenant = this.#tenantId(ticket.tenant); // first: a new tenant may widen the column
-    this.#tenant[i] = tenant;
-    this.#keyHash[i] = ticket.keyHash ?? 0;
+    this.#tenant.set(i, this.#tenantId(ticket.tenant));
+    this.#keyHash.set(i, ticket.keyHash ?? 0);
     const late = ticket.closedAt < this.#maxClosedAt;
-    this.#state[i] = (OUTCOMES.indexOf(ticket.outcome) + 1) | (ticket.keyHash === null ? 0 : KEYED) | (late ? LATE : 0);
+    this.#state.set(i, (OUTCOMES.indexOf(ticket.outcome) + 1) | (ticket.keyHash === null ? 0 : KEYED) | (late ? LATE : 0));
     if (ticket.deferredAttempts !== 0) this.#deferred.set(row, ticket.deferredAttempts);
     const start = this.#attemptStart(row);
-    for (const [n, hash] of ticket.runHashes.entries()) this.#runHash[this.#attemptIndex(start + n)] = hash;
+    for (const [n, hash] of ticket.runHashes.entries()) this.#runHash.set(this.#attemptIndex(start + n), hash);
     this.#attemptCount += ticket.runHashes.length;
-    this.#attemptsEnd[i] = (start + ticket.runHashes.length) >>> 0;
+    this.#attemptsEnd.set(i, (start + ticket.runHashes.length) >>> 0);
     if (records === null) {
-      this.#state[i]! |= UNSETTLED;
+      this.#state.set(i, this.#state.get(i) | UNSETTLED);
       this.#unsettled++;
     } else this.#setRecords(row, records);
     if (late) this.#insertLate(row);
@@ -133,8 +147,8 @@ export class TicketIndex {
   /** The records of an unsettled row are known now. */
   settle(row: number, records: TicketRecords): void {
     const i = row - this.#rowBase;
-    if (!this.#alive(row) || (this.#state[i]! & UNSETTLED) === 0) return;
-    this.#state[i]! &= ~UNSETTLED;
+    if (!this.#alive(row) || (this.#state.get(i) & UNSETTLED) === 0) return;
+    this.#state.set(i, this.#state.get(i) & ~UNSETTLED);
     this.#unsettled--;
     this.#setRecords(row, records);
   }
@@ -164,11 +178,16 @@ export class TicketIndex {
   }
 
   tenantOf(row: number): string {
-    return this.#tenants[this.#tenant[row - this.#rowBase]!]!;
+    return this.#tenants[this.tenantIdOf(row)]!;
+  }
+
+  /** The row's tenant as an index into `tenants`. */
+  tenantIdOf(row: number): number {
+    return this.#tenant.get(row - this.#rowBase);
   }
 
   outcomeOf(row: number): Outcome {
-    return OUTCOMES[(this.#state[row - this.#rowBase]! & OUTCOME_MASK) - 1]!;
+    return OUTCOMES[(this.#state.get(row - this.#rowBase) & OUTCOME_MASK) - 1]!;
   }
 
   closedAtOf(row: number): number {
@@ -176,7 +195,7 @@ export class TicketIndex {
   }
 
   attemptsOf(row: number): number {
-    return (this.#attemptsEnd[row - this.#rowBase]! - this.#attemptStart(row)) >>> 0;
+    return (this.#attemptsEnd.get(row - this.#rowBase) - this.#attemptStart(row)) >>> 0;
   }
 
   deferredAttemptsOf(row: number): number {
@@ -185,31 +204,45 @@ export class TicketIndex {
 
   /** Where the row's records lie, or null while unsettled. */
   recordsOf(row: number): TicketRecords | null {
-    const i = row - this.#rowBase;
-    if ((this.#state[i]! & UNSETTLED) !== 0) return null;
-    const submittedOffset = this.#submitted.get(row, i);
-    const delta = this.#closeDelta[i]!;
-    const closeOffset = delta === WIDE ? this.#wideClose.get(row)! : submittedOffset + delta;
+    if ((this.#state.get(row - this.#rowBase) & UNSETTLED) !== 0) return null;
     const attemptOffsets: number[] = [];
-    const start = this.#attemptStart(row);
-    for (let n = 0; n < this.attemptsOf(row); n++) {
-      const a = (start + n) >>> 0;
-      const d = this.#attemptDelta[this.#attemptIndex(a)]!;
-      attemptOffsets.push(d === WIDE ? this.#wideAttempt.get(a)! : submittedOffset + d);
-    }
-    return { submittedOffset, closeOffset, attemptOffsets };
+    for (let n = 0; n < this.attemptsOf(row); n++) attemptOffsets.push(this.attemptOffsetOf(row, n));
+    return { submittedOffset: this.submittedOffsetOf(row), closeOffset: this.closeOffsetOf(row), attemptOffsets };
+  }
+
+  /** Offset of a settled row's Submitted record. */
+  submittedOffsetOf(row: number): number {
+    return this.#submitted.get(row, row - this.#rowBase);
+  }
+
+  /** Offset of a settled row's closing record. */
+  closeOffsetOf(row: number): number {
+    const delta = this.#closeDelta.get(row - this.#rowBase);
+    return delta === WIDE ? this.#wideClose.get(row)! : this.submittedOffsetOf(row) + delta;
+  }
+
+  /** Offset of a settled row's attempt n + 1 (n from 0). */
+  attemptOffsetOf(row: number, n: number): number {
+    const a = (this.#attemptStart(row) + n) >>> 0;
+    const delta = this.#attemptDelta.get(this.#attemptIndex(a));
+    return delta === WIDE ? this.#wideAttempt.get(a)! : this.submittedOffsetOf(row) + delta;
+  }
+
+  /** The run-id hash of the row's attempt n + 1 (n from 0). */
+  runHashOf(row: number, n: number): number {
+    return this.#runHash.get(this.#attemptIndex((this.#attemptStart(row) + n) >>> 0));
   }
 
   /** Drops a row (its ticket was pruned). */
   remove(row: number): void {
     if (!this.#alive(row)) return;
     const i = row - this.#rowBase;
-    if ((this.#state[i]! & UNSETTLED) !== 0) this.#unsettled--;
+    if ((this.#state.get(i) & UNSETTLED) !== 0) this.#unsettled--;
     const start = this.#attemptStart(row);
     const attempts = this.attemptsOf(row);
     for (let n = 0; n < attempts; n++) this.#wideAttempt.delete((start + n) >>> 0);
     this.#attemptCount -= attempts;
-    this.#state[i] = 0;
+    this.#state.set(i, 0);
     this.#live--;
     this.#deferred.delete(row);
     this.#wideClose.delete(row);
@@ -223,7 +256,7 @@ export class TicketIndex {
     let main = this.#first;
     let late = this.#lateStart;
     while (found.length < limit) {
-      while (main < this.#next && (!this.#alive(main) || (this.#state[main - this.#rowBase]! & LATE) !== 0)) main++;
+      while (main < this.#next && (!this.#alive(main) || (this.#state.get(main - this.#rowBase) & LATE) !== 0)) main++;
       while (late < this.#late.length && !this.#alive(this.#late[late]!)) late++;
       const fromMain = main < this.#next ? main : -1;
       const fromLate = late < this.#late.length ? this.#late[late]! : -1;
@@ -247,41 +280,118 @@ export class TicketIndex {
     );
   }
 
-  /** An index holding what `columns` describe (checked: Corrupt naming what is wrong). */
-  static fromColumns(columns: TicketIndexColumns): TicketIndex {
+  /**
+   * An index holding what `columns` describe (checked: Corrupt naming what is wrong): typed
+   * arrays, or a snapshot's stored columns as they lie in its bytes (snapshot-columns.ts
+   * storedColumns). Loaded whole, a chunk of rows at a time, and the tables filled whole: no
+   * row is added one by one (at 10M rows that took seconds).
+   */
+  static fromColumns(columns: TicketIndexColumns | StoredTicketColumns): TicketIndex {
     const index = new TicketIndex();
-    fromColumns(columns, (ticket, records) => index.add(ticket, records));
+    index.#load(readColumns(columns));
     return index;
   }
 
   /** Row `row`'s key hash and state bits (for ticket-columns.ts). */
   keyHashOf(row: number): number {
-    return this.#keyHash[row - this.#rowBase]!;
+    return this.#keyHash.get(row - this.#rowBase);
   }
 
   isKeyed(row: number): boolean {
-    return (this.#state[row - this.#rowBase]! & KEYED) !== 0;
+    return (this.#state.get(row - this.#rowBase) & KEYED) !== 0;
   }
 
   runHashesOf(row: number): number[] {
-    const start = this.#attemptStart(row);
-    return Array.from({ length: this.attemptsOf(row) }, (_, n) => this.#runHash[this.#attemptIndex((start + n) >>> 0)]!);
+    return Array.from({ length: this.attemptsOf(row) }, (_, n) => this.runHashOf(row, n));
+  }
+
+  /**
+   * Loads checked columns into this empty index a chunk of rows at a time (each numeric column
+   * read a stretch at a time: ticket-columns.ts), then fills the tables whole. Rows 0..n-1 are
+   * the columns' rows (prune order: none is late).
+   */
+  #load(readers: ColumnReaders): void {
+    const [n, m] = [readers.rows, readers.attempts];
+    const checks = new RowChecks(readers);
+    let runTags: Uint32Array | null = null;
+    this.#ensureAttempts(m);
+    for (let start = 0, c = 0, a = 0; start < n; start += CHUNK, c++) {
+      const end = Math.min(n, start + CHUNK);
+      const stretch = {
+        seq: readers.seq.read(start, end),
+        closedAt: readers.closedAt.read(start, end),
+        tenant: readers.tenant.read(start, end),
+        state: readers.state.read(start, end),
+        keyHash: readers.keyHash.read(start, end),
+        submittedOffset: readers.submittedOffset.read(start, end),
+        closeOffset: readers.closeOffset.read(start, end),
+        attemptsEnd: readers.attemptsEnd.read(start, end),
+      };
+      checks.rows(stretch);
+      const { seq, submittedOffset, closeOffset, attemptsEnd } = stretch;
+      this.#seq.loadChunk(c, seq);
+      this.#closedAt.loadChunk(c, stretch.closedAt);
+      this.#submitted.loadChunk(c, submittedOffset);
+      this.#tenant.loadChunk(c, stretch.tenant);
+      this.#state.loadChunk(c, stretch.state);
+      this.#keyHash.loadChunk(c, stretch.keyHash);
+      this.#attemptsEnd.loadChunk(c, attemptsEnd);
+      const closeDeltas = this.#closeDelta.chunk(c);
+      const deferred = readers.deferredAttempts.read(start, end);
+      const offsets = readers.attemptOffset.read(a, attemptsEnd[end - start - 1]!);
+      checks.attemptOffsets(a, offsets);
+      for (let j = 0, first = a; j < end - start; j++) {
+        const row = start + j;
+        const base = submittedOffset[j]!;
+        closeDeltas[j] = this.#delta(closeOffset[j]!, base, row, this.#wideClose);
+        if (deferred[j] !== 0) this.#deferred.set(row, deferred[j]!);
+        if (attemptsEnd[j] !== row + 1 && runTags === null) runTags = Uint32Array.from({ length: m }, (_, k) => k + 1); // 1:1 so far
+        for (; a < attemptsEnd[j]!; a++) {
+          this.#attemptDelta.set(a, this.#delta(offsets[a - first]!, base, a, this.#wideAttempt));
+          if (runTags !== null) runTags[a] = row + 1;
+        }
+      }
+    }
+    checks.finish();
+    for (let start = 0, c = 0; start < m; start += CHUNK, c++)
+      this.#runHash.loadChunk(c, readers.runHash.read(start, Math.min(m, start + CHUNK)));
+    this.#capacity = Math.ceil(n / CHUNK) * CHUNK;
+    this.#tenants.push(...readers.tenants);
+    for (const [id, tenant] of readers.tenants.entries()) this.#tenantIds.set(tenant, id);
+    this.#next = this.#live = n;
+    this.#attemptCount = m;
+    if (n > 0) this.#maxClosedAt = this.closedAtOf(n - 1);
+    this.#fillTables(runTags);
+  }
+
+  /** The tables of freshly loaded rows (row = tag - 1), each filled whole (RowTable.fill); `runTags` null: attempt k is row k's. */
+  #fillTables(runTags: Uint32Array | null): void {
+    const scratch = new FillScratch();
+    this.#bySeq.fill(this.#next, (row) => seqHash(this.#seq.get(row, row)), null, scratch);
+    const keyed: number[] = [];
+    for (let row = 0; row < this.#next; row++) if ((this.#state.get(row) & KEYED) !== 0) keyed.push(row);
+    this.#byKey.fill(
+      keyed.length,
+      (k) => this.#keyHash.get(keyed[k]!),
+      Uint32Array.from(keyed, (row) => row + 1),
+      scratch,
+    );
+    this.#byRun.fill(this.#attemptCount, (k) => this.#runHash.get(k), runTags, scratch);
   }
 
   #alive(row: number): boolean {
-    return row >= this.#first && row < this.#next && (this.#state[row - this.#rowBase]! & OUTCOME_MASK) !== 0;
+    return row >= this.#first && row < this.#next && (this.#state.get(row - this.#rowBase) & OUTCOME_MASK) !== 0;
   }
 
   #keyedHit(tag: number, hash: number): boolean {
     const row = this.#rowOfTag(tag);
-    return this.#alive(row) && this.isKeyed(row) && this.#keyHash[row - this.#rowBase] === hash;
+    return this.#alive(row) && this.isKeyed(row) && this.keyHashOf(row) === hash;
   }
 
   #runHit(tag: number, hash: number): boolean {
     const row = this.#rowOfTag(tag);
     if (!this.#alive(row)) return false;
-    const start = this.#attemptStart(row);
-    for (let n = 0; n < this.attemptsOf(row); n++) if (this.#runHash[this.#attemptIndex((start + n) >>> 0)] === hash) return true;
+    for (let n = 0; n < this.attemptsOf(row); n++) if (this.runHashOf(row, n) === hash) return true;
     return false;
   }
 
@@ -292,7 +402,7 @@ export class TicketIndex {
     const tag = (row % TAG_SPACE) + 1;
     this.#bySeq.add(seqHash(this.seqOf(row)), tag, this.#dead);
     if (this.isKeyed(row)) this.#byKey.add(this.keyHashOf(row), tag, this.#dead);
-    for (const hash of this.runHashesOf(row)) this.#byRun.add(hash, tag, this.#dead);
+    for (let n = 0; n < this.attemptsOf(row); n++) this.#byRun.add(this.runHashOf(row, n), tag, this.#dead);
   }
 
   /** Every table emptied and refilled from the live rows (a table was 3/4 used: dead slots go). */
@@ -305,9 +415,10 @@ export class TicketIndex {
     for (let row = this.#first; row < this.#next; row++) {
       if (!this.#alive(row)) continue;
       const tag = (row % TAG_SPACE) + 1;
-      this.#bySeq.add(seqHash(this.seqOf(row)), tag, this.#dead);
-      if (this.isKeyed(row)) this.#byKey.add(this.keyHashOf(row), tag, this.#dead);
-      for (const hash of this.runHashesOf(row)) this.#byRun.add(hash, tag, this.#dead);
+      this.#bySeq.insert(seqHash(this.seqOf(row)), tag);
+      if (this.isKeyed(row)) this.#byKey.insert(this.keyHashOf(row), tag);
+      const [start, end] = [this.#attemptStart(row), this.#attemptsEnd.get(row - this.#rowBase)];
+      for (let a = start; a !== end; a = (a + 1) >>> 0) this.#byRun.insert(this.#runHash.get(this.#attemptIndex(a)), tag);
     }
   }
 
@@ -316,7 +427,7 @@ export class TicketIndex {
   }
 
   #attemptStart(row: number): number {
-    return row === this.#rowBase ? this.#attemptBase : this.#attemptsEnd[row - this.#rowBase - 1]!;
+    return row === this.#rowBase ? this.#baseAttemptStart : this.#attemptsEnd.get(row - this.#rowBase - 1);
   }
 
   #attemptIndex(attempt: number): number {
@@ -327,11 +438,11 @@ export class TicketIndex {
     const i = row - this.#rowBase;
     const base = records.submittedOffset;
     this.#submitted.set(row, i, base);
-    this.#closeDelta[i] = this.#delta(records.closeOffset, base, row, this.#wideClose);
+    this.#closeDelta.set(i, this.#delta(records.closeOffset, base, row, this.#wideClose));
     const start = this.#attemptStart(row);
     for (const [n, offset] of records.attemptOffsets.entries()) {
       const a = (start + n) >>> 0;
-      this.#attemptDelta[this.#attemptIndex(a)] = this.#delta(offset, base, a, this.#wideAttempt);
+      this.#attemptDelta.set(this.#attemptIndex(a), this.#delta(offset, base, a, this.#wideAttempt));
     }
   }
 
@@ -349,8 +460,6 @@ export class TicketIndex {
       id = this.#tenants.length;
       this.#tenants.push(tenant);
       this.#tenantIds.set(tenant, id);
-      if (id === 0x100) this.#tenant = Uint16Array.from(this.#tenant);
-      else if (id === 0x10000) this.#tenant = Uint32Array.from(this.#tenant);
     }
     return id;
   }
@@ -362,7 +471,7 @@ export class TicketIndex {
     this.#late.splice(index, 0, row);
   }
 
-  /** Moves #first past removed rows; compacts the arrays once the removed front is half of them. */
+  /** Moves #first past removed rows; drops the chunks wholly before it. */
   #trimFront(): void {
     while (this.#first < this.#next && !this.#alive(this.#first)) this.#first++;
     while (this.#lateStart < this.#late.length && !this.#alive(this.#late[this.#lateStart]!)) this.#lateStart++;
@@ -370,50 +479,47 @@ export class TicketIndex {
       this.#late = this.#late.slice(this.#lateStart);
       this.#lateStart = 0;
     }
-    const dropped = this.#first - this.#rowBase;
-    if (dropped >= 1024 && dropped * 2 >= this.#next - this.#rowBase) this.#compact();
+    const chunks = Math.floor((this.#first - this.#rowBase) / CHUNK);
+    if (chunks > 0) this.#dropChunks(chunks);
   }
 
-  #compact(): void {
-    const dropped = this.#first - this.#rowBase;
-    const used = this.#next - this.#first;
-    const attemptStart = this.#attemptStart(this.#first);
-    const attemptsDropped = this.#attemptIndex(attemptStart);
-    const attemptsUsed = this.#attemptsUsed();
-    for (const column of [this.#tenant, this.#state, this.#keyHash, this.#closeDelta, this.#attemptsEnd]) {
-      column.copyWithin(0, dropped, dropped + used);
-    }
-    for (const column of [this.#seq, this.#closedAt, this.#submitted]) column.compact(this.#rowBase, dropped, used);
-    this.#attemptDelta.copyWithin(0, attemptsDropped, attemptsUsed);
-    this.#runHash.copyWithin(0, attemptsDropped, attemptsUsed);
-    this.#rowBase = this.#first;
-    this.#attemptBase = attemptStart;
+  /** The first `chunks` chunks of rows (all removed) go, and the attempt chunks wholly before the rows left. */
+  #dropChunks(chunks: number): void {
+    const rowBase = this.#rowBase + chunks * CHUNK;
+    const baseAttemptStart = this.#attemptStart(rowBase);
+    for (const column of [this.#seq, this.#closedAt, this.#submitted, this.#tenant, this.#state, this.#keyHash]) column.dropFront(chunks);
+    for (const column of [this.#closeDelta, this.#attemptsEnd]) column.dropFront(chunks);
+    this.#rowBase = rowBase;
+    this.#capacity -= chunks * CHUNK;
+    this.#baseAttemptStart = baseAttemptStart;
+    const attemptChunks = Math.floor(this.#attemptIndex(baseAttemptStart) / CHUNK);
+    this.#attemptDelta.dropFront(attemptChunks);
+    this.#runHash.dropFront(attemptChunks);
+    this.#attemptBase = (this.#attemptBase + attemptChunks * CHUNK) >>> 0;
+    this.#attemptCapacity -= attemptChunks * CHUNK;
   }
 
-  /** Attempt slots in use: up to the end of the last row's attempts. */
+  /** Attempt elements in use: up to the end of the last row's attempts. */
   #attemptsUsed(): number {
-    return this.#next === this.#rowBase ? 0 : this.#attemptIndex(this.#attemptsEnd[this.#next - 1 - this.#rowBase]!);
+    return this.#next === this.#rowBase
+      ? this.#attemptIndex(this.#baseAttemptStart)
+      : this.#attemptIndex(this.#attemptsEnd.get(this.#next - 1 - this.#rowBase));
   }
 
   #ensureRows(more: number): void {
     const needed = this.#next + more - this.#rowBase;
     if (needed <= this.#capacity) return;
-    const length = Math.max(needed, this.#capacity * 2);
-    this.#capacity = length;
-    for (const column of [this.#seq, this.#closedAt, this.#submitted]) column.grow(length);
-    this.#tenant = grown(this.#tenant, length);
-    this.#state = grown(this.#state, length);
-    this.#keyHash = grown(this.#keyHash, length);
-    this.#closeDelta = grown(this.#closeDelta, length);
-    this.#attemptsEnd = grown(this.#attemptsEnd, length);
+    for (const column of [this.#seq, this.#closedAt, this.#submitted, this.#tenant, this.#state, this.#keyHash]) column.ensure(needed);
+    for (const column of [this.#closeDelta, this.#attemptsEnd]) column.ensure(needed);
+    this.#capacity = Math.ceil(needed / CHUNK) * CHUNK;
   }
 
   #ensureAttempts(more: number): void {
     const needed = this.#attemptsUsed() + more;
-    if (needed <= this.#runHash.length) return;
-    const length = Math.max(needed, this.#runHash.length * 2);
-    this.#attemptDelta = grown(this.#attemptDelta, length);
-    this.#runHash = grown(this.#runHash, length);
+    if (needed <= this.#attemptCapacity) return;
+    this.#attemptDelta.ensure(needed);
+    this.#runHash.ensure(needed);
+    this.#attemptCapacity = Math.ceil(needed / CHUNK) * CHUNK;
   }
 }
 
@@ -422,12 +528,4 @@ function seqHash(seq: number): number {
   let h = Math.imul((seq >>> 0) ^ Math.floor(seq / 4294967296), 0x9e3779b1);
   h ^= h >>> 15;
   return Math.imul(h, 0x85ebca6b) >>> 0;
-}
-
-type TypedArray = Float64Array | Uint32Array | Uint16Array | Uint8Array;
-
-function grown<T extends TypedArray>(array: T, length: number): T {
-  const bigger = new (array.constructor as new (length: number) => T)(length);
-  bigger.set(array as never);
-  return bigger;
 }

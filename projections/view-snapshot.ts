@@ -22,8 +22,8 @@ import type { Answer } from './answers.ts';
 import type { EntryState } from './entry-state.ts';
 import { submissionOf } from './entry-submission.ts';
 import { PartitionView } from './partition-view.ts';
-import { fromSnapshotColumns, toSnapshotColumns } from './snapshot-columns.ts';
-import { TicketIndex, type TicketIndexColumns } from './ticket-index.ts';
+import { storedColumns, toSnapshotColumns } from './snapshot-columns.ts';
+import { TicketIndex } from './ticket-index.ts';
 
 /** The state a snapshot of `view` keeps. Reads the view in this turn: call it while no append is in flight. */
 export function viewState(view: PartitionView): PartitionState {
@@ -69,9 +69,8 @@ function closedPart(view: PartitionView): Pick<PartitionState, 'closedEntries' |
 }
 
 function restoreClosed(view: PartitionView, state: PartitionState): void {
-  if (state.closedIndex.length > 0) {
-    view.closed.index = TicketIndex.fromColumns(fromSnapshotColumns(state.closedIndex) as unknown as TicketIndexColumns);
-  }
+  // Loaded straight from the snapshot's bytes (no column copied out first), checked as it is loaded.
+  if (state.closedIndex.length > 0) view.closed.index = TicketIndex.fromColumns(storedColumns(state.closedIndex));
   // Closed entries kept whole (a snapshot from before the ticket index) say nothing of where their records lie.
   if (state.closedEntries.length > 0) throw new Error("the snapshot keeps closed entries whole, without their records' offsets");
 }

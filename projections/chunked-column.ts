@@ -1,0 +1,95 @@
+/**
+ * A column of the ticket index (ticket-index.ts) kept in chunks of CHUNK elements instead of
+ * one array that doubles: memory follows the rows held (at most one chunk beyond them, where a
+ * doubling array holds up to twice the rows, and both copies while it grows), and the index
+ * drops the pruned front a whole chunk at a time instead of copying the rest down.
+ *
+ * Elements are numbered from the column's start (the index's rowBase, a multiple of CHUNK).
+ * A sparse column allocates a chunk only when a nonzero value is set in it (reads answer 0
+ * where none was); a widening column (tenant ids) starts each chunk at 1 byte an element and
+ * widens that chunk alone to 2 then 4 bytes when a bigger value is set in it.
+ */
+export const CHUNK_BITS = 16;
+export const CHUNK = 1 << CHUNK_BITS;
+const IN_CHUNK = CHUNK - 1;
+
+export type Chunk = Uint8Array | Uint16Array | Uint32Array;
+
+export class ChunkedColumn {
+  chunks: (Chunk | undefined)[] = [];
+
+  /** `make` builds an empty chunk; `sparse`: chunks only where a nonzero value is set; `widening`: Uint8 chunks widened as needed. */
+  constructor(
+    private readonly make: (length: number) => Chunk,
+    private readonly sparse = false,
+    private readonly widening = false,
+  ) {}
+
+  get(i: number): number {
+    const chunk = this.chunks[i >>> CHUNK_BITS];
+    return chunk === undefined ? 0 : chunk[i & IN_CHUNK]!;
+  }
+
+  set(i: number, value: number): void {
+    const c = i >>> CHUNK_BITS;
+    let chunk = this.chunks[c];
+    if (chunk === undefined) {
+      if (this.sparse && value === 0) return;
+      chunk = this.chunks[c] = this.make(CHUNK);
+    }
+    if (this.widening && value > maxOf(chunk)) chunk = this.chunks[c] = value > 0xffff ? Uint32Array.from(chunk) : Uint16Array.from(chunk);
+    chunk[i & IN_CHUNK] = value;
+  }
+
+  /** Room for elements [0, length) (a sparse column allocates on set). */
+  ensure(length: number): void {
+    const needed = Math.ceil(length / CHUNK);
+    if (this.sparse) {
+      if (this.chunks.length < needed) this.chunks.length = needed;
+      return;
+    }
+    while (this.chunks.length < needed) this.chunks.push(this.make(CHUNK));
+  }
+
+  /** The first `count` chunks go (their elements were pruned); element numbers move down by count * CHUNK. */
+  dropFront(count: number): void {
+    this.chunks.splice(0, count);
+  }
+
+  /** Sets chunk `c`'s elements from `values` (at most CHUNK of them) at once: a new chunk (none, in a sparse column, if all are 0). */
+  loadChunk(c: number, values: Uint8Array | Uint32Array): void {
+    if (this.chunks.length <= c) this.chunks.length = c + 1;
+    if (this.sparse && !hasNonzero(values)) {
+      this.chunks[c] = undefined;
+      return;
+    }
+    let chunk = this.make(CHUNK);
+    if (this.widening) {
+      const max = maxIn(values);
+      if (max > 0xff) chunk = max > 0xffff ? new Uint32Array(CHUNK) : new Uint16Array(CHUNK);
+    }
+    chunk.set(values);
+    this.chunks[c] = chunk;
+  }
+
+  /** Chunk `c` itself (allocated if it was not), for writing a whole chunk in one loop. */
+  chunk(c: number): Chunk {
+    if (this.chunks.length <= c) this.chunks.length = c + 1;
+    return (this.chunks[c] ??= this.make(CHUNK));
+  }
+}
+
+function maxOf(chunk: Chunk): number {
+  return chunk instanceof Uint8Array ? 0xff : chunk instanceof Uint16Array ? 0xffff : 0xffffffff;
+}
+
+function hasNonzero(values: ArrayLike<number>): boolean {
+  for (let i = 0; i < values.length; i++) if (values[i] !== 0) return true;
+  return false;
+}
+
+function maxIn(values: ArrayLike<number>): number {
+  let max = 0;
+  for (let i = 0; i < values.length; i++) if (values[i]! > max) max = values[i]!;
+  return max;
+}
