@@ -104,13 +104,15 @@ async function builtLog(
   closed: number,
   open: number,
   reuse: boolean,
+  keepSnapshot: boolean,
 ): Promise<[number, number, boolean]> {
   const marker = join(config.dir, 'bench-built.json');
   const size = JSON.stringify({ closed, open });
   if (reuse) {
     const found = await readFile(marker, 'utf8').catch(() => null);
     if (found !== null && JSON.parse(found).size === size) {
-      await rm(join(config.dir, 'snapshots'), { recursive: true, force: true }); // the first open replays from zero again
+      // The first open replays from zero again, unless asked to keep the snapshot an earlier run's stop wrote.
+      if (!keepSnapshot) await rm(join(config.dir, 'snapshots'), { recursive: true, force: true });
       return [JSON.parse(found).records as number, 0, true];
     }
     await rm(config.dir, { recursive: true, force: true });
@@ -128,19 +130,29 @@ async function builtLog(
   return [records, buildSeconds, false];
 }
 
-export async function restartTime(site: LogSite, closed: number, open: number, reuseDir?: string): Promise<Restart> {
+/**
+ * `reuseDir`: build the log there once (see the top); `keepSnapshot` too: an earlier run's
+ * snapshot there is restarted from again, the replay from zero and the stop that wrote it skipped.
+ */
+export async function restartTime(site: LogSite, closed: number, open: number, reuseDir?: string, keepSnapshot = false): Promise<Restart> {
   if (site.config.kind !== 'file') throw new Error('the restart bench runs on the file log (its snapshots lie beside it)');
   // Building and replaying: nothing here measures appends.
   const config = { ...site.config, ...(reuseDir === undefined ? {} : { dir: reuseDir }), fsync: false };
-  const [records, buildSeconds, reused] = await builtLog(config, closed, open, reuseDir !== undefined);
+  const [records, buildSeconds, reused] = await builtLog(config, closed, open, reuseDir !== undefined, keepSnapshot);
   const warnings: RunlogWarning[] = [];
   const onWarning = (warning: RunlogWarning): void => void warnings.push(warning);
-  const [first, replaySeconds] = await timed(() => openRunQueue({ log: config, onWarning }));
-  const openSeen = (await first.metrics()).open;
-  if (openSeen !== open) throw new Error(`expected ${open} open entries after the replay, found ${openSeen}`);
-  const [, stopSeconds] = await timed(() => first.stop());
   const snapshotDir = join(config.dir, 'snapshots', 'partition-0');
-  const files = (await readdir(snapshotDir)).filter((name) => name.endsWith('.snapshot'));
+  const snapshots = async (): Promise<string[]> =>
+    (await readdir(snapshotDir).catch(() => [] as string[])).filter((name) => name.endsWith('.snapshot'));
+  let [replaySeconds, stopSeconds] = [NaN, NaN];
+  if (!(reused && keepSnapshot && (await snapshots()).length === 1)) {
+    let first: Awaited<ReturnType<typeof openRunQueue>>;
+    [first, replaySeconds] = await timed(() => openRunQueue({ log: config, onWarning }));
+    const openSeen = (await first.metrics()).open;
+    if (openSeen !== open) throw new Error(`expected ${open} open entries after the replay, found ${openSeen}`);
+    [, stopSeconds] = await timed(() => first.stop());
+  }
+  const files = await snapshots();
   if (files.length !== 1)
     throw new Error(`expected one snapshot after the stop, found ${files.join(', ') || 'none'}: ${JSON.stringify(warnings)}`);
   const snapshotBytes = (await stat(join(snapshotDir, files[0]!))).size;
@@ -189,7 +201,7 @@ export function restartRows(restart: Restart): Row[] {
       value: `${restart.restartSeconds.toFixed(2)} s`,
       target: `< ${RESTART_TARGET.seconds} s at ${size(RESTART_TARGET.closed)} + ${size(RESTART_TARGET.open)}`,
       verdict: atTarget ? (ok ? 'ok' : 'MISS') : ok ? 'ok (smaller)' : 'MISS',
-      note: `${stepsNote(restart.steps)}; replay of the whole log (${(restart.records / 1e6).toFixed(1)}M records) took ${restart.replaySeconds.toFixed(2)} s; the stop wrote a snapshot of ${(restart.snapshotBytes / 2 ** 20).toFixed(1)} MiB in ${restart.stopSeconds.toFixed(2)} s; ${restart.reused ? 'log reused from an earlier run' : `log built in ${restart.buildSeconds.toFixed(1)} s`}${atTarget ? '' : ' (measured below the target size: --closed N sets the closed count)'}`,
+      note: `${stepsNote(restart.steps)}; ${Number.isNaN(restart.replaySeconds) ? `the snapshot (${(restart.snapshotBytes / 2 ** 20).toFixed(1)} MiB) an earlier run's stop wrote was reused (--reuse-snapshot), no replay from zero this run` : `replay of the whole log (${(restart.records / 1e6).toFixed(1)}M records) took ${restart.replaySeconds.toFixed(2)} s; the stop wrote a snapshot of ${(restart.snapshotBytes / 2 ** 20).toFixed(1)} MiB in ${restart.stopSeconds.toFixed(2)} s`}; ${restart.reused ? 'log reused from an earlier run' : `log built in ${restart.buildSeconds.toFixed(1)} s`}${atTarget ? '' : ' (measured below the target size: --closed N sets the closed count)'}`,
     },
   ];
 }

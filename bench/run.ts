@@ -1,9 +1,11 @@
 /**
- * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,memory-closed,lifecycle,raw,latency,worker,batch,remote,replay,restart,cluster] [--profile dir] [--partitions N] [--nodes 1,2,3] [--closed N] [--reuse-logs DIR]`
+ * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,memory-closed,lifecycle,raw,latency,worker,batch,remote,replay,restart,cluster] [--profile dir] [--partitions N] [--nodes 1,2,3] [--closed N] [--reuse-logs DIR [--reuse-snapshot]]`
  *
  * `memory-closed` and `restart` run at 10M retained closed entries + 100k open (the targets'
  * size; `--closed N` for another, `--quick` 1M and 100k); `--reuse-logs DIR` keeps the logs they
- * build under DIR and opens them again in a later run of the same size instead of building them.
+ * build under DIR and opens them again in a later run of the same size instead of building them;
+ * with `--reuse-snapshot` too, restart reopens the snapshot an earlier run's stop wrote there
+ * (skipping the replay from zero that writes it).
  *
  * `worker` runs the Worker (bench/worker.ts): enqueue then drain, closed-loop lifecycles, and
  * submit-to-handler-start at half its closed-loop rate; `batch` the batch submit in chunks of 1,000
@@ -78,6 +80,7 @@ const { values } = parseArgs({
     nodes: { type: 'string' },
     closed: { type: 'string' },
     'reuse-logs': { type: 'string' },
+    'reuse-snapshot': { type: 'boolean', default: false },
   },
 });
 const kind = values.log as LogKind;
@@ -215,7 +218,7 @@ if (only.has('restart') && kind === 'file') {
   const open = quick ? 10_000 : RESTART_TARGET.open;
   progress(`restart: a partition of ${closed} closed + ${open} open entries, replayed, snapshotted on stop, reopened`);
   const reuseDir = reuseLogs === undefined ? undefined : join(reuseLogs, `restart-${closed}-${open}`);
-  rows.push(...restartRows(await on('restart', (site) => restartTime(site, closed, open, reuseDir))));
+  rows.push(...restartRows(await on('restart', (site) => restartTime(site, closed, open, reuseDir, values['reuse-snapshot']))));
 }
 
 const load = os

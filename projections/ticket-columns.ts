@@ -55,11 +55,16 @@ export interface IndexRows {
   runHashOf(row: number, n: number): number;
 }
 
+/** Rows to write as columns: how many, with how many attempts, and each in prune order. */
+export interface RowsInPruneOrder {
+  count: number;
+  attempts: number;
+  forEach(visit: (row: number) => void): void;
+}
+
 /** The columns of `rows` of `index` (rows in prune order, all settled), column by column without an object per row. */
-export function toColumns(index: IndexRows, rows: readonly number[]): TicketIndexColumns {
-  const n = rows.length;
-  let m = 0;
-  for (const row of rows) m += index.attemptsOf(row);
+export function toColumns(index: IndexRows, rows: RowsInPruneOrder): TicketIndexColumns {
+  const [n, m] = [rows.count, rows.attempts];
   const columns: TicketIndexColumns = {
     version: TICKET_INDEX_COLUMNS_VERSION,
     tenants: [],
@@ -77,8 +82,8 @@ export function toColumns(index: IndexRows, rows: readonly number[]): TicketInde
   };
   // Tenants numbered in the order the rows first name them (the index's own ids may name pruned tenants).
   const renumbered = new Int32Array(index.tenants.length).fill(-1);
-  for (let i = 0, a = 0; i < n; i++) {
-    const row = rows[i]!;
+  let [i, a] = [0, 0];
+  rows.forEach((row) => {
     const id = index.tenantIdOf(row);
     if (renumbered[id]! < 0) renumbered[id] = columns.tenants.push(index.tenants[id]!) - 1;
     columns.seq[i] = index.seqOf(row);
@@ -94,8 +99,8 @@ export function toColumns(index: IndexRows, rows: readonly number[]): TicketInde
       columns.attemptOffset[a] = index.attemptOffsetOf(row, k);
       columns.runHash[a] = index.runHashOf(row, k);
     }
-    columns.attemptsEnd[i] = a;
-  }
+    columns.attemptsEnd[i++] = a;
+  });
   return columns;
 }
 

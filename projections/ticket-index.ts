@@ -274,10 +274,17 @@ export class TicketIndex {
   /** The index as columns (INDEX-COLUMNS.md): a copy, rows in prune order. Throws while a row is unsettled. */
   toColumns(): TicketIndexColumns {
     if (this.#unsettled > 0) throw new Error(`the ticket index has ${this.#unsettled} closes whose records are not durable yet`);
-    return toColumns(
-      this,
-      this.oldest(Number.POSITIVE_INFINITY, () => true),
-    );
+    const [count, attempts] = [this.#live, this.#attemptCount];
+    // With no late row, prune order is row order: no list of rows is made.
+    if (this.#lateStart === this.#late.length) {
+      return toColumns(this, { count, attempts, forEach: (visit) => this.#forEachLive(visit) });
+    }
+    const rows = this.oldest(Number.POSITIVE_INFINITY, () => true);
+    return toColumns(this, { count, attempts, forEach: (visit) => rows.forEach((row) => visit(row)) });
+  }
+
+  #forEachLive(visit: (row: number) => void): void {
+    for (let row = this.#first; row < this.#next; row++) if (this.#alive(row)) visit(row);
   }
 
   /**
