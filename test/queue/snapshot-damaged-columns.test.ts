@@ -85,13 +85,13 @@ const DAMAGES: Array<[string, (columns: Columns) => Columns | void, string?]> = 
   ['an outcome that is none', (c) => edit<Uint8Array>(c, 'state', (v) => void (v[2] = 7))],
   ['attempt counts going down', (c) => edit<Uint32Array>(c, 'attemptsEnd', (v) => void (v[1] = 0))],
   ['attempt counts past the attempt rows', (c) => edit<Uint32Array>(c, 'attemptsEnd', (v) => void (v[v.length - 1] = 10_000))],
-  ['two rows of one seq', (c) => edit<Float64Array>(c, 'seq', (v) => void (v[5] = v[4]!)), NOT_REFUSED_YET],
-  ['a seq that is not whole', (c) => edit<Float64Array>(c, 'seq', (v) => void (v[2] = 2.5)), NOT_REFUSED_YET],
-  ['a seq that is NaN', (c) => edit<Float64Array>(c, 'seq', (v) => void (v[2] = NaN)), NOT_REFUSED_YET],
+  ['two rows of one seq', (c) => edit<Float64Array>(c, 'seq', (v) => void (v[5] = v[4]!))],
+  ['a seq that is not whole', (c) => edit<Float64Array>(c, 'seq', (v) => void (v[2] = 2.5))],
+  ['a seq that is NaN', (c) => edit<Float64Array>(c, 'seq', (v) => void (v[2] = NaN))],
   ['close times going back', (c) => edit<Float64Array>(c, 'closedAt', (v) => void (v[6] = v[0]! - 1_000))],
   ['a close offset past what the snapshot covers', (c) => edit<Float64Array>(c, 'closeOffset', (v) => void (v[7] = 1e9)), NOT_REFUSED_YET],
   ['a Submitted offset after its close', (c) => edit<Float64Array>(c, 'submittedOffset', (v) => void (v[8] = 1e9)), NOT_REFUSED_YET],
-  ['a negative attempt offset', (c) => edit<Float64Array>(c, 'attemptOffset', (v) => void (v[0] = -5)), NOT_REFUSED_YET],
+  ['a negative attempt offset', (c) => edit<Float64Array>(c, 'attemptOffset', (v) => void (v[0] = -5))],
   ['the runHash column missing', (c) => c.filter((x) => !x.name.startsWith('runHash:'))],
 ];
 
