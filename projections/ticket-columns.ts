@@ -166,7 +166,8 @@ export function readColumns(columns: TicketIndexColumns | Readonly<Record<string
 
 /**
  * The rows' checks, stretch by stretch in row order (the index loads each stretch as it is
- * checked): seqs and offsets are integers from 0 a float64 holds exactly, close times finite
+ * checked): seqs and offsets are integers from 0 a float64 holds exactly (offsets below what
+ * the snapshot covers, a close after its Submitted), close times finite
  * and non-decreasing, tenants and states in range, no key hash on a row without a key,
  * attempt ends non-decreasing and within the attempts; then, at `finish`, every attempt
  * belongs to a row and no two rows have one seq.
@@ -178,7 +179,11 @@ export class RowChecks {
   #minSeq = Number.POSITIVE_INFINITY;
   #maxSeq = 0;
 
-  constructor(private readonly readers: ColumnReaders) {}
+  /** `below`: every record offset lies below it (the offset a snapshot covers up to), when known. */
+  constructor(
+    private readonly readers: ColumnReaders,
+    private readonly below = Number.POSITIVE_INFINITY,
+  ) {}
 
   /** Checks rows [start, start + seq.length): the stretch's arrays, as read. */
   rows(stretch: {
@@ -207,8 +212,10 @@ export class RowChecks {
       if (outcome === 0 || outcome > OUTCOMES.length || (state[j]! & ~(OUTCOME_MASK | KEYED)) !== 0)
         corruptColumns(`state[${i}] is ${state[j]}`);
       if ((state[j]! & KEYED) === 0 && keyHash[j] !== 0) corruptColumns(`keyHash[${i}] is ${keyHash[j]} for a row with no key`);
-      if (!isOffset(submittedOffset[j]!)) corruptColumns(`submittedOffset[${i}] is ${submittedOffset[j]}`);
-      if (!isOffset(closeOffset[j]!)) corruptColumns(`closeOffset[${i}] is ${closeOffset[j]}`);
+      if (!isOffset(submittedOffset[j]!) || submittedOffset[j]! >= this.below)
+        corruptColumns(`submittedOffset[${i}] is ${submittedOffset[j]}`);
+      if (!isOffset(closeOffset[j]!) || closeOffset[j]! >= this.below) corruptColumns(`closeOffset[${i}] is ${closeOffset[j]}`);
+      if (closeOffset[j]! <= submittedOffset[j]!) corruptColumns(`closeOffset[${i}] is not after submittedOffset[${i}]`);
       const end = attemptsEnd[j]!;
       if (end < this.#lastEnd || end > attempts) corruptColumns(`attemptsEnd[${i}] is ${end}`);
       this.#lastEnd = end;
@@ -217,7 +224,9 @@ export class RowChecks {
 
   /** Checks attempts' offsets (any stretch). */
   attemptOffsets(start: number, offsets: Float64Array): void {
-    for (let k = 0; k < offsets.length; k++) if (!isOffset(offsets[k]!)) corruptColumns(`attemptOffset[${start + k}] is ${offsets[k]}`);
+    for (let k = 0; k < offsets.length; k++) {
+      if (!isOffset(offsets[k]!) || offsets[k]! >= this.below) corruptColumns(`attemptOffset[${start + k}] is ${offsets[k]}`);
+    }
   }
 
   /** After every row: all attempts belong to a row, and no two rows have one seq. */

@@ -288,14 +288,15 @@ export class TicketIndex {
   }
 
   /**
-   * An index holding what `columns` describe (checked: Corrupt naming what is wrong): typed
+   * An index holding what `columns` describe (checked: Corrupt naming what is wrong; every
+   * record offset below `offsetsBelow`, a snapshot's nextOffset): typed
    * arrays, or a snapshot's stored columns as they lie in its bytes (snapshot-columns.ts
    * storedColumns). Loaded whole, a chunk of rows at a time, and the tables filled whole: no
    * row is added one by one (at 10M rows that took seconds).
    */
-  static fromColumns(columns: TicketIndexColumns | StoredTicketColumns): TicketIndex {
+  static fromColumns(columns: TicketIndexColumns | StoredTicketColumns, offsetsBelow = Number.POSITIVE_INFINITY): TicketIndex {
     const index = new TicketIndex();
-    index.#load(readColumns(columns));
+    index.#load(readColumns(columns), offsetsBelow);
     return index;
   }
 
@@ -317,9 +318,9 @@ export class TicketIndex {
    * read a stretch at a time: ticket-columns.ts), then fills the tables whole. Rows 0..n-1 are
    * the columns' rows (prune order: none is late).
    */
-  #load(readers: ColumnReaders): void {
+  #load(readers: ColumnReaders, offsetsBelow: number): void {
     const [n, m] = [readers.rows, readers.attempts];
-    const checks = new RowChecks(readers);
+    const checks = new RowChecks(readers, offsetsBelow);
     let runTags: Uint32Array | null = null;
     this.#ensureAttempts(m);
     for (let start = 0, c = 0, a = 0; start < n; start += CHUNK, c++) {

@@ -49,7 +49,7 @@ export function viewState(view: PartitionView): PartitionState {
 export function restoreView(partition: number, state: PartitionState, nextOffset: bigint): PartitionView {
   const view = new PartitionView(partition);
   for (const { tenant, thread, open } of state.threads) for (const entry of open) restoreEntry(view, tenant, thread, entry);
-  restoreClosed(view, state);
+  restoreClosed(view, state, nextOffset);
   for (const answer of state.answers) view.answers.fold(answeredOf(answer), () => answer.owned);
   view.submissionKeys.clear();
   for (const { id, entryId } of state.submissionKeys) view.submissionKeys.set(id, entryId);
@@ -68,9 +68,9 @@ function closedPart(view: PartitionView): Pick<PartitionState, 'closedEntries' |
   return { closedEntries: [], closedIndex: toSnapshotColumns(view.closed.index.toColumns()) };
 }
 
-function restoreClosed(view: PartitionView, state: PartitionState): void {
-  // Loaded straight from the snapshot's bytes (no column copied out first), checked as it is loaded.
-  if (state.closedIndex.length > 0) view.closed.index = TicketIndex.fromColumns(storedColumns(state.closedIndex));
+function restoreClosed(view: PartitionView, state: PartitionState, nextOffset: bigint): void {
+  // Loaded straight from the snapshot's bytes (no column copied out first), checked as it is loaded: no record past what it covers.
+  if (state.closedIndex.length > 0) view.closed.index = TicketIndex.fromColumns(storedColumns(state.closedIndex), Number(nextOffset));
   // Closed entries kept whole (a snapshot from before the ticket index) say nothing of where their records lie.
   if (state.closedEntries.length > 0) throw new Error("the snapshot keeps closed entries whole, without their records' offsets");
 }

@@ -54,6 +54,7 @@ const DAMAGES: Damage[] = [
   ['a key hash on a row with no key', (c) => (c.keyHash[0] = 9), /keyHash\[0\] is 9/],
   ['a negative offset', (c) => (c.submittedOffset[1] = -4), /submittedOffset\[1\] is -4/],
   ['a close offset NaN', (c) => (c.closeOffset[0] = NaN), /closeOffset\[0\] is NaN/],
+  ['a close before its Submitted', (c) => (c.submittedOffset[3] = 30), /closeOffset\[3\] is not after submittedOffset\[3\]/],
   ['attempt ends going down', (c) => (c.attemptsEnd[1] = 0), /attemptsEnd\[1\] is 0/],
   ['attempt ends past the attempts', (c) => (c.attemptsEnd[3] = 5), /attemptsEnd\[3\] is 5/],
   ['attempts of no row', (c) => (c.attemptsEnd[3] = 3), /1 attempts belong to no row/],
@@ -81,6 +82,16 @@ describe('TicketIndex.fromColumns: damaged columns', () => {
       });
     }
   }
+
+  it('a record offset at or past what the snapshot covers (offsetsBelow): Corrupt, in either form', () => {
+    for (const form of [columns(), stored(columns())]) {
+      assert.throws(
+        () => TicketIndex.fromColumns(form, 2 ** 40),
+        (error) => isRunlogError(error, 'Corrupt') && /closeOffset\[2\] is 1099511627776/.test(error.message),
+      );
+      assert.equal(TicketIndex.fromColumns(form, 2 ** 40 + 1).size, 4);
+    }
+  });
 
   it('undamaged, in either form, every row answers as the columns say', () => {
     for (const index of [TicketIndex.fromColumns(columns()), TicketIndex.fromColumns(stored(columns()))]) {

@@ -75,9 +75,6 @@ function edit<T extends Float64Array | Uint32Array | Uint8Array>(columns: Column
   column.bytes = new Uint8Array(changed.buffer, changed.byteOffset, changed.byteLength);
 }
 
-/** A finding not yet fixed in the index's load (projections/ticket-columns.ts, index10m's): reported as a todo until it is. */
-const NOT_REFUSED_YET = 'served from: the ticket index load does not refuse it yet (SESSION9.md Decisions, integrity to index10m)';
-
 const DAMAGES: Array<[string, (columns: Columns) => Columns | void, string?]> = [
   ['a column one row short', (c) => edit<Float64Array>(c, 'seq', (v) => v.slice(0, -1))],
   ['a column of a byte count no element size divides', (c) => void (c.find((x) => x.name.startsWith('seq:'))!.bytes = new Uint8Array(13))],
@@ -89,8 +86,8 @@ const DAMAGES: Array<[string, (columns: Columns) => Columns | void, string?]> = 
   ['a seq that is not whole', (c) => edit<Float64Array>(c, 'seq', (v) => void (v[2] = 2.5))],
   ['a seq that is NaN', (c) => edit<Float64Array>(c, 'seq', (v) => void (v[2] = NaN))],
   ['close times going back', (c) => edit<Float64Array>(c, 'closedAt', (v) => void (v[6] = v[0]! - 1_000))],
-  ['a close offset past what the snapshot covers', (c) => edit<Float64Array>(c, 'closeOffset', (v) => void (v[7] = 1e9)), NOT_REFUSED_YET],
-  ['a Submitted offset after its close', (c) => edit<Float64Array>(c, 'submittedOffset', (v) => void (v[8] = 1e9)), NOT_REFUSED_YET],
+  ['a close offset past what the snapshot covers', (c) => edit<Float64Array>(c, 'closeOffset', (v) => void (v[7] = 1e9))],
+  ['a Submitted offset after its close', (c) => edit<Float64Array>(c, 'submittedOffset', (v) => void (v[8] = 1e9))],
   ['a negative attempt offset', (c) => edit<Float64Array>(c, 'attemptOffset', (v) => void (v[0] = -5))],
   ['the runHash column missing', (c) => c.filter((x) => !x.name.startsWith('runHash:'))],
 ];
