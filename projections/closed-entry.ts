@@ -8,7 +8,6 @@
  */
 import type { AttemptStarted, CancelRequested, Closed, Outcome, Submitted, ThreadDeleted } from '../src/events/types.ts';
 import type { AttemptRecord, EntryState } from './entry-state.ts';
-import { submissionOf } from './entry-submission.ts';
 
 export type Closing = Closed | CancelRequested | ThreadDeleted;
 
@@ -46,8 +45,18 @@ export function outcomeOf(event: Closing): Pick<ClosedEntry, 'outcome' | 'result
 
 /** The entry as the view held it when it closed (its fields are the view's own: it shares the bytes, never changed). */
 export function closedEntryOf(entry: EntryState): ClosedEntry {
+  // Fields written out, not spread from submissionOf: this runs on every close (a spread builds an extra object).
   return {
-    ...submissionOf(entry),
+    entryId: entry.entryId,
+    seq: entry.seq,
+    agent: entry.agent,
+    input: entry.input,
+    key: entry.key,
+    priority: entry.priority,
+    deadline: entry.deadline,
+    maxAttempts: entry.maxAttempts,
+    metadata: entry.metadata,
+    submittedAt: entry.submittedAt,
     tenant: entry.tenant,
     thread: entry.thread,
     notBefore: null,
