@@ -8,6 +8,7 @@ import { isRunlogError, type ErrorCode } from '../../src/errors.ts';
 import { GOLDEN_EVENTS } from './golden-events.ts';
 import { LONG_LIMIT, anyEvent } from './arbitraries.ts';
 import { avroLong, avroString, singleObject } from './avro-bytes.ts';
+import { ODD_VALUES } from '../support/odd-values.ts';
 
 const samples = Object.values(GOLDEN_EVENTS);
 const leased = GOLDEN_EVENTS['Leased.v1.bin'] as RunlogEvent & { type: 'Leased' };
@@ -110,42 +111,6 @@ test('property: compiled body readers read exactly as avsc does, also damaged re
     { numRuns: 1000 },
   );
 });
-
-/** Values a caller's event may hold where the schema wants another: each must be written or refused exactly as avsc does. */
-const ODD_VALUES: readonly unknown[] = [
-  undefined,
-  null,
-  1.5,
-  -1,
-  2 ** 31,
-  -(2 ** 31) - 1,
-  2 ** 30,
-  -(2 ** 30) - 1,
-  2 ** 53,
-  Number.NaN,
-  0n,
-  true,
-  '',
-  'x',
-  'é',
-  'a\ud800',
-  'x'.repeat(70),
-  'ü'.repeat(70),
-  'enqueue',
-  'constructor',
-  new Uint8Array(3),
-  Buffer.from('buf'),
-  new Uint16Array(2),
-  {},
-  { a: 'b' },
-  { a: 1 },
-  Object.create(null),
-  JSON.parse('{"__proto__":"x"}'),
-  [],
-  ['a', 'b'],
-  ['a', 1],
-  new Map(),
-];
 
 function encodeOutcome(encode: () => Uint8Array): unknown {
   try {

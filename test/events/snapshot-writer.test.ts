@@ -15,6 +15,7 @@ import { RELEASED_SNAPSHOT_SCHEMAS, decodeSnapshotState, encodeSnapshotState } f
 import type { PartitionState, SnapshotEntry } from '../../src/events/snapshot-types.ts';
 import { long } from './arbitraries.ts';
 import { GOLDEN_STATE } from './golden-snapshots.ts';
+import { ODD_VALUES } from '../support/odd-values.ts';
 
 const schema = RELEASED_SNAPSHOT_SCHEMAS.filter((s) => s.eventType === 'PartitionState').at(-1)!.schema;
 const avsc = avroType(schema);
@@ -142,28 +143,6 @@ test('property: the compiled snapshot writer writes exactly what avsc writes', (
     { numRuns: 300 },
   );
 });
-
-const ODD_VALUES: readonly unknown[] = [
-  undefined,
-  null,
-  1.5,
-  -1,
-  2 ** 31,
-  2 ** 53,
-  Number.NaN,
-  0n,
-  true,
-  '',
-  'é',
-  'a\ud800',
-  new Uint8Array(3),
-  new Uint16Array(2),
-  {},
-  { a: 'b' },
-  [],
-  [{}],
-  Object.create(null),
-];
 
 /** Every place a value sits in GOLDEN_STATE: top-level fields, an entry's, its lease's, its attempt's, a column's, an answer's. */
 function places(): Array<(value: unknown) => unknown> {

@@ -5,7 +5,7 @@
  * the late take leased. A real file log (fsync on), the takes counted on their way to the queue.
  */
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { it, type TestContext } from 'node:test';
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { RunQueue } from '../../src/queue/run-queue.ts';
@@ -43,18 +43,24 @@ function countingTakes(queue: RunQueue): { api: RunQueueApi; takes: Takes } {
   return { api, takes };
 }
 
+/** A queue on a real file log holding one entry on each of `count` threads, and a Worker over it whose takes are counted. */
+async function pool(t: TestContext, name: string, partitions: number, count: number, concurrency: number) {
+  const dir = await scratchDir(t, `runlog-worker-${name}-`);
+  const queue = await openRunQueueOnLog(await openFileLog({ dir, partitions }));
+  onCleanup(t, () => queue.stop());
+  const threads = Array.from({ length: count }, (_, i) => `thread-${i}`);
+  for (const thread of threads) await queue.submit(submitOf('acme', thread));
+  const { api, takes } = countingTakes(queue);
+  const events: WorkerEvent[] = [];
+  const worker = new Worker(api, { concurrency, logger: () => {}, onEvent: (event) => void events.push(event) });
+  return { queue, threads, takes, events, worker };
+}
+
 it(
   'two takes in flight, each for half the slots; never more handlers than the concurrency, each entry run once',
   { timeout: 120_000 },
   async (t) => {
-    const dir = await scratchDir(t, 'runlog-worker-pipelined-');
-    const queue = await openRunQueueOnLog(await openFileLog({ dir, partitions: 2 }));
-    onCleanup(t, () => queue.stop());
-    const threads = Array.from({ length: 120 }, (_, i) => `thread-${i}`);
-    for (const thread of threads) await queue.submit(submitOf('acme', thread));
-    const { api, takes } = countingTakes(queue);
-    const events: WorkerEvent[] = [];
-    const worker = new Worker(api, { concurrency: 8, logger: () => {}, onEvent: (event) => void events.push(event) });
+    const { queue, threads, takes, events, worker } = await pool(t, 'pipelined', 2, 120, 8);
     let active = 0;
     let mostActive = 0;
     const ran: string[] = [];
@@ -87,15 +93,8 @@ it(
   'stopping while a take is in flight: the entries it leased are handed back, not run, and run by the next worker',
   { timeout: 120_000 },
   async (t) => {
-    const dir = await scratchDir(t, 'runlog-worker-pipelined-stop-');
-    const queue = await openRunQueueOnLog(await openFileLog({ dir, partitions: 1 }));
-    onCleanup(t, () => queue.stop());
-    const threads = Array.from({ length: 40 }, (_, i) => `thread-${i}`);
-    for (const thread of threads) await queue.submit(submitOf('acme', thread));
+    const { queue, threads, takes, events, worker: first } = await pool(t, 'pipelined-stop', 1, 40, 4);
     const stop = new AbortController();
-    const { api, takes } = countingTakes(queue);
-    const events: WorkerEvent[] = [];
-    const first = new Worker(api, { concurrency: 4, logger: () => {}, onEvent: (event) => void events.push(event) });
     const ranFirst: string[] = [];
     first.handle('build', ({ entry }) => {
       ranFirst.push(entry.thread);
