@@ -76,7 +76,8 @@ async function validView(
   end: bigint,
   stale: (nextOffset: bigint, takenAt: number) => string | null,
 ): Promise<PartitionView> {
-  const snapshot = decodeSnapshot(await stored.read());
+  const bytes = await stored.read();
+  const snapshot = decodeSnapshot(bytes);
   if (snapshot.logId !== logId) throw new Error(`it is a snapshot of another log (${snapshot.logId}, not ${logId})`);
   if (snapshot.partition !== partition) throw new Error(`it is a snapshot of partition ${snapshot.partition}`);
   if (snapshot.nextOffset > end) {
@@ -85,30 +86,36 @@ async function validView(
   const staleness = stale(snapshot.nextOffset, snapshot.takenAt);
   if (staleness !== null) throw new Error(`it is stale: ${staleness}`);
   const view = restoreView(partition, decodeSnapshotState(snapshot.state), snapshot.nextOffset);
-  covered.set(view, snapshot.nextOffset);
+  covered.set(view, { nextOffset: snapshot.nextOffset, size: bytes.byteLength });
   return view;
 }
 
-/** Where each view opened from a snapshot (or last saved in one) stands: the offset its latest snapshot covers up to. */
-const covered = new WeakMap<PartitionView, bigint>();
+/** Where each view opened from a snapshot (or last saved in one) stands: the offset its latest snapshot covers up to, and its size. */
+const covered = new WeakMap<PartitionView, { nextOffset: bigint; size: number }>();
 
 /** The offset up to which `view`'s latest snapshot covers it (null: none known), so an unchanged view is not saved again. */
 export function snapshotCovers(view: PartitionView): bigint | null {
-  return covered.get(view) ?? null;
+  return covered.get(view)?.nextOffset ?? null;
+}
+
+/** The size in bytes of `view`'s latest snapshot, the one it was opened from or last saved in (null: none known). */
+export function snapshotSize(view: PartitionView): number | null {
+  return covered.get(view)?.size ?? null;
 }
 
 /**
- * Takes a snapshot of `view` now, in this turn (encoding its state), and saves it. The view
- * must have nothing in flight (every event folded is durable, at an offset below
- * view.nextOffset): the snapshot names view.nextOffset as what it covers.
+ * Takes a snapshot of `view` now, in this turn (encoding its state), and saves it; resolves
+ * to its size in bytes. The view must have nothing in flight (every event folded is durable,
+ * at an offset below view.nextOffset): the snapshot names view.nextOffset as what it covers.
  */
-export async function saveSnapshot(log: EventLog, view: PartitionView): Promise<void> {
+export async function saveSnapshot(log: EventLog, view: PartitionView): Promise<number> {
   const store = log.snapshots;
-  if (store === undefined) return;
+  if (store === undefined) return 0;
   const state = encodeSnapshotState(viewState(view));
   const nextOffset = view.nextOffset;
   const bytes = encodeSnapshot({ logId: store.logId, partition: view.partition, nextOffset, takenAt: Date.now(), state });
   await store.save(view.partition, bytes, nextOffset);
   const known = covered.get(view);
-  if (known === undefined || known < nextOffset) covered.set(view, nextOffset);
+  if (known === undefined || known.nextOffset < nextOffset) covered.set(view, { nextOffset, size: bytes.byteLength });
+  return bytes.byteLength;
 }

@@ -85,6 +85,8 @@ export interface CommitOptions {
 interface Folded {
   records: AppendRecord[];
   closed: readonly ClosedEntry[];
+  /** The records' size as appendBytes counts it. */
+  bytes: number;
 }
 
 /** Commands decided and folded one by one, then appended together (Partition.batch). */
@@ -337,7 +339,7 @@ export class Partition {
     if (options.consumed !== undefined && this.log.commitsConsumedOffsets !== true) {
       throw invalidArgument(`the ${this.log.kind} log cannot commit consumed offsets with an append (only the Kafka log can)`);
     }
-    const { records, closed } = this.#fold(events, options.tombstones);
+    const { records, closed, bytes } = this.#fold(events, options.tombstones);
     this.#inFlight++;
     let offsets: bigint[];
     try {
@@ -349,7 +351,7 @@ export class Partition {
     }
     this.#view.appended(offsets[offsets.length - 1]!);
     this.#settled(events, offsets);
-    this.#durable(closed, events.some(wakesWorkers), records.length);
+    this.#durable(closed, events.some(wakesWorkers), records.length, bytes);
   }
 
   /**
@@ -368,6 +370,7 @@ export class Partition {
     const events: RunlogEvent[][] = [];
     const closed: ClosedEntry[] = [];
     let wakes = false;
+    let bytes = 0;
     return {
       add: <C extends Command, A>(command: C, answer: (decision: Accepted<C>) => A): A | RunlogError => {
         const decision = this.#decide(command, now, fetched, closedReader);
@@ -383,6 +386,7 @@ export class Partition {
             return error;
           }
           records.push(folded.records);
+          bytes += folded.bytes;
           events.push(decision.events);
           for (const entry of folded.closed) closed.push(entry);
           wakes ||= decision.events.some(wakesWorkers);
@@ -409,6 +413,7 @@ export class Partition {
           closed,
           wakes,
           records.reduce((sum, command) => sum + command.length, 0),
+          bytes,
         );
       },
     };
@@ -423,12 +428,12 @@ export class Partition {
     this.#requireServing();
     const view = this.#view;
     const { records, tombstones } = recordsOf(view, events, alsoTombstone);
-    checkRecordsFit(this.log, events, records);
+    const bytes = checkRecordsFit(this.log, events, records);
     for (let i = 0; i < events.length; i++) view.apply(null, records[i]!.key, events[i]!);
     // The entries these events close, taken now: one pruned in the same group is gone from the view once durable.
     const closed = this.#closes.awaitedIn(view, events);
     for (const record of tombstones) view.apply(null, record.key, null);
-    return { records, closed };
+    return { records, closed, bytes };
   }
 
   /**
@@ -470,10 +475,10 @@ export class Partition {
    * Once a commit of `records` records is durable: wakes the waiters of the entries it closed,
    * and the workers if it may have made work; snapshots if one is due.
    */
-  #durable(closed: readonly ClosedEntry[], wakes: boolean, records: number): void {
+  #durable(closed: readonly ClosedEntry[], wakes: boolean, records: number, bytes: number): void {
     this.#closes.wakeAll(closed);
     if (wakes) this.host.work();
-    this.#snapshots.appended(records);
+    this.#snapshots.appended(records, bytes);
     if (this.#snapshots.due) this.#snapshotIfIdle();
   }
 
@@ -613,7 +618,7 @@ export class Partition {
       this.#closes.failAll(notOwner);
       this.#releasedAt = this.#view.nextOffset;
       this.#view = new PartitionView(this.partition);
-      this.#snapshots.reset();
+      this.#snapshots.reset(this.#view);
       await this.log.release?.(this.partition);
       if (this.#is('releasing')) this.#mode = { kind: 'unowned' };
     });
@@ -754,7 +759,7 @@ export class Partition {
     this.#setMode({ kind: 'serving' }, ['rebuilding', 'acquiring']);
     this.#generation++;
     this.#view = view;
-    this.#snapshots.reset();
+    this.#snapshots.reset(view);
     // Acquired back with nothing written since this queue released it: its leases were granted in this queue's time.
     const ownTimes = !acquired || view.nextOffset === this.#releasedAt;
     this.#releasedAt = null;

@@ -7,29 +7,34 @@
  */
 import { invalidArgument } from '../errors.ts';
 import type { RunlogEvent } from '../events/types.ts';
-import { appendBytes, recordBytes, type AppendRecord, type EventLog } from '../log/event-log.ts';
+import { RECORD_OVERHEAD_BYTES, recordBytes, type AppendRecord, type EventLog } from '../log/event-log.ts';
 
-/** Refuses with InvalidArgument, naming the event, its big fields and the limit, unless every record and the append fit. */
+/**
+ * Refuses with InvalidArgument, naming the event, its big fields and the limit, unless every
+ * record and the append fit; answers the append's size (appendBytes: the snapshot policy counts it).
+ */
 export function checkRecordsFit(
   log: Pick<EventLog, 'kind' | 'maxRecordBytes' | 'maxAppendBytes'>,
   events: readonly RunlogEvent[],
   records: readonly AppendRecord[],
-): void {
+): number {
+  let total = 0;
   for (let i = 0; i < events.length; i++) {
     const event = events[i]!;
     const bytes = recordBytes(records[i]!);
+    total += bytes + RECORD_OVERHEAD_BYTES;
     if (bytes > log.maxRecordBytes) {
       throw invalidArgument(
         `the ${event.type} event of entry ${event.entryId} is ${bytes} bytes encoded${bigFields(event)}, more than the ${log.kind} log's record limit of ${log.maxRecordBytes} bytes`,
       );
     }
   }
-  const total = appendBytes(records);
   if (total > log.maxAppendBytes) {
     throw invalidArgument(
       `the command writes ${records.length} records of ${total} bytes in one append, more than the ${log.kind} log's append limit of ${log.maxAppendBytes} bytes`,
     );
   }
+  return total;
 }
 
 /** The sizes of an event's variable-size fields, for the message: " (input 1048576 bytes, metadata 12 bytes)". */
