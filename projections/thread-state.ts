@@ -2,24 +2,29 @@
  * One thread's open entries in run order (the view drops a thread once none is open). Closed
  * entries are skipped lazily at the head (an entry in the middle may close first: cancel,
  * expiry, thread deletion), and the array is trimmed once enough closed entries have piled
- * up in front of the head. Run ids are those of its open entries' attempts (a closed entry's
- * are in the ticket index).
+ * up in front of the head.
+ *
+ * Run ids: only a thread's head is leased, so only its head starts attempts, and it stays the
+ * head until it closes: the run ids of a thread's open entries are its head's (a closed entry's
+ * are in the ticket index). So they are looked up in the head's attempts, not kept in a map per
+ * thread (a Map made, filled and dropped per lifecycle). An attempt folded on an entry that is
+ * not the head (a log not written through decide) is remembered aside, so the lookup stays whole.
  */
 import type { TenantCounter } from './tenant-counts.ts';
 
 /** What a thread reads of its entries (EntryState is one; declared here so this file imports no entry). */
 export interface ThreadMember {
   readonly closed: boolean;
+  readonly entryId: string;
+  readonly attempts: readonly { readonly runId: string }[];
 }
-
-const NO_RUN_IDS: ReadonlyMap<string, string> = new Map();
 
 export class ThreadState<E extends ThreadMember> {
   private queue: E[] = [];
   private start = 0;
   openCount = 0;
-  /** Allocated on the first attempt: most threads of a large backlog never ran. */
-  #runIds: Map<string, string> | null = null;
+  /** Entries that started an attempt while not the head (never, through decide); null while none. */
+  #offHead: E[] | null = null;
 
   constructor(
     readonly tenant: string,
@@ -30,17 +35,25 @@ export class ThreadState<E extends ThreadMember> {
     readonly key: string,
   ) {}
 
-  /** Run ids of every attempt on the thread, to their entry: a run id names one run. */
+  /** Run ids of every attempt of the thread's open entries, to their entry (a copy: for inspection). */
   get runIds(): ReadonlyMap<string, string> {
-    return this.#runIds ?? NO_RUN_IDS;
+    const runIds = new Map<string, string>();
+    for (const entry of this.openEntries()) for (const attempt of entry.attempts) runIds.set(attempt.runId, entry.entryId);
+    return runIds;
   }
 
-  addRunId(runId: string, entryId: string): void {
-    (this.#runIds ??= new Map()).set(runId, entryId);
+  /** The open entry of this thread that ran `runId`, or undefined: a run id names one run. */
+  runUser(runId: string): string | undefined {
+    const head = this.head();
+    if (head !== undefined) for (const attempt of head.attempts) if (attempt.runId === runId) return head.entryId;
+    if (this.#offHead === null) return undefined;
+    for (const entry of this.#offHead) if (!entry.closed && entry.attempts.some((attempt) => attempt.runId === runId)) return entry.entryId;
+    return undefined;
   }
 
-  deleteRunId(runId: string): void {
-    this.#runIds?.delete(runId);
+  /** `entry`, one of this thread's, just started an attempt. */
+  attemptAdded(entry: E): void {
+    if (entry !== this.head()) (this.#offHead ??= []).push(entry);
   }
 
   append(entry: E): void {

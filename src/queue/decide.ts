@@ -229,7 +229,7 @@ function leaseStart(view: PartitionView, command: CommandOf<'LeaseStart'>, now: 
   const entry = view.entries.get(command.entryId);
   if (entry === undefined || !isAskedFor(entry, command.agents, command.tenants) || !isTakeable(view, entry, now)) return UNCHANGED;
   // Only the open entries' run ids: the shell draws a fresh UUID, which no closed entry has used either.
-  if (entry.threadState.runIds.has(command.runId)) return UNCHANGED;
+  if (entry.threadState.runUser(command.runId) !== undefined) return UNCHANGED;
   const leasing = leaseOrExpire(entry, command.holder, command.ttlMs, now);
   if (leasing.kind === 'expired' || attemptsUsedUp(entry, command.attemptCap)) return leasing;
   const [leased] = leasing.events;
@@ -343,7 +343,7 @@ function startAttempt(
  * run ids) or a retained closed one (found by a hash, checked whole: ReadFirst when not at hand).
  */
 function runIdUser(view: PartitionView, entry: EntryState, runId: string, closed: ClosedReader): string | ReadFirst | undefined {
-  const open = entry.threadState.runIds.get(runId);
+  const open = entry.threadState.runUser(runId);
   if (open !== undefined) return open;
   const { tenant, thread } = entry;
   const { found, missing } = wholeEntries(view.closed.byRunId(tenant, thread, runId), closed);
