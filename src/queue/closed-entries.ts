@@ -1,5 +1,5 @@
 /**
- * Closed entries whole, for the queue: a cache of them bounded by bytes (lru-cache, the
+ * Closed entries whole, for the queue: a cache of them bounded by bytes (the
  * `closedCacheBytes` option), and reading one back from the log on a miss, each of its
  * records by its offset (the ticket index knows them: projections/ticket-index.ts). The
  * file log seeks by its frame index; Kafka fetches from the offset (read_committed). Only
@@ -7,7 +7,6 @@
  * and a lookup asks the view's index first, so a cached entry of a pruned ticket is never
  * answered (it just waits for eviction).
  */
-import { LRUCache } from 'lru-cache';
 import { RunlogError } from '../errors.ts';
 import { decodeEvent } from '../events/codec.ts';
 import { attemptKey, stateKey, submissionKey } from '../events/keys.ts';
@@ -19,26 +18,56 @@ import type { ClosedTicket, StoredTicket } from '../../projections/closed-ticket
 /** The closedCacheBytes default: 32 MiB, about 60,000 closed entries of 100-byte inputs. */
 export const DEFAULT_CLOSED_CACHE_BYTES = 32 * 1024 * 1024;
 
+/**
+ * Two generations of half the bytes each: entries go into the young one (as they close, or
+ * are read back, or are read from the old one); once the young one is full it becomes the old
+ * one and the old one is dropped whole. So the entries closed or read most recently stay, as
+ * under a least-recently-used bound, at the cost of a Map set per close (every close of the
+ * queue comes here: an LRU list's bookkeeping per entry cost several times that).
+ */
 export class ClosedEntryCache {
-  readonly #cache: LRUCache<string, ClosedEntry> | null;
+  readonly #half: number;
+  #young = new Map<string, ClosedEntry>();
+  #old = new Map<string, ClosedEntry>();
+  #youngBytes = 0;
+  #oldBytes = 0;
 
   /** `maxBytes` 0: nothing is cached (every read of a closed entry goes to the log). */
   constructor(readonly maxBytes: number) {
-    this.#cache = maxBytes === 0 ? null : new LRUCache({ maxSize: maxBytes, sizeCalculation: closedEntryBytes });
+    this.#half = Math.floor(maxBytes / 2);
   }
 
   get(entryId: string): ClosedEntry | undefined {
-    return this.#cache?.get(entryId);
+    const young = this.#young.get(entryId);
+    if (young !== undefined) return young;
+    const old = this.#old.get(entryId);
+    if (old !== undefined) this.#keep(old, closedEntryBytes(old)); // read again: young once more
+    return old;
   }
 
-  /** Keeps `entry` (one larger than the whole cache is not kept). */
+  /** Keeps `entry` (one larger than half the cache is not kept). */
   set(entry: ClosedEntry): void {
-    if (this.#cache !== null && closedEntryBytes(entry) <= this.maxBytes) this.#cache.set(entry.entryId, entry);
+    if (this.#half === 0 || this.#young.has(entry.entryId)) return;
+    const bytes = closedEntryBytes(entry);
+    if (bytes <= this.#half) this.#keep(entry, bytes);
   }
 
   /** Entries held, and their bytes as counted (for tests and the bench). */
   get size(): { entries: number; bytes: number } {
-    return { entries: this.#cache?.size ?? 0, bytes: this.#cache?.calculatedSize ?? 0 };
+    let entries = this.#young.size;
+    for (const entryId of this.#old.keys()) if (!this.#young.has(entryId)) entries++;
+    return { entries, bytes: this.#youngBytes + this.#oldBytes };
+  }
+
+  #keep(entry: ClosedEntry, bytes: number): void {
+    if (this.#youngBytes + bytes > this.#half) {
+      this.#old = this.#young;
+      this.#oldBytes = this.#youngBytes;
+      this.#young = new Map();
+      this.#youngBytes = 0;
+    }
+    this.#young.set(entry.entryId, entry);
+    this.#youngBytes += bytes;
   }
 }
 

@@ -53,14 +53,14 @@ export interface RunReport {
  * queue.now() read before the take was sent (the lease runs out no sooner than that plus its
  * length: lease-keeper.ts). Never rejects for a handler's fault; rejects only when the queue
  * fails. `handlerDone` hears when the handler has settled, before the outcome is made durable
- * (the pool frees the run's slot then).
+ * (the pool frees the run's slot then), and whether it settled in the turn it was called.
  */
 export async function runEntry(
   ctx: RunContext,
   taken: Taken | Started,
   stop: AbortSignal,
   askedAt: number,
-  handlerDone: () => void = () => {},
+  handlerDone: (atOnce: boolean) => void = () => {},
 ): Promise<RunReport> {
   const agent = taken.entry.agent;
   ctx.metrics.runStarted(agent);
@@ -82,7 +82,7 @@ async function runLeased(
   taken: Taken | Started,
   stop: AbortSignal,
   askedAt: number,
-  handlerDone: () => void,
+  handlerDone: (atOnce: boolean) => void,
 ): Promise<RunReport> {
   const { lease, entry } = taken;
   const attempt = 'attempt' in taken && taken.attempt !== null ? taken.attempt : await startHere(ctx, lease, entry, stop);
@@ -93,7 +93,7 @@ async function runLeased(
   // The run's time by the store clock on both ends: the attempt's startedAt is in its partition's time (partition-lead.ts).
   const ranFrom = ctx.queue.now();
   const supervised = await supervise(ctx.queue, ctx.options, ctx.handlerOf(entry.agent), { lease, entry, attempt, askedAt }, stop);
-  handlerDone();
+  handlerDone(supervised.atOnce);
   ctx.metrics.exec(entry.agent, Math.max(0, ctx.queue.now() - ranFrom));
   return record(ctx, supervised, entry, made + 1);
 }

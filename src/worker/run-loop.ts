@@ -4,7 +4,7 @@
  * while the run's outcome (its close, a retry) is still being made durable: a slot waiting on
  * a datasync would cap the pool at concurrency ÷ the append latency, whatever the handlers
  * cost. At most `concurrency` more runs may be recording their outcome at once (runs held in
- * all: at most twice the concurrency).
+ * all: at most twice the concurrency; twice `concurrency` + the entries taken ahead, below).
  *
  * Taking: while slots are free, the loop asks the queue for entries in one takeStarted (each
  * leased and its attempt started, durable together) and starts a run of each as the answer
@@ -25,15 +25,25 @@
  *
  * Stopping: once `signal` aborts, the loop takes no more; runs in progress see the same
  * signal (supervise.ts aborts their handlers and hands their entries back; the runs of a take
- * answered after the abort hand their entries back at once), and `run` resolves when every
- * take is answered and every run has settled.
+ * answered after the abort hand their entries back at once, and so do the entries waiting
+ * for a slot), and `run` resolves when every take is answered and every run has settled.
  */
+import { RunlogError } from '../errors.ts';
 import type { Started } from '../queue/types.ts';
 import { runEntry, type RunContext } from './run-entry.ts';
 import type { Waker } from './waker.ts';
 
 /** How many takes may be in flight at once. */
 const TAKES_IN_FLIGHT = 2;
+
+/** The signal of a run handed back at once, not run (an entry that waited too long for a slot). */
+const HAND_BACK = AbortSignal.abort(new RunlogError('Stopped', 'the entry waited too long for a free slot: handed back'));
+
+/** An entry taken ahead of a free slot, waiting for one: its take's askedAt. */
+interface Waiting {
+  started: Started;
+  askedAt: number;
+}
 
 /** What the latest answered take said: more may be takeable, nothing more is (since the generation noted before it), or it failed. */
 type Found = { kind: 'more' } | { kind: 'empty'; seen: number } | { kind: 'failed'; seen: number };
@@ -55,6 +65,12 @@ export class Pool {
   private changed: (() => void) | null = null;
   /** Runs in progress: a handler running, or its outcome being recorded. */
   private readonly runs = new Set<Promise<void>>();
+  /** Entries taken ahead of a free slot, oldest first (see Taking ahead). */
+  private readonly waiting: Waiting[] = [];
+  /** Handlers that settled in the turn they were called, since the last one that did not. */
+  private quickRuns = 0;
+  /** The run signal (set by run). */
+  private signal: AbortSignal = new AbortController().signal;
 
   constructor(
     private readonly ctx: RunContext,
@@ -67,15 +83,18 @@ export class Pool {
   async run(signal: AbortSignal): Promise<void> {
     if (this.agents.length === 0) return;
     const concurrency = this.ctx.options.concurrency;
-    const perTake = Math.max(1, Math.ceil(concurrency / TAKES_IN_FLIGHT));
+    this.signal = signal;
     const wakeLoop = (): void => this.changed?.();
     signal.addEventListener('abort', wakeLoop, { once: true });
     try {
       while (!signal.aborted) {
-        const free = Math.min(concurrency - this.running, 2 * concurrency - this.runs.size) - this.reserved;
+        const ahead = this.quickRuns >= concurrency ? concurrency : 0;
+        const perTake = ahead > 0 ? concurrency : Math.max(1, Math.ceil(concurrency / TAKES_IN_FLIGHT));
+        const held = this.reserved + this.waiting.length;
+        const free = Math.min(concurrency + ahead - this.running, 2 * (concurrency + ahead) - this.runs.size) - held;
         const found = this.found;
         if (found.kind === 'more' && free > 0 && this.takes.size < TAKES_IN_FLIGHT) {
-          this.take(Math.min(free, perTake), signal);
+          this.take(Math.min(free, perTake));
           // The next take a turn later: this one's append is then on its way, and the next goes in the one after.
           await new Promise((resolve) => setImmediate(resolve));
           continue;
@@ -96,17 +115,18 @@ export class Pool {
     } finally {
       signal.removeEventListener('abort', wakeLoop);
       await Promise.all(this.takes);
+      this.startWaiting(false); // stopping: each hands its entry back
       await Promise.all(this.runs);
     }
   }
 
   /** Nothing running or recording, and a take made since the last notification found nothing more. */
   quiet(): boolean {
-    return this.runs.size === 0 && this.takes.size === 0 && this.emptyAt === this.waker.generation;
+    return this.runs.size === 0 && this.takes.size === 0 && this.waiting.length === 0 && this.emptyAt === this.waker.generation;
   }
 
   /** Takes up to `max` entries (reserving as many slots until answered) and starts their runs as the answer comes. */
-  private take(max: number, signal: AbortSignal): void {
+  private take(max: number): void {
     const seen = this.waker.generation;
     const sent = ++this.takesSent;
     const askedAt = this.ctx.queue.now();
@@ -124,7 +144,8 @@ export class Pool {
     };
     const take = this.ctx.queue.takeStarted({ agents: this.agents, tenants, holder: this.holder, ttlMs, max, ...cap }).then(
       (started) => {
-        for (const entry of started) this.start(entry, signal, askedAt);
+        for (const entry of started) this.waiting.push({ started: entry, askedAt });
+        this.startWaiting(false);
         if (started.length < max) this.emptyAt = Math.max(this.emptyAt, seen);
         answered(started.length < max ? { kind: 'empty', seen } : { kind: 'more' });
       },
@@ -136,10 +157,25 @@ export class Pool {
     this.takes.add(take);
   }
 
+  /**
+   * Starts the waiting entries while slots are free (all of them once stopping: they hand
+   * their entries back). `waited`: they may have waited for a slot since their take was
+   * answered; one that waited a quarter of its lease or more is handed back.
+   */
+  private startWaiting(waited: boolean): void {
+    const { concurrency, leaseMs } = this.ctx.options;
+    let now: number | null = null;
+    while (this.waiting.length > 0 && (this.running < concurrency || this.signal.aborted)) {
+      const { started, askedAt } = this.waiting.shift()!;
+      const late = waited && (now ??= this.ctx.queue.now()) - askedAt >= leaseMs / 4;
+      this.start(started, late ? HAND_BACK : this.signal, askedAt);
+    }
+  }
+
   private start(started: Started, signal: AbortSignal, askedAt: number): void {
     this.running++;
     const slot = { held: true };
-    const run: Promise<void> = runEntry(this.ctx, started, signal, askedAt, () => this.freeSlot(slot)).then(
+    const run: Promise<void> = runEntry(this.ctx, started, signal, askedAt, (atOnce) => this.freeSlot(slot, atOnce)).then(
       () => this.ended(run, slot),
       (error: unknown) => {
         this.ctx.options.onEvent({ type: 'error', error, context: 'taking or running an entry' });
@@ -149,17 +185,19 @@ export class Pool {
     this.runs.add(run);
   }
 
-  /** The run's handler has settled (or the run ended without it): its slot is free, once. */
-  private freeSlot(slot: { held: boolean }): void {
+  /** The run's handler has settled (`atOnce`: in the turn it was called), or the run ended without it (null): its slot is free, once. */
+  private freeSlot(slot: { held: boolean }, atOnce: boolean | null): void {
     if (!slot.held) return;
     slot.held = false;
     this.running--;
+    if (atOnce !== null) this.quickRuns = atOnce ? this.quickRuns + 1 : 0;
+    if (this.waiting.length > 0) this.startWaiting(true);
     this.changed?.();
   }
 
   private ended(run: Promise<void>, slot: { held: boolean }): void {
     this.runs.delete(run);
-    this.freeSlot(slot); // a run that ended without its handler (parked, handed back, lost)
+    this.freeSlot(slot, null); // a run that ended without its handler (parked, handed back, lost)
     this.changed?.();
     // A run's end may have made work (the thread's next entry, a retry due at once) whose
     // signal a remote queue sends later: the loop takes again, and idleness waits for that take.

@@ -29,6 +29,8 @@ export interface Supervised {
   lost: RunlogError | null;
   /** The handler's signal was aborted because the worker is stopping. */
   stopped: boolean;
+  /** The handler settled in the turn it was called (returned a value that is not a promise, or threw). */
+  atOnce: boolean;
 }
 
 export async function supervise(
@@ -87,7 +89,7 @@ export async function supervise(
   try {
     const running = (async (): Promise<HandlerResult> => ((await returned) as HandlerResult | null | undefined) ?? undefined)();
     const settled = await settleWithin(running, abort, options.graceMs, options.timers);
-    return { settled, lease: keeper.lease, lost: keeper.lost, stopped: stopped && keeper.lost === null };
+    return { settled, lease: keeper.lease, lost: keeper.lost, stopped: stopped && keeper.lost === null, atOnce: false };
   } finally {
     stop.removeEventListener('abort', onStop);
     unwatch();
@@ -97,7 +99,7 @@ export async function supervise(
 
 /** A handler that answered in the turn it was called: no lease was lost meanwhile (nothing ran); `stopped` if the worker is stopping. */
 function settledAtOnce(settled: Settled, lease: Lease, stopped: boolean): Supervised {
-  return { settled, lease, lost: null, stopped };
+  return { settled, lease, lost: null, stopped, atOnce: true };
 }
 
 /** The handler's outcome; 'abandoned' when it has not settled graceMs after `signal` aborted. */
