@@ -11,11 +11,13 @@
  * lie (the ticket index learns it when they close).
  */
 import { answerKey } from '../src/events/keys.ts';
+import type { ThreadsToWrite } from '../src/events/snapshot-codec.ts';
 import type { SnapshotAnswer, SnapshotEntry, SnapshotThread } from '../src/events/snapshot-types.ts';
 import type { CommandAnswered, Submitted } from '../src/events/types.ts';
 import type { Answer } from './answers.ts';
 import type { EntryState } from './entry-state.ts';
 import { submissionOf } from './entry-submission.ts';
+import { writeOpenThreads, type OpenThread } from './open-entries-writer.ts';
 import type { PartitionView } from './partition-view.ts';
 
 // ---- Open entries -------------------------------------------------------------------------
@@ -28,6 +30,32 @@ export function openThreadsOf(view: PartitionView): SnapshotThread[] {
     if (open.length > 0) threads.push({ tenant: thread.tenant, thread: thread.thread, open: open.map(entryOf) });
   }
   return threads;
+}
+
+/**
+ * The same, written straight from the view's entries when encoded (open-entries-writer.ts):
+ * no object is built per entry. Read in this turn, like openThreadsOf.
+ */
+export function openThreadsToWrite(view: PartitionView): ThreadsToWrite {
+  const threads: OpenThread[] = [];
+  let estimatedBytes = 16;
+  for (const thread of view.threads.values()) {
+    const open = thread.openEntries();
+    if (open.length === 0) continue;
+    threads.push({ tenant: thread.tenant, thread: thread.thread, open });
+    estimatedBytes += 3 * (thread.tenant.length + thread.thread.length) + 32;
+    for (const entry of open) estimatedBytes += estimatedEntryBytes(entry);
+  }
+  return {
+    estimatedBytes,
+    writeAvro: (buf, pos) => writeOpenThreads(threads, buf, pos),
+    values: () => threads.map(({ tenant, thread, open }) => ({ tenant, thread, open: open.map(entryOf) })),
+  };
+}
+
+/** About how many bytes an open entry takes in a snapshot (its strings as ASCII; metadata and attempts roughly). */
+function estimatedEntryBytes(entry: EntryState): number {
+  return 96 + entry.entryId.length + entry.agent.length + entry.input.byteLength + (entry.key?.length ?? 0) + 64 * entry.attempts.length;
 }
 
 /** Folds the open entries of `threads` into `view`. */

@@ -17,21 +17,38 @@
  * restored as they are; open entries keep where their records lie (the index learns it when
  * they close). A snapshot keeping closed entries whole (closedEntries) is not restored.
  */
+import type { StateToWrite } from '../src/events/snapshot-codec.ts';
 import type { PartitionState } from '../src/events/snapshot-types.ts';
-import { answersOf, openThreadsOf, restoreAnswers, restoreOpenEntries, restoreSubmissionKeys, submissionKeysOf } from './open-snapshot.ts';
+import {
+  answersOf,
+  openThreadsOf,
+  openThreadsToWrite,
+  restoreAnswers,
+  restoreOpenEntries,
+  restoreSubmissionKeys,
+  submissionKeysOf,
+} from './open-snapshot.ts';
 import { PartitionView } from './partition-view.ts';
 import { storedColumns, toSnapshotColumns } from './snapshot-columns.ts';
 import { TicketIndex } from './ticket-index.ts';
 
 /** The state a snapshot of `view` keeps. Reads the view in this turn: call it while no append is in flight. */
 export function viewState(view: PartitionView): PartitionState {
+  return { ...stateBesideThreads(view), threads: openThreadsOf(view) };
+}
+
+/** The same, to encode: its open entries written straight from the view (open-snapshot.ts). Encode it in this turn. */
+export function viewStateToWrite(view: PartitionView): StateToWrite {
+  return { ...stateBesideThreads(view), threads: openThreadsToWrite(view) };
+}
+
+function stateBesideThreads(view: PartitionView): Omit<PartitionState, 'threads'> {
   const secret = view.ticketKey?.secret;
   return {
     lastAt: view.lastAt,
     issuedThrough: view.issuedThrough,
     ticketKey: view.ticketKey === null ? null : { secret: secret!, legacyThrough: view.ticketKey.legacyThrough },
     metrics: { ...view.metrics },
-    threads: openThreadsOf(view),
     ...closedPart(view),
     submissionKeys: submissionKeysOf(view),
     answers: answersOf(view),

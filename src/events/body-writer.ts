@@ -26,6 +26,20 @@
 import { isWellFormed } from '../validation/index.ts';
 import type { AvroRecordSchema } from './schemas.ts';
 
+/**
+ * A value that writes its own encoding: the bytes the compiled writer of its field's type
+ * writes, declining (-1) as it would. Accepted where an array is written: a snapshot's open
+ * entries are written straight from the view's entries (projections/open-snapshot.ts) rather
+ * than from an array of objects built for them first.
+ */
+export interface SelfWriting {
+  writeAvro(buf: Buffer, pos: number): number;
+}
+
+function isSelfWriting(value: unknown): value is SelfWriting {
+  return typeof value === 'object' && value !== null && typeof (value as Partial<SelfWriting>).writeAvro === 'function';
+}
+
 /** Writes `event`'s body into `buf` from `pos`; the end position, or -1 if declined. */
 export type BodyWriter = (event: Record<string, unknown>, buf: Buffer, pos: number) => number;
 
@@ -36,7 +50,7 @@ type ValueWriter = (value: unknown, buf: Buffer, pos: number) => number;
 let short = false;
 
 /** Declines for lack of room. */
-function noRoom(): number {
+export function noRoom(): number {
   short = true;
   return -1;
 }
@@ -50,11 +64,11 @@ export function wroteShort(): boolean {
 }
 
 /** The most bytes a varint of a long takes. */
-const MAX_VARINT_BYTES = 10;
+export const MAX_VARINT_BYTES = 10;
 const INT_LIMIT = 2 ** 30;
 
 /** The zigzag varint of a safe integer (as avsc's Tap.writeLong and exact-long.ts write it); the end position. */
-function writeVarint(n: number, buf: Buffer, pos: number): number {
+export function writeVarint(n: number, buf: Buffer, pos: number): number {
   if (n >= -INT_LIMIT && n < INT_LIMIT) {
     let z = n >= 0 ? n << 1 : (~n << 1) | 1;
     while (z > 0x7f) {
@@ -76,13 +90,13 @@ function writeVarint(n: number, buf: Buffer, pos: number): number {
   return pos;
 }
 
-function writeLong(value: unknown, buf: Buffer, pos: number): number {
+export function writeLong(value: unknown, buf: Buffer, pos: number): number {
   if (!Number.isSafeInteger(value)) return -1;
   if (pos + MAX_VARINT_BYTES > buf.length) return noRoom();
   return writeVarint(value as number, buf, pos);
 }
 
-function writeInt(value: unknown, buf: Buffer, pos: number): number {
+export function writeInt(value: unknown, buf: Buffer, pos: number): number {
   if (value !== ((value as number) | 0)) return -1;
   if (pos + MAX_VARINT_BYTES > buf.length) return noRoom();
   return writeVarint(value as number, buf, pos);
@@ -102,7 +116,7 @@ interface Utf8Writing {
   utf8Write(text: string, offset: number, length: number): number;
 }
 
-function writeString(value: unknown, buf: Buffer, pos: number): number {
+export function writeString(value: unknown, buf: Buffer, pos: number): number {
   if (typeof value !== 'string') return -1;
   const length = value.length;
   // Room for the worst case: 3 bytes per UTF-16 unit, and the length's varint.
@@ -129,7 +143,7 @@ function writeString(value: unknown, buf: Buffer, pos: number): number {
   return pos + (buf as unknown as Utf8Writing).utf8Write(value, pos, bytes);
 }
 
-function writeBytes(value: unknown, buf: Buffer, pos: number): number {
+export function writeBytes(value: unknown, buf: Buffer, pos: number): number {
   if (!(value instanceof Uint8Array)) return -1;
   const length = value.length;
   if (pos + MAX_VARINT_BYTES + length > buf.length) return noRoom();
@@ -139,7 +153,7 @@ function writeBytes(value: unknown, buf: Buffer, pos: number): number {
 }
 
 /** A map of strings, as avsc writes it: one block of every key (Object.keys order), then 0. */
-function writeStringMap(value: unknown, buf: Buffer, pos: number): number {
+export function writeStringMap(value: unknown, buf: Buffer, pos: number): number {
   if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) return -1;
   if (isEmptyObject(value)) {
     if (pos >= buf.length) return noRoom();
@@ -172,7 +186,7 @@ function isEmptyObject(value: object): boolean {
 /** An array, as avsc writes it: one block of every item, then 0. */
 function arrayWriter(item: ValueWriter): ValueWriter {
   return (value, buf, pos) => {
-    if (!Array.isArray(value)) return -1;
+    if (!Array.isArray(value)) return isSelfWriting(value) ? value.writeAvro(buf, pos) : -1;
     const length = value.length;
     if (length > 0) {
       if (pos + MAX_VARINT_BYTES > buf.length) return noRoom();

@@ -11,11 +11,11 @@ import { createHash } from 'node:crypto';
 import type avsc from 'avsc';
 import { RunlogError } from '../errors.ts';
 import { avroType, avroViewType } from './avro-types.ts';
-import { compileBodyWriter, resetShort, wroteShort, type BodyWriter } from './body-writer.ts';
+import { compileBodyWriter, resetShort, wroteShort, type BodyWriter, type SelfWriting } from './body-writer.ts';
 import { SINGLE_OBJECT_MARKER } from './codec.ts';
 import { fingerprintBytesLE } from './rabin.ts';
 import { SCHEMA_DIR, loadSchemaFamily, type SchemaFamily, type SchemaVersion } from './schemas.ts';
-import { SNAPSHOT_FORMAT, type PartitionSnapshot, type PartitionState, type SnapshotEntry } from './snapshot-types.ts';
+import { SNAPSHOT_FORMAT, type PartitionSnapshot, type PartitionState, type SnapshotEntry, type SnapshotThread } from './snapshot-types.ts';
 import type { Outcome } from './types.ts';
 
 export type SnapshotSchemaName = 'PartitionSnapshot' | 'PartitionState';
@@ -71,8 +71,8 @@ const STATE = formOf('PartitionState');
  * when it declines the value (then avsc encodes or refuses it). A buffer found too small is
  * replaced by one twice as large.
  */
-function encodeCompiled(form: Form, body: BodyWriter, value: Record<string, unknown>): Uint8Array | null {
-  for (let size = form.sizeHint; ; size = Math.min(size * 2, MAX_LENGTH)) {
+function encodeCompiled(form: Form, body: BodyWriter, value: Record<string, unknown>, atLeast: number): Uint8Array | null {
+  for (let size = Math.min(Math.max(form.sizeHint, atLeast), MAX_LENGTH); ; size = Math.min(size * 2, MAX_LENGTH)) {
     const buf = Buffer.allocUnsafeSlow(size);
     form.header.copy(buf, 0);
     resetShort();
@@ -92,9 +92,9 @@ function encodeCompiled(form: Form, body: BodyWriter, value: Record<string, unkn
   }
 }
 
-function encode(form: Form, value: Record<string, unknown>, avscValue: () => unknown = () => value): Uint8Array {
+function encode(form: Form, value: Record<string, unknown>, avscValue: () => unknown = () => value, atLeast = 0): Uint8Array {
   if (form.body !== null) {
-    const bytes = encodeCompiled(form, form.body, value);
+    const bytes = encodeCompiled(form, form.body, value, atLeast);
     if (bytes !== null) return bytes;
   }
   const body = form.type.toBuffer(avscValue());
@@ -129,9 +129,27 @@ export function snapshotChecksum(snapshot: Omit<PartitionSnapshot, 'checksum'>):
   return hash.digest();
 }
 
+/**
+ * A snapshot's open entries by thread, written straight from the view's entries
+ * (projections/open-snapshot.ts): the bytes the compiled writer writes for their values, with
+ * the values themselves at hand for avsc when it declines.
+ */
+export interface ThreadsToWrite extends SelfWriting {
+  /** About how many bytes they take (to size the buffer: a buffer found short is written again, twice as large). */
+  readonly estimatedBytes: number;
+  values(): SnapshotThread[];
+}
+
+/** A view's state to encode: its open entries as values, or written straight from the view. */
+export type StateToWrite = Omit<PartitionState, 'threads'> & { threads: SnapshotThread[] | ThreadsToWrite };
+
 /** A view's state, encoded (taken in one turn; the envelope follows once the offset it covers is durable). */
-export function encodeSnapshotState(state: PartitionState): Uint8Array {
-  return encode(STATE, state as unknown as Record<string, unknown>, () => withBuffers(state));
+export function encodeSnapshotState(state: StateToWrite): Uint8Array {
+  const threads = state.threads;
+  const asValues = (): PartitionState => ({ ...state, threads: Array.isArray(threads) ? threads : threads.values() });
+  let atLeast = Array.isArray(threads) ? 0 : threads.estimatedBytes;
+  for (const column of state.closedIndex) atLeast += column.bytes.byteLength + 16 * column.strings.length;
+  return encode(STATE, state as unknown as Record<string, unknown>, () => withBuffers(asValues()), atLeast + (64 << 10));
 }
 
 /** avsc writes bytes from Buffers only (the compiled writer any Uint8Array): the state's byte fields as Buffers over the same memory. */

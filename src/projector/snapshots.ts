@@ -15,7 +15,7 @@ import { decodeSnapshot, decodeSnapshotState, encodeSnapshot, encodeSnapshotStat
 import type { EventLog } from '../log/event-log.ts';
 import type { StoredSnapshot } from '../log/snapshot-store.ts';
 import { PartitionView } from '../../projections/partition-view.ts';
-import { restoreView, viewState } from '../../projections/view-snapshot.ts';
+import { restoreView, viewStateToWrite } from '../../projections/view-snapshot.ts';
 import type { WarningListener } from '../warnings.ts';
 import { catchUp } from './replay.ts';
 
@@ -111,7 +111,7 @@ export function snapshotSize(view: PartitionView): number | null {
 export async function saveSnapshot(log: EventLog, view: PartitionView): Promise<number> {
   const store = log.snapshots;
   if (store === undefined) return 0;
-  const state = encodeSnapshotState(viewState(view));
+  const state = encodeSnapshotState(viewStateToWrite(view));
   const nextOffset = view.nextOffset;
   const bytes = encodeSnapshot({ logId: store.logId, partition: view.partition, nextOffset, takenAt: Date.now(), state });
   await store.save(view.partition, bytes, nextOffset);
