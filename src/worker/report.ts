@@ -94,7 +94,8 @@ function recordOf(event: WorkerEvent, holder: string): WorkerLogRecord | null {
     const error = describeError(event.error);
     return { level: 'error', kind: 'worker-error', holder, error, message: `${event.context} failed: ${error}` };
   }
-  if (!('attempt' in event)) return null;
+  // Most events are runs that succeeded or were deferred: nothing to tell, nothing to build.
+  if (!('attempt' in event) || event.type === 'succeeded' || event.type === 'deferred') return null;
   const run = { holder, entryId: event.entryId, agent: event.agent, attempt: event.attempt };
   const entry = `entry ${event.entryId} (agent ${event.agent})`;
   const error = event.error ?? null;

@@ -92,7 +92,8 @@ async function runLeased(
   ctx.metrics.wait(entry.agent, Math.max(0, attempt.startedAt - entry.submittedAt));
   // The run's time by the store clock on both ends: the attempt's startedAt is in its partition's time (partition-lead.ts).
   const ranFrom = ctx.queue.now();
-  const supervised = await supervise(ctx.queue, ctx.options, ctx.handlerOf(entry.agent), { lease, entry, attempt, askedAt }, stop);
+  const supervising = supervise(ctx.queue, ctx.options, ctx.handlerOf(entry.agent), { lease, entry, attempt, askedAt }, stop);
+  const supervised = supervising instanceof Promise ? await supervising : supervising;
   handlerDone(supervised.atOnce);
   ctx.metrics.exec(entry.agent, Math.max(0, ctx.queue.now() - ranFrom));
   return record(ctx, supervised, entry, made + 1);

@@ -33,26 +33,19 @@ export interface Supervised {
   atOnce: boolean;
 }
 
-export async function supervise(
+export function supervise(
   queue: RunQueueApi,
   options: ResolvedOptions,
   handler: Handler,
   /** askedAt: queue.now() read before the call that granted the lease was sent (lease-keeper.ts). */
   taken: { lease: Lease; entry: Entry; attempt: Attempt; askedAt: number },
   stop: AbortSignal,
-): Promise<Supervised> {
+): Supervised | Promise<Supervised> {
   const { entry, attempt } = taken;
   const abort = new RunSignal();
-  let stopped = false;
-  let stopHeard = false;
-  // Heard once: at the start if stopping already, or as the stop comes (the async path listens).
-  const onStop = (): void => {
-    if (stopHeard) return;
-    stopHeard = true;
-    stopped = !abort.aborted;
-    abort.abort(new RunlogError('Stopped', 'the worker is stopping'));
-  };
-  if (stop.aborted) onStop();
+  // Stopping already: the handler's signal is aborted before it is called.
+  const stoppedAtStart = stop.aborted;
+  if (stoppedAtStart) abort.abort(stopping());
   const context: HandlerContext = {
     entry,
     input: entry.input,
@@ -63,16 +56,39 @@ export async function supervise(
     },
   };
   // The handler is called in this turn. One that answers at once (returns a value that is not an
-  // object, or throws) has settled before any timer or listener could fire: it needs none.
+  // object, or throws) has settled before any timer or listener could fire: it needs none, and
+  // its supervision answers at once (no promise: most runs of a busy pool take this path).
   let returned: unknown;
   try {
     returned = handler(context);
   } catch (error) {
-    return settledAtOnce({ kind: 'error', error }, taken.lease, stopped || stop.aborted);
+    return settledAtOnce({ kind: 'error', error }, taken.lease, stop.aborted);
   }
   if (returned === undefined || returned === null || (typeof returned !== 'object' && typeof returned !== 'function')) {
-    return settledAtOnce({ kind: 'value', value: (returned ?? undefined) as HandlerResult }, taken.lease, stopped || stop.aborted);
+    return settledAtOnce({ kind: 'value', value: (returned ?? undefined) as HandlerResult }, taken.lease, stop.aborted);
   }
+  return superviseAsync(queue, options, returned, taken, stop, abort, stoppedAtStart);
+}
+
+/** A handler that answered a promise (or another object): its lease kept, its entry watched, the stop heard, until it settles. */
+async function superviseAsync(
+  queue: RunQueueApi,
+  options: ResolvedOptions,
+  returned: unknown,
+  taken: { lease: Lease; entry: Entry; askedAt: number },
+  stop: AbortSignal,
+  abort: RunSignal,
+  stoppedAtStart: boolean,
+): Promise<Supervised> {
+  let stopped = stoppedAtStart;
+  let stopHeard = stoppedAtStart;
+  // Heard once: at the start if stopping already (above), or as the stop comes.
+  const onStop = (): void => {
+    if (stopHeard) return;
+    stopHeard = true;
+    stopped = !abort.aborted;
+    abort.abort(stopping());
+  };
   const keeper = new LeaseKeeper(
     queue,
     taken.lease,
@@ -84,7 +100,7 @@ export async function supervise(
   );
   if (stop.aborted) onStop();
   else stop.addEventListener('abort', onStop, { once: true });
-  const unwatch = watchCloseSoon(queue, entry, (reason) => keeper.markLost(reason));
+  const unwatch = watchCloseSoon(queue, taken.entry, (reason) => keeper.markLost(reason));
   keeper.start();
   try {
     const running = (async (): Promise<HandlerResult> => ((await returned) as HandlerResult | null | undefined) ?? undefined)();
@@ -95,6 +111,10 @@ export async function supervise(
     unwatch();
     await keeper.stop();
   }
+}
+
+function stopping(): RunlogError {
+  return new RunlogError('Stopped', 'the worker is stopping');
 }
 
 /** A handler that answered in the turn it was called: no lease was lost meanwhile (nothing ran); `stopped` if the worker is stopping. */
