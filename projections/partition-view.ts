@@ -38,6 +38,9 @@ const CLOSING_TYPES: ReadonlySet<string> = new Set<Closing['type']>(['Closed', '
 export class PartitionView {
   /** The offset of the last record folded (kept rather than nextOffset: no bigint per record). */
   #lastOffset = -1n;
+  /** The same as a number while `applyAt` folds (the file log's replay: no bigint per record); #lastOffset is then behind. */
+  #lastNumber = -1;
+  #numbered = false;
   /** The latest store-clock time on any event folded. */
   lastAt = 0;
   /** The highest entry sequence ever issued here (survives pruning and compaction). */
@@ -85,12 +88,36 @@ export class PartitionView {
    */
   apply(offset: bigint | null, key: string, event: RunlogEvent | null): void {
     if (offset !== null) {
-      if (offset <= this.#lastOffset) return;
+      if (offset <= this.#last()) return;
       this.#lastOffset = offset;
     }
     if (event === null) return this.applyTombstone(key);
     if (event.at > this.lastAt) this.lastAt = event.at;
     this.applyEvent(event, offset === null ? -1 : Number(offset));
+  }
+
+  /**
+   * `apply` of a record at `offset`, a safe integer (a replay reading records where they lie:
+   * src/projector/replay.ts). `key` is read only for a tombstone (the caller may pass '' with an event).
+   */
+  applyAt(offset: number, key: string, event: RunlogEvent | null): void {
+    if (!this.#numbered) {
+      if (BigInt(offset) <= this.#lastOffset) return;
+      this.#numbered = true;
+    } else if (offset <= this.#lastNumber) return;
+    this.#lastNumber = offset;
+    if (event === null) return this.applyTombstone(key);
+    if (event.at > this.lastAt) this.lastAt = event.at;
+    this.applyEvent(event, offset);
+  }
+
+  /** The offset of the last record folded, brought up to date after `applyAt`. */
+  #last(): bigint {
+    if (this.#numbered) {
+      this.#lastOffset = BigInt(this.#lastNumber);
+      this.#numbered = false;
+    }
+    return this.#lastOffset;
   }
 
   /**
@@ -121,12 +148,12 @@ export class PartitionView {
 
   /** The writer's own records, folded already, are durable up to `lastOffset`. */
   appended(lastOffset: bigint): void {
-    if (lastOffset > this.#lastOffset) this.#lastOffset = lastOffset;
+    if (lastOffset > this.#last()) this.#lastOffset = lastOffset;
   }
 
   /** Records below this offset are folded already. */
   get nextOffset(): bigint {
-    return this.#lastOffset + 1n;
+    return this.#last() + 1n;
   }
 
   thread(tenant: string, thread: string): ThreadState<EntryState> | undefined {

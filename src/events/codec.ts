@@ -29,6 +29,8 @@ const SCRATCH_LENGTH = 64 * 1024;
 export interface Codec<V extends { type: string }> {
   encode(value: V): Uint8Array;
   decode(bytes: Uint8Array): V;
+  /** `decode` of bytes [start, end) of `buf`, where they lie (no view made): for a caller's own read buffer. */
+  decodeAt(buf: Buffer, start: number, end: number): V;
   /** The newest schema of a type (the one `encode` writes). */
   schemaFor(type: V['type']): AvroRecordSchema;
   /** CRC-64-AVRO fingerprint (unsigned) of the newest schema of a type. */
@@ -152,9 +154,24 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
         start = 0;
       } else buf = this.#wrapped = Buffer.from(bytes.buffer);
     }
-    const reader = this.#readerFor(bytes);
+    const reader = this.#readerAt(bytes, 0, bytes.length);
     const end = start + bytes.length;
     if (reader.body !== null) return this.#readBody(reader, reader.body, buf, start + HEADER_LENGTH, end);
+    return this.#decodeResolved(reader, buf, start, end);
+  }
+
+  /**
+   * `decode` of bytes [start, end) of `buf` (a Buffer the caller holds: the file log's replay
+   * decodes each record where it lies, no view made per record).
+   */
+  decodeAt(buf: Buffer, start: number, end: number): V {
+    const reader = this.#readerAt(buf, start, end - start);
+    if (reader.body !== null) return this.#readBody(reader, reader.body, buf, start + HEADER_LENGTH, end);
+    return this.#decodeResolved(reader, buf, start, end);
+  }
+
+  /** Through avsc: a record of an older writer schema, resolved to the newest. */
+  #decodeResolved(reader: Reader, buf: Buffer, start: number, end: number): V {
     let decoded: { value: Record<string, unknown>; offset: number };
     try {
       decoded = reader.type.decode(buf, start + HEADER_LENGTH, reader.resolver);
@@ -162,7 +179,7 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
       throw corrupt(`invalid ${reader.file} body: ${(error as Error).message}`, error);
     }
     if (decoded.offset < 0 || decoded.offset > end) {
-      throw corrupt(`truncated or malformed ${reader.file} body (${bytes.length} bytes in all)`);
+      throw corrupt(`truncated or malformed ${reader.file} body (${end - start} bytes in all)`);
     }
     if (decoded.offset < end) throw corrupt(`${end - decoded.offset} trailing bytes after the ${reader.file} body`);
     return reader.toEvent(decoded.value) as V;
@@ -208,15 +225,16 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
     }
   }
 
-  #readerFor(bytes: Uint8Array): Reader {
-    if (bytes.length < HEADER_LENGTH) {
-      throw corrupt(`${this.#names.noun} record of ${bytes.length} bytes is shorter than the ${HEADER_LENGTH}-byte single-object header`);
+  /** The reader of the record of `length` bytes at `at` of `bytes`, by its single-object header. */
+  #readerAt(bytes: Uint8Array, at: number, length: number): Reader {
+    if (length < HEADER_LENGTH) {
+      throw corrupt(`${this.#names.noun} record of ${length} bytes is shorter than the ${HEADER_LENGTH}-byte single-object header`);
     }
-    if (bytes[0] !== SINGLE_OBJECT_MARKER[0] || bytes[1] !== SINGLE_OBJECT_MARKER[1]) {
-      throw corrupt(`bad single-object marker 0x${hex(bytes[0]!)} 0x${hex(bytes[1]!)}, expected 0xc3 0x01`);
+    if (bytes[at] !== SINGLE_OBJECT_MARKER[0] || bytes[at + 1] !== SINGLE_OBJECT_MARKER[1]) {
+      throw corrupt(`bad single-object marker 0x${hex(bytes[at]!)} 0x${hex(bytes[at + 1]!)}, expected 0xc3 0x01`);
     }
-    const low = readUint32LE(bytes, 2);
-    const high = readUint32LE(bytes, 6);
+    const low = readUint32LE(bytes, at + 2);
+    const high = readUint32LE(bytes, at + 6);
     for (const reader of this.#readers.get(low) ?? []) if (reader.fingerprintHigh === high) return reader;
     const fingerprint = (BigInt(high) << 32n) | BigInt(low);
     throw corrupt(`unknown writer schema fingerprint 0x${fingerprint.toString(16).padStart(16, '0')}`);
@@ -295,6 +313,11 @@ export function encodeEvent(event: RunlogEvent): Uint8Array {
 
 export function decodeEvent(bytes: Uint8Array): RunlogEvent {
   return codec.decode(bytes);
+}
+
+/** decodeEvent of bytes [start, end) of `buf`, decoded where they lie (a replay's read buffer). */
+export function decodeEventAt(buf: Buffer, start: number, end: number): RunlogEvent {
+  return codec.decodeAt(buf, start, end);
 }
 
 /** The newest JSON schema of an event type, as in schemas/ (deep-frozen). */

@@ -66,7 +66,19 @@ export interface BatchedRecords extends AsyncIterable<LogRecord> {
    * valid only until the next batch is asked for: decode (or copy) them at once.
    */
   batches(): AsyncIterable<readonly LogRecord[]>;
+  /**
+   * The records handed to `visitor` where they lie in the log's read buffers, no record object
+   * made (the file log: a replay decodes each value at once). Resolves with how many were visited.
+   */
+  visit?(visitor: RecordVisitor): Promise<number>;
 }
+
+/**
+ * A record as it lies in a read buffer, valid only during the call: its offset (a safe
+ * integer), its key's UTF-8 bytes [keyStart, valueStart) and its value's [valueStart, valueEnd),
+ * or valueEnd -1 for a tombstone.
+ */
+export type RecordVisitor = (offset: number, buf: Buffer, keyStart: number, valueStart: number, valueEnd: number) => void;
 
 export function batchesOf(records: AsyncIterable<LogRecord>): AsyncIterable<readonly LogRecord[]> {
   if (typeof (records as Partial<BatchedRecords>).batches === 'function') return (records as BatchedRecords).batches();

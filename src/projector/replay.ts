@@ -1,13 +1,25 @@
 /** Replay: read a partition from an offset, decode, and fold into a view. */
-import { decodeEvent } from '../events/codec.ts';
-import { batchesOf, type EventLog } from '../log/event-log.ts';
+import { decodeEvent, decodeEventAt } from '../events/codec.ts';
+import { batchesOf, type BatchedRecords, type EventLog } from '../log/event-log.ts';
 import { checkEventLog, checkPartition } from '../log/log-arguments.ts';
 import { PartitionView } from '../../projections/partition-view.ts';
 
-/** Folds every record of `partition` from `view.nextOffset` to the log's end into `view`. */
+/**
+ * Folds every record of `partition` from `view.nextOffset` to the log's end into `view`. Where
+ * the log offers it (the file log), each record is decoded where it lies in the read buffer:
+ * no record object, offset bigint, key string (but a tombstone's) or value view per record.
+ */
 export async function catchUp(log: EventLog, partition: number, view: PartitionView): Promise<number> {
+  const records = log.read(partition, view.nextOffset);
+  const visit = (records as Partial<BatchedRecords>).visit;
+  if (typeof visit === 'function') {
+    return visit.call(records, (offset, buf, keyStart, valueStart, valueEnd) => {
+      if (valueEnd < 0) view.applyAt(offset, buf.toString('utf8', keyStart, valueStart), null);
+      else view.applyAt(offset, '', decodeEventAt(buf, valueStart, valueEnd));
+    });
+  }
   let folded = 0;
-  for await (const batch of batchesOf(log.read(partition, view.nextOffset))) {
+  for await (const batch of batchesOf(records)) {
     for (const record of batch) view.apply(record.offset, record.key, record.value === null ? null : decodeEvent(record.value));
     folded += batch.length;
   }

@@ -19,7 +19,7 @@
  * with no gap, so a missing segment shows (see recovery.ts).
  */
 import { crc32 } from 'node:zlib';
-import { RECORD_OVERHEAD_BYTES, type LogRecord, type RecordLimits } from '../event-log.ts';
+import { RECORD_OVERHEAD_BYTES, type LogRecord, type RecordLimits, type RecordVisitor } from '../event-log.ts';
 
 export const FRAME_MAGIC = 0x52_4c_47_31; // 'RLG1'
 export const SEAL_MAGIC = 0x52_4c_53_4c; // 'LSLR' on disk
@@ -156,6 +156,44 @@ function utf8(buf: Buffer, start: number, end: number): string {
 }
 
 /**
+ * Walks the records of a checked frame at `pos`, calling `each` with its offset's delta from
+ * the frame's base for those whose delta is >= `skipBelow`. Returns false if the payload's
+ * structure is inconsistent (only a bug or deliberate damage can do that: the CRC matched).
+ */
+function walkFrame(
+  buf: Buffer,
+  pos: number,
+  end: number,
+  skipBelow: number,
+  each: (delta: number, keyStart: number, valueStart: number, valueEnd: number) => void,
+): boolean {
+  const count = buf.readUInt32LE(pos + 20);
+  let p = pos + FRAME_HEADER_BYTES + PAYLOAD_HEADER_BYTES;
+  for (let i = 0; i < count; i++) {
+    if (p + RECORD_HEADER_BYTES > end) return false;
+    const delta = buf.readUInt32LE(p);
+    const keyLength = buf.readUInt32LE(p + 4);
+    const valueLength = buf.readInt32LE(p + 8);
+    const keyStart = p + RECORD_HEADER_BYTES;
+    const valueStart = keyStart + keyLength;
+    p = valueStart + Math.max(valueLength, 0);
+    if (p > end || valueLength < -1) return false;
+    if (delta >= skipBelow) each(delta, keyStart, valueStart, valueLength < 0 ? -1 : p);
+  }
+  return p === end;
+}
+
+/** The first delta of a frame at `base` whose offset is >= `from` (Infinity: none can be). */
+function skipBelowOf(base: bigint, from: bigint): number {
+  return from <= base ? -1 : from - base > BigInt(MAX_OFFSET_DELTA) ? Infinity : Number(from - base);
+}
+
+/** The frame's base offset as a number when every offset of the frame is a safe integer, else -1. */
+function smallBaseOf(base: bigint): number {
+  return base <= BigInt(Number.MAX_SAFE_INTEGER) - BigInt(MAX_OFFSET_DELTA) ? Number(base) : -1;
+}
+
+/**
  * Decodes the records of a checked frame at `pos`, calling `each` for those with an offset
  * >= `from`. Values are copied out of `buf`, or with `views` are views of it (for callers
  * that decode them at once: a view keeps all of `buf` alive). Returns false if the
@@ -171,28 +209,30 @@ export function decodeFrame(
   views = false,
 ): boolean {
   const base = buf.readBigUInt64LE(pos + 12);
-  const count = buf.readUInt32LE(pos + 20);
   // Offsets as numbers relative to base keep the loop free of bigint arithmetic.
-  const smallBase = base <= BigInt(Number.MAX_SAFE_INTEGER) - BigInt(MAX_OFFSET_DELTA) ? Number(base) : -1;
-  const skipBelow = from <= base ? -1 : from - base > BigInt(MAX_OFFSET_DELTA) ? Infinity : Number(from - base);
+  const smallBase = smallBaseOf(base);
   // Views are plain Uint8Arrays: V8's own subarray, not Buffer's (which builds each through its species).
   const plain = views ? new Uint8Array(buf.buffer, buf.byteOffset, buf.length) : null;
-  let p = pos + FRAME_HEADER_BYTES + PAYLOAD_HEADER_BYTES;
-  for (let i = 0; i < count; i++) {
-    if (p + RECORD_HEADER_BYTES > end) return false;
-    const delta = buf.readUInt32LE(p);
-    const keyLength = buf.readUInt32LE(p + 4);
-    const valueLength = buf.readInt32LE(p + 8);
-    const keyStart = p + RECORD_HEADER_BYTES;
-    const valueStart = keyStart + keyLength;
-    p = valueStart + Math.max(valueLength, 0);
-    if (p > end || valueLength < -1) return false;
-    if (delta < skipBelow) continue;
+  return walkFrame(buf, pos, end, skipBelowOf(base, from), (delta, keyStart, valueStart, valueEnd) => {
     const key = utf8(buf, keyStart, valueStart);
-    const value = valueLength < 0 ? null : plain !== null ? plain.subarray(valueStart, p) : copyValue(buf, valueStart, p);
+    const value = valueEnd < 0 ? null : plain !== null ? plain.subarray(valueStart, valueEnd) : copyValue(buf, valueStart, valueEnd);
     each({ offset: smallBase >= 0 ? BigInt(smallBase + delta) : base + BigInt(delta), key, value });
-  }
-  return p === end;
+  });
+}
+
+/**
+ * The records of a checked frame at `pos` with an offset >= `from`, handed to `visit` where they
+ * lie, no record object made (a replay decodes each value at once). Answers false if the
+ * payload's structure is inconsistent, null (nothing visited) if the frame's offsets are not
+ * all safe integers: the caller then reads it with decodeFrame.
+ */
+export function visitFrame(buf: Buffer, pos: number, end: number, from: bigint, visit: RecordVisitor): boolean | null {
+  const base = buf.readBigUInt64LE(pos + 12);
+  const smallBase = smallBaseOf(base);
+  if (smallBase < 0) return null;
+  return walkFrame(buf, pos, end, skipBelowOf(base, from), (delta, keyStart, valueStart, valueEnd) =>
+    visit(smallBase + delta, buf, keyStart, valueStart, valueEnd),
+  );
 }
 
 /**

@@ -5,9 +5,9 @@
  * segments meanwhile is harmless: offsets never change, a reader only skips what was removed.
  */
 import { RunlogError } from '../../errors.ts';
-import type { BatchedRecords, LogRecord } from '../event-log.ts';
-import { decodeFrame } from './frame.ts';
-import { readFrames } from './frame-reader.ts';
+import type { BatchedRecords, LogRecord, RecordVisitor } from '../event-log.ts';
+import { decodeFrame, lastOffsetOfFrame, visitFrame } from './frame.ts';
+import { readFrames, type FrameView } from './frame-reader.ts';
 import { segmentIndexFor, type Segment } from './segment.ts';
 
 export interface ReadRange {
@@ -33,12 +33,67 @@ function baseAfter(segments: readonly Segment[], segment: Segment): bigint | nul
   return segments[segmentIndexFor(segments, segment.base) + 1]?.base ?? null;
 }
 
-/** The records of `range`, in offset order; also a frame's records at a time (`batches`). */
+/** The records of `range`, in offset order; also a frame's records at a time (`batches`), or where they lie (`visit`). */
 export function readSegments(segments: () => readonly Segment[], range: ReadRange): BatchedRecords {
   return {
     [Symbol.asyncIterator]: () => new FlatIterator(readBatches(segments, range, false)),
     batches: () => readBatches(segments, range, true),
+    visit: (visitor) => visitSegments(segments, range, visitor),
   };
+}
+
+/**
+ * The records of `range` handed to `visitor` where they lie in the read buffers, no record made
+ * (BatchedRecords.visit): the same frames, checks and order as readBatches. A frame is checked
+ * whole (its structure, and against its segment's seal) before any of its records is visited.
+ * Answers how many records were visited.
+ */
+async function visitSegments(segments: () => readonly Segment[], range: ReadRange, visitor: RecordVisitor): Promise<number> {
+  let next = range.from;
+  let left = range.maxRecords;
+  let visited = 0;
+  const end = range.end;
+  let lastVisited = -1;
+  // Offsets are safe integers here (visitFrame answers null otherwise); `end` and `left` bound the visit.
+  const endNumber = end > BigInt(Number.MAX_SAFE_INTEGER) ? Number.POSITIVE_INFINITY : Number(end);
+  const bounded: RecordVisitor = (offset, buf, keyStart, valueStart, valueEnd) => {
+    if (offset >= endNumber || left === 0) return;
+    left--;
+    visited++;
+    lastVisited = offset;
+    visitor(offset, buf, keyStart, valueStart, valueEnd);
+  };
+  while (next < end && left > 0) {
+    const segment = acquireSegmentFor(segments, next);
+    if (segment === null) break;
+    try {
+      for await (const frame of segmentFrames(segment, next, range)) {
+        const { buf, pos, end: frameEnd, filePos } = frame;
+        const last = frame.count === 0 ? null : checkedLast(segment, frame);
+        if (last === null) continue;
+        // Offsets past 2^53 - 2^32 (9e15 records: a damaged or crafted file) cannot be visited as numbers.
+        if (visitFrame(buf, pos, frameEnd, next, bounded) === null)
+          throw corruptAt(segment, filePos, `offset ${last} is too large to visit`);
+        if (lastVisited >= 0) next = BigInt(lastVisited) + 1n;
+        if (left === 0 || last >= end) return visited;
+      }
+    } finally {
+      await segment.release();
+    }
+    const after = baseAfter(segments(), segment);
+    if (after === null) break; // the active segment was read to its end
+    if (after > next) next = after;
+  }
+  return visited;
+}
+
+/** The last offset of a frame checked whole (structure, and the segment's seal), or Corrupt. */
+function checkedLast(segment: Segment, frame: FrameView): bigint {
+  const last = lastOffsetOfFrame(frame.buf, frame.pos, frame.end);
+  if (last === null) throw corruptAt(segment, frame.filePos, 'inconsistent record structure');
+  if (segment.sealedEnd !== null && last >= segment.sealedEnd)
+    throw corruptAt(segment, frame.filePos, `offset ${last} lies past the segment's seal (${segment.sealedEnd})`);
+  return last;
 }
 
 /** With `views`, values are views of the read buffers (see BatchedRecords.batches); else copies. */
@@ -109,18 +164,9 @@ class FlatIterator implements AsyncIterator<LogRecord> {
  * segment: a sealed segment's frames are checked here, not at open (recovery.ts).
  */
 async function* segmentBatches(segment: Segment, from: bigint, range: ReadRange, views: boolean): AsyncGenerator<LogRecord[]> {
-  const start = await segment.seek(from);
-  const handle = await segment.readHandle();
   let batch: LogRecord[] = [];
   const push = (record: LogRecord): void => void batch.push(record);
-  // Views are decoded before the next batch is asked for (BatchedRecords.batches): one buffer serves.
-  const frames = readFrames(handle, start, segment.size, range.chunkBytes, views);
-  let floor = segment.base; // the lowest offset the next frame may start at
-  let step = await frames.next();
-  for (; !step.done; step = await frames.next()) {
-    const { buf, pos, end, filePos, base, count } = step.value;
-    if (base < floor) throw corruptAt(segment, filePos, `offset ${base} out of order`);
-    floor = base + BigInt(count);
+  for await (const { buf, pos, end, filePos } of segmentFrames(segment, from, range, views)) {
     batch = [];
     if (!decodeFrame(buf, pos, end, from, push, views)) throw corruptAt(segment, filePos, 'inconsistent record structure');
     if (batch.length === 0) continue;
@@ -128,6 +174,25 @@ async function* segmentBatches(segment: Segment, from: bigint, range: ReadRange,
     if (segment.sealedEnd !== null && last >= segment.sealedEnd)
       throw corruptAt(segment, filePos, `offset ${last} lies past the segment's seal (${segment.sealedEnd})`);
     yield batch;
+  }
+}
+
+/**
+ * The CRC-checked frames of `segment` from the one holding `from`, each starting at or after
+ * where the frame before it ended (Corrupt otherwise), then Corrupt if the segment does not
+ * end cleanly. With `reuse` the read buffer is reused: a frame's bytes are valid until the next.
+ */
+async function* segmentFrames(segment: Segment, from: bigint, range: ReadRange, reuse = true): AsyncGenerator<FrameView> {
+  const start = await segment.seek(from);
+  const handle = await segment.readHandle();
+  const frames = readFrames(handle, start, segment.size, range.chunkBytes, reuse);
+  let floor = segment.base; // the lowest offset the next frame may start at
+  let step = await frames.next();
+  for (; !step.done; step = await frames.next()) {
+    const { base, count, filePos } = step.value;
+    if (base < floor) throw corruptAt(segment, filePos, `offset ${base} out of order`);
+    floor = base + BigInt(count);
+    yield step.value;
   }
   const ending = step.value;
   if (ending.kind !== 'end')
