@@ -23,6 +23,9 @@ import type { LogSite } from './logs.ts';
 import { generate } from './open-loop.ts';
 import { profiled } from './profile.ts';
 import { openLog } from '../src/log/open-log.ts';
+import { encodeSnapshot, encodeSnapshotState } from '../src/events/snapshot-codec.ts';
+import type { PartitionView } from '../projections/partition-view.ts';
+import { viewStateToWrite } from '../projections/view-snapshot.ts';
 import type { LatencyFloor } from './latency-floor.ts';
 import { AGENT, benchEntryId, concurrently, INPUT, lifecycleEvents, recordsOf, TENANT, type Rate } from './throughput.ts';
 import type { Row } from './rows.ts';
@@ -175,15 +178,42 @@ async function chunked(callers: number, chunk: number, ms: number, body: () => P
  * submitBatch in chunks of `chunk` (inputs of 100 bytes, 16 threads) by `callers` concurrent
  * callers for `durationMs`: entries/s.
  */
-export async function batchSubmitRate(site: LogSite, chunk: number, callers: number, durationMs: number, warmupMs: number): Promise<Rate> {
+export async function batchSubmitRate(
+  site: LogSite,
+  chunk: number,
+  callers: number,
+  durationMs: number,
+  warmupMs: number,
+): Promise<{ rate: Rate; snapshot: SnapshotCost }> {
   return withQueue(site, async (queue) => {
     let n = 0;
     const batch = (): SubmitRequest[] =>
       Array.from({ length: chunk }, () => ({ tenant: TENANT, thread: `batch-${n++ % BATCH_THREADS}`, agent: AGENT, input: BATCH_INPUT }));
     const run = (ms: number): Promise<Rate> => chunked(callers, chunk, ms, async () => void (await queue.submitBatch(batch())));
     await run(warmupMs);
-    return profiled(`batch-submit-${callers}`, () => run(durationMs));
+    const rate = await profiled(`batch-submit-${callers}`, () => run(durationMs));
+    return { rate, snapshot: snapshotCost(queue.views()[0]!) };
   });
+}
+
+/** What taking a snapshot of the backlog cost, in the one turn it takes (state and envelope encoded, checksummed; not saved). */
+export interface SnapshotCost {
+  open: number;
+  bytes: number;
+  cpuUsPerOpen: number;
+  wallMs: number;
+}
+
+/** The snapshot the queue would take of `view` now, encoded as saveSnapshot does in its turn (src/projector/snapshots.ts), timed. */
+function snapshotCost(view: PartitionView): SnapshotCost {
+  const open = view.entries.size;
+  const before = process.cpuUsage();
+  const started = performance.now();
+  const state = encodeSnapshotState(viewStateToWrite(view));
+  const bytes = encodeSnapshot({ logId: 'bench', partition: view.partition, nextOffset: view.nextOffset, takenAt: Date.now(), state });
+  const wallMs = performance.now() - started;
+  const used = process.cpuUsage(before);
+  return { open, bytes: bytes.byteLength, cpuUsPerOpen: (used.user + used.system) / Math.max(open, 1), wallMs };
 }
 
 /**
@@ -222,6 +252,8 @@ export function loadNow(): string {
 export interface BatchFigure {
   callers: number;
   submit: Rate;
+  /** A snapshot of the backlog the submit left, taken after it (not in its figure: the policy decides how often one is due). */
+  snapshot: SnapshotCost;
   raw: Rate;
   /** The load average after each measurement. */
   submitLoad: string;
@@ -235,10 +267,15 @@ export async function batchFigure(
   durationMs: number,
   warmupMs: number,
 ): Promise<BatchFigure> {
-  const submit = await on(`batch-${callers}`, (site) => batchSubmitRate(site, 1_000, callers, durationMs, warmupMs));
+  const { rate: submit, snapshot } = await on(`batch-${callers}`, (site) => batchSubmitRate(site, 1_000, callers, durationMs, warmupMs));
   const submitLoad = loadNow();
   const raw = await on(`batch-raw-${callers}`, (site) => batchRawRate(site, 1_000, callers, durationMs, warmupMs));
-  return { callers, submit, raw, submitLoad, rawLoad: loadNow() };
+  return { callers, submit, snapshot, raw, submitLoad, rawLoad: loadNow() };
+}
+
+function snapshotNote({ open, bytes, cpuUsPerOpen, wallMs }: SnapshotCost): string {
+  const mib = (bytes / 2 ** 20).toFixed(1);
+  return `A snapshot of the backlog left (${open.toLocaleString('en-US')} open entries, ${mib} MiB), encoded in one turn: ${cpuUsPerOpen.toFixed(2)} µs CPU per open entry, ${wallMs.toFixed(0)} ms`;
 }
 
 function floorNote({ floor, floorLoad }: WorkerLatency): string {
@@ -280,14 +317,14 @@ export function workerRows(
       note: `p50 ${latency.p50Ms.toFixed(2)} ms, max ${latency.maxMs.toFixed(1)} ms over ${latency.samples} entries (half the closed-loop rate); load ${latency.load}${floorNote(latency)}`,
     });
   }
-  for (const { callers, submit, raw, submitLoad, rawLoad } of batches) {
+  for (const { callers, submit, snapshot, raw, submitLoad, rawLoad } of batches) {
     const us = (r: Rate): string => (r.cpuUsPerItem === undefined ? '?' : `${r.cpuUsPerItem.toFixed(1)} µs`);
     rows.push({
       name: `batch submit (chunks of 1,000, ${callers} caller${callers === 1 ? '' : 's'})`,
       value: `${Math.round(submit.perSecond).toLocaleString('en-US')} entries/s`,
       target: `>= ${TARGET_BATCH.toLocaleString('en-US')}/s`,
       verdict: submit.perSecond >= TARGET_BATCH ? 'ok' : 'MISS',
-      note: `load ${submitLoad}; CPU ${us(submit)} per entry. Raw ceiling in the same run (the same records appended straight to the log, 1,000 per append, ${callers} caller${callers === 1 ? '' : 's'}): ${Math.round(raw.perSecond).toLocaleString('en-US')} entries/s, CPU ${us(raw)} per entry, load ${rawLoad}`,
+      note: `load ${submitLoad}; CPU ${us(submit)} per entry. Raw ceiling in the same run (the same records appended straight to the log, 1,000 per append, ${callers} caller${callers === 1 ? '' : 's'}): ${Math.round(raw.perSecond).toLocaleString('en-US')} entries/s, CPU ${us(raw)} per entry, load ${rawLoad}. ${snapshotNote(snapshot)}`,
     });
   }
   return rows;

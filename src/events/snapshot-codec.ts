@@ -11,7 +11,17 @@ import { createHash } from 'node:crypto';
 import type avsc from 'avsc';
 import { RunlogError } from '../errors.ts';
 import { avroType, avroViewType } from './avro-types.ts';
-import { compileBodyWriter, resetShort, wroteShort, type BodyWriter, type SelfWriting } from './body-writer.ts';
+import {
+  compileBodyWriter,
+  resetShort,
+  writeInt,
+  writeLong,
+  writeString,
+  writeVarint,
+  wroteShort,
+  type BodyWriter,
+  type SelfWriting,
+} from './body-writer.ts';
 import { SINGLE_OBJECT_MARKER } from './codec.ts';
 import { fingerprintBytesLE } from './rabin.ts';
 import { SCHEMA_DIR, loadSchemaFamily, type SchemaFamily, type SchemaVersion } from './schemas.ts';
@@ -69,32 +79,55 @@ const STATE = formOf('PartitionState');
 /**
  * The compiled writer's encoding of `value` (the bytes avsc writes: body-writer.ts), or null
  * when it declines the value (then avsc encodes or refuses it). A buffer found too small is
- * replaced by one twice as large.
+ * replaced by one twice as large. `room`: bytes left free before the encoding and after it
+ * (a state's, for its envelope to be written around it: encodeSnapshot).
  */
-function encodeCompiled(form: Form, body: BodyWriter, value: Record<string, unknown>, atLeast: number): Uint8Array | null {
-  for (let size = Math.min(Math.max(form.sizeHint, atLeast), MAX_LENGTH); ; size = Math.min(size * 2, MAX_LENGTH)) {
+function encodeCompiled(form: Form, body: BodyWriter, value: Record<string, unknown>, atLeast: number, room: Room): Uint8Array | null {
+  const { before, after } = room;
+  for (let size = Math.min(Math.max(form.sizeHint, atLeast) + before + after, MAX_LENGTH); ; size = Math.min(size * 2, MAX_LENGTH)) {
     const buf = Buffer.allocUnsafeSlow(size);
-    form.header.copy(buf, 0);
+    form.header.copy(buf, before);
     resetShort();
     let end: number;
     try {
-      end = body(value, buf, HEADER_LENGTH);
+      end = body(value, buf.subarray(0, size - after), before + HEADER_LENGTH);
     } catch {
       return null; // a value that throws when read (a getter, a bigint where an int is): avsc says why
     }
     if (end >= 0) {
-      form.sizeHint = Math.min(Math.max(64 << 10, Math.ceil(end * 1.25)), MAX_LENGTH);
-      // A buffer mostly used is handed out as it is; else the bytes are copied into one of their own.
-      const bytes = end * 4 >= size * 3 ? buf : buf.subarray(0, end).slice();
-      return new Uint8Array(bytes.buffer, bytes.byteOffset, end);
+      form.sizeHint = Math.min(Math.max(64 << 10, Math.ceil((end - before) * 1.25)), MAX_LENGTH);
+      // A buffer mostly used is handed out as it is; else the bytes (and the room around them) are copied into one of their own.
+      const bytes = end * 4 >= size * 3 ? buf : buf.subarray(0, end + after).slice();
+      const encoded = new Uint8Array(bytes.buffer, bytes.byteOffset + before, end - before);
+      if (before + after > 0) roomy.add(encoded);
+      return encoded;
     }
     if (!wroteShort() || size === MAX_LENGTH) return null;
   }
 }
 
-function encode(form: Form, value: Record<string, unknown>, avscValue: () => unknown = () => value, atLeast = 0): Uint8Array {
+/** Bytes left free around an encoding. */
+interface Room {
+  before: number;
+  after: number;
+}
+
+const NO_ROOM: Room = { before: 0, after: 0 };
+/** Around a state: the envelope's fields before it (a logId of up to ~300 bytes; a longer one is copied) and its checksum after. */
+const ENVELOPE_ROOM: Room = { before: 1024, after: 1 + 32 };
+
+/** States encoded here with room around them that no envelope has used yet. */
+const roomy = new WeakSet<Uint8Array>();
+
+function encode(
+  form: Form,
+  value: Record<string, unknown>,
+  avscValue: () => unknown = () => value,
+  atLeast = 0,
+  room = NO_ROOM,
+): Uint8Array {
   if (form.body !== null) {
-    const bytes = encodeCompiled(form, form.body, value, atLeast);
+    const bytes = encodeCompiled(form, form.body, value, atLeast, room);
     if (bytes !== null) return bytes;
   }
   const body = form.type.toBuffer(avscValue());
@@ -149,7 +182,7 @@ export function encodeSnapshotState(state: StateToWrite): Uint8Array {
   const asValues = (): PartitionState => ({ ...state, threads: Array.isArray(threads) ? threads : threads.values() });
   let atLeast = Array.isArray(threads) ? 0 : threads.estimatedBytes;
   for (const column of state.closedIndex) atLeast += column.bytes.byteLength + 16 * column.strings.length;
-  return encode(STATE, state as unknown as Record<string, unknown>, () => withBuffers(asValues()), atLeast + (64 << 10));
+  return encode(STATE, state as unknown as Record<string, unknown>, () => withBuffers(asValues()), atLeast + (64 << 10), ENVELOPE_ROOM);
 }
 
 /** avsc writes bytes from Buffers only (the compiled writer any Uint8Array): the state's byte fields as Buffers over the same memory. */
@@ -172,12 +205,57 @@ function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-/** A snapshot of an encoded state, checksummed and encoded. */
+/**
+ * A snapshot of an encoded state, checksummed and encoded. A state encodeSnapshotState left
+ * room around gets its envelope written around it, in place (the same bytes as encoding the
+ * envelope whole, without a second buffer of the snapshot's size: fresh memory is what a
+ * large snapshot costs most here); any other is copied into the envelope.
+ */
 export function encodeSnapshot(fields: Omit<PartitionSnapshot, 'format' | 'checksum'>): Uint8Array {
   const envelope = { format: SNAPSHOT_FORMAT, ...fields };
   const checksum = snapshotChecksum(envelope);
   const { state } = envelope;
-  return encode(ENVELOPE, { ...envelope, state: asBuffer(state), nextOffset: Number(envelope.nextOffset), checksum: asBuffer(checksum) });
+  const value = { ...envelope, state: asBuffer(state), nextOffset: Number(envelope.nextOffset), checksum: asBuffer(checksum) };
+  return (roomy.has(state) && envelopeAround(value, state)) || encode(ENVELOPE, value);
+}
+
+/**
+ * Writes the envelope `value` around its state, in the room encodeCompiled left: its head
+ * (header, format, logId, partition, nextOffset, takenAt, the state's length) just before the
+ * state, its checksum just after. Null (nothing written) when a field is declined or the head
+ * does not fit.
+ */
+function envelopeAround(value: EnvelopeValue, state: Uint8Array): Uint8Array | null {
+  const checksum = value.checksum;
+  // Room for the worst case of each field (the string's as the compiled writer counts it); what is written must fit before the state.
+  const head = Buffer.allocUnsafe(64 + 3 * (typeof value.logId === 'string' ? value.logId.length : 0));
+  ENVELOPE.header.copy(head, 0);
+  resetShort();
+  let pos = writeInt(value.format, head, HEADER_LENGTH);
+  if (pos >= 0) pos = writeString(value.logId, head, pos);
+  if (pos >= 0) pos = writeInt(value.partition, head, pos);
+  if (pos >= 0) pos = writeLong(value.nextOffset, head, pos);
+  if (pos >= 0) pos = writeLong(value.takenAt, head, pos);
+  if (pos >= 0) pos = writeLong(state.byteLength, head, pos);
+  const all = Buffer.from(state.buffer, 0, state.buffer.byteLength);
+  const end = state.byteOffset + state.byteLength;
+  if (pos < 0 || pos > state.byteOffset || checksum.length !== ENVELOPE_ROOM.after - 1 || end + ENVELOPE_ROOM.after > all.length)
+    return null;
+  roomy.delete(state); // its room is taken
+  const start = state.byteOffset - pos;
+  head.copy(all, start, 0, pos);
+  const at = writeVarint(checksum.length, all, end); // one byte: 32 is 0x40
+  all.set(checksum, at);
+  return new Uint8Array(all.buffer, start, at + checksum.length - start);
+}
+
+interface EnvelopeValue {
+  format: number;
+  logId: string;
+  partition: number;
+  nextOffset: number;
+  takenAt: number;
+  checksum: Buffer;
 }
 
 /**
