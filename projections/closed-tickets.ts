@@ -11,8 +11,8 @@ import { threadKey } from '../src/events/keys.ts';
 import type { Outcome, TicketKeyCreated } from '../src/events/types.ts';
 import { closedEntryOf, type ClosedEntry } from './closed-entry.ts';
 import type { EntryState } from './entry-state.ts';
-import { hash32 } from './hash32.ts';
-import { TicketIndex, type TicketRecords } from './ticket-index.ts';
+import { hash32, hash32Of3 } from './hash32.ts';
+import { TicketIndex, type ClosingTicket, type TicketRecords } from './ticket-index.ts';
 
 export type TicketKey = Pick<TicketKeyCreated, 'secret' | 'legacyThrough'>;
 
@@ -71,24 +71,55 @@ export class ClosedTickets {
     return this.#unsettled.size;
   }
 
-  /** Indexes `entry`, which just closed with its closing record at `closeOffset` (-1: not known yet). */
+  /**
+   * Indexes `entry`, which just closed with its closing record at `closeOffset` (-1: not known yet).
+   * Every close of a replay comes here: the ticket and its records are written into objects kept
+   * for the next close (the index copies them into its columns), and the hashes are taken over
+   * the names' parts (hash32Of3: the same values as over submissionKeyId and runIdKey).
+   */
   add(entry: EntryState, closeOffset: number): void {
-    const { tenant, thread, key } = entry;
-    const ticket = {
-      seq: entry.seq,
-      tenant,
-      outcome: entry.outcome!,
-      closedAt: entry.closedAt!,
-      keyHash: key === null ? null : hash32(submissionKeyId(tenant, thread, key)),
-      runHashes: entry.attempts.map((attempt) => hash32(runIdKey(tenant, thread, attempt.runId))),
-      deferredAttempts: entry.deferredAttempts,
-    };
-    const offsets = { submittedOffset: entry.submittedOffset, attemptOffsets: [...entry.attemptOffsets], closeOffset };
-    const records = recordsIfKnown(offsets);
+    const { tenant, thread, key, attempts } = entry;
+    const ticket = this.#closing;
+    ticket.seq = entry.seq;
+    ticket.tenant = tenant;
+    ticket.outcome = entry.outcome!;
+    ticket.closedAt = entry.closedAt!;
+    ticket.keyHash = key === null ? null : hash32Of3(tenant, thread, key);
+    const runHashes = this.#runHashes;
+    runHashes.length = attempts.length;
+    for (let n = 0; n < attempts.length; n++) runHashes[n] = hash32Of3(tenant, thread, attempts[n]!.runId);
+    ticket.deferredAttempts = entry.deferredAttempts;
+    let records: TicketRecords | null = null;
+    if (entry.submittedOffset >= 0 && closeOffset >= 0 && allKnown(entry.attemptOffsets)) {
+      records = this.#records;
+      records.submittedOffset = entry.submittedOffset;
+      records.closeOffset = closeOffset;
+      records.attemptOffsets = entry.attemptOffsets;
+    }
     const row = this.index.add(ticket, records);
     // Replay knows every offset; the live writer's close waits for its append's answer, held whole meanwhile.
-    if (records === null) this.#unsettled.set(entry.entryId, { row, entry: closedEntryOf(entry), ...offsets });
+    if (records === null) {
+      const pending = { submittedOffset: entry.submittedOffset, attemptOffsets: [...entry.attemptOffsets], closeOffset };
+      this.#unsettled.set(entry.entryId, { row, entry: closedEntryOf(entry), ...pending });
+    }
   }
+
+  /** What `add` hands the index, written afresh for each close. */
+  readonly #runHashes: number[] = [];
+  readonly #closing: ClosingTicket = {
+    seq: 0,
+    tenant: '',
+    outcome: 'succeeded',
+    closedAt: 0,
+    keyHash: null,
+    runHashes: this.#runHashes,
+    deferredAttempts: 0,
+  };
+  readonly #records: { submittedOffset: number; closeOffset: number; attemptOffsets: readonly number[] } = {
+    submittedOffset: 0,
+    closeOffset: 0,
+    attemptOffsets: [],
+  };
 
   /** The retained closed ticket `entryId`, or undefined (open, pruned, never issued, or not an id of this partition). */
   find(entryId: string): ClosedTicket | undefined {
@@ -180,6 +211,11 @@ export class ClosedTickets {
       closed: true,
     };
   }
+}
+
+function allKnown(offsets: readonly number[]): boolean {
+  for (let n = 0; n < offsets.length; n++) if (offsets[n]! < 0) return false;
+  return true;
 }
 
 function recordsIfKnown(pending: Omit<Unsettled, 'row' | 'entry'>): TicketRecords | null {

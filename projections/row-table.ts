@@ -38,6 +38,11 @@ export class RowTable {
     return this.#used * 4 >= this.#slots.length * 3;
   }
 
+  /** Whether `count` more tags can be inserted and leave it under 3/4 used. */
+  hasRoomFor(count: number): boolean {
+    return (this.#used + count) * 4 < this.#slots.length * 3;
+  }
+
   /** The first tag under `hash` that `hit` accepts, or 0. */
   find(hash: number, hit: (tag: number) => boolean): number {
     const slots = this.#slots;

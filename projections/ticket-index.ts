@@ -131,9 +131,10 @@ export class TicketIndex {
     this.#state.set(i, (OUTCOMES.indexOf(ticket.outcome) + 1) | (ticket.keyHash === null ? 0 : KEYED) | (late ? LATE : 0));
     if (ticket.deferredAttempts !== 0) this.#deferred.set(row, ticket.deferredAttempts);
     const start = this.#attemptStart(row);
-    for (const [n, hash] of ticket.runHashes.entries()) this.#runHash.set(this.#attemptIndex(start + n), hash);
-    this.#attemptCount += ticket.runHashes.length;
-    this.#attemptsEnd.set(i, (start + ticket.runHashes.length) >>> 0);
+    const runHashes = ticket.runHashes;
+    for (let n = 0; n < runHashes.length; n++) this.#runHash.set(this.#attemptIndex(start + n), runHashes[n]!);
+    this.#attemptCount += runHashes.length;
+    this.#attemptsEnd.set(i, (start + runHashes.length) >>> 0);
     if (records === null) {
       this.#state.set(i, this.#state.get(i) | UNSETTLED);
       this.#unsettled++;
@@ -403,14 +404,18 @@ export class TicketIndex {
     return false;
   }
 
-  readonly #dead = (tag: number): boolean => !this.#alive(this.#rowOfTag(tag));
-
+  /**
+   * A new row's tags go into the first EMPTY slot of each probe: a pruned row's slot is not
+   * looked for (asking whether a slot's row is alive costs a column read per slot probed); the
+   * rebuild that `full` asks for drops dead slots.
+   */
   #addToTables(row: number): void {
-    if (this.#bySeq.full || this.#byKey.full || this.#byRun.full) return this.#rebuildTables();
+    const attempts = this.attemptsOf(row);
+    if (!this.#bySeq.hasRoomFor(1) || !this.#byKey.hasRoomFor(1) || !this.#byRun.hasRoomFor(attempts)) return this.#rebuildTables();
     const tag = (row % TAG_SPACE) + 1;
-    this.#bySeq.add(seqHash(this.seqOf(row)), tag, this.#dead);
-    if (this.isKeyed(row)) this.#byKey.add(this.keyHashOf(row), tag, this.#dead);
-    for (let n = 0; n < this.attemptsOf(row); n++) this.#byRun.add(this.runHashOf(row, n), tag, this.#dead);
+    this.#bySeq.insert(seqHash(this.seqOf(row)), tag);
+    if (this.isKeyed(row)) this.#byKey.insert(this.keyHashOf(row), tag);
+    for (let n = 0; n < attempts; n++) this.#byRun.insert(this.runHashOf(row, n), tag);
   }
 
   /** Every table emptied and refilled from the live rows (a table was 3/4 used: dead slots go). */
@@ -448,9 +453,10 @@ export class TicketIndex {
     this.#submitted.set(row, i, base);
     this.#closeDelta.set(i, this.#delta(records.closeOffset, base, row, this.#wideClose));
     const start = this.#attemptStart(row);
-    for (const [n, offset] of records.attemptOffsets.entries()) {
+    const offsets = records.attemptOffsets;
+    for (let n = 0; n < offsets.length; n++) {
       const a = (start + n) >>> 0;
-      this.#attemptDelta.set(this.#attemptIndex(a), this.#delta(offset, base, a, this.#wideAttempt));
+      this.#attemptDelta.set(this.#attemptIndex(a), this.#delta(offsets[n]!, base, a, this.#wideAttempt));
     }
   }
 
