@@ -148,6 +148,8 @@ export class Partition {
   readonly #lead = new PartitionLead();
   /** The view's next offset when this queue last released the partition (null: not since it last served). */
   #releasedAt: bigint | null = null;
+  /** A wake of the onWork listeners is queued (#wakeSoon). */
+  #wakeQueued = false;
   /** Commits whose append has not completed: a snapshot waits for none (snapshot-keeper.ts). */
   #inFlight = 0;
   /** Who waits for nothing in flight (snapshotOnStop): woken when #inFlight drops to 0. */
@@ -351,7 +353,7 @@ export class Partition {
     }
     this.#view.appended(offsets[offsets.length - 1]!);
     this.#settled(events, offsets);
-    this.#durable(closed, events.some(wakesWorkers), records.length, bytes);
+    this.#durable(closed, records.length, bytes);
   }
 
   /**
@@ -369,7 +371,6 @@ export class Partition {
     const records: AppendRecord[][] = [];
     const events: RunlogEvent[][] = [];
     const closed: ClosedEntry[] = [];
-    let wakes = false;
     let bytes = 0;
     return {
       add: <C extends Command, A>(command: C, answer: (decision: Accepted<C>) => A): A | RunlogError => {
@@ -389,7 +390,6 @@ export class Partition {
           bytes += folded.bytes;
           events.push(decision.events);
           for (const entry of folded.closed) closed.push(entry);
-          wakes ||= decision.events.some(wakesWorkers);
         }
         return answer(decision as Accepted<C>);
       },
@@ -411,7 +411,6 @@ export class Partition {
         }
         this.#durable(
           closed,
-          wakes,
           records.reduce((sum, command) => sum + command.length, 0),
           bytes,
         );
@@ -430,6 +429,7 @@ export class Partition {
     const { records, tombstones } = recordsOf(view, events, alsoTombstone);
     const bytes = checkRecordsFit(this.log, events, records);
     for (let i = 0; i < events.length; i++) view.apply(null, records[i]!.key, events[i]!);
+    if (!this.#wakeQueued && events.some(wakesWorkers)) this.#wakeSoon();
     // The entries these events close, taken now: one pruned in the same group is gone from the view once durable.
     const closed = this.#closes.awaitedIn(view, events);
     for (const record of tombstones) view.apply(null, record.key, null);
@@ -471,15 +471,29 @@ export class Partition {
     for (const entry of this.#view.settle(events, offsets, from)) this.host.closedCache.set(entry);
   }
 
-  /**
-   * Once a commit of `records` records is durable: wakes the waiters of the entries it closed,
-   * and the workers if it may have made work; snapshots if one is due.
-   */
-  #durable(closed: readonly ClosedEntry[], wakes: boolean, records: number, bytes: number): void {
+  /** Once a commit of `records` records is durable: wakes the waiters of the entries it closed; snapshots if one is due. */
+  #durable(closed: readonly ClosedEntry[], records: number, bytes: number): void {
     this.#closes.wakeAll(closed);
-    if (wakes) this.host.work();
     this.#snapshots.appended(records, bytes);
     if (this.#snapshots.due) this.#snapshotIfIdle();
+  }
+
+  /**
+   * Wakes the queue's onWork listeners a microtask after a fold that may have made work
+   * takeable (a submission, a yield, a close making the thread's next entry its head), not
+   * once it is durable: the commands of this turn have queued their records by then, so a
+   * take a listener sends is decided against the view holding them and goes in the next
+   * append, or the same one as they if theirs has not started, instead of waiting for theirs
+   * to be durable first (a whole datasync more between a submission and its handler). Safe:
+   * a take answers once its own append is durable, and an append is durable only after every
+   * append before it (group-commit.ts). One wake for the folds of a turn.
+   */
+  #wakeSoon(): void {
+    this.#wakeQueued = true;
+    queueMicrotask(() => {
+      this.#wakeQueued = false;
+      this.host.work();
+    });
   }
 
   /** Snapshots the view now if nothing is in flight (snapshot-keeper.ts): the view then holds exactly the log below view.nextOffset. */

@@ -285,7 +285,11 @@ export interface RunQueueApi {
    * lease expiry), or null; of these tenants only when given (as take's `tenants`).
    */
   nextDueAt(agents: readonly string[], tenants?: readonly string[]): Promise<number | null>;
-  /** Registers a listener called (synchronously, after durability) whenever an entry becomes takeable now. */
+  /**
+   * Registers a listener called whenever an entry may have become takeable now: a microtask after the command that
+   * made it is decided (its events folded, its append on its way); a take then answers once its own append, which
+   * follows that one, is durable.
+   */
   onWork(listener: () => void): () => void;
   metrics(): Promise<QueueMetrics>;
   /** Each partition's mode, and why one does not serve. */

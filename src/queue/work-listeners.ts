@@ -1,8 +1,8 @@
 /**
- * The queue's onWork listeners. They are called after a command's events are durable, inside
- * that command (or when a rebuilt partition serves again): a listener that throws (or, async,
- * rejects) must not turn the command's answer into its error nor end the process, so what it
- * throws becomes a warning (RUNLOG_LISTENER).
+ * The queue's onWork listeners. They are called a microtask after a command that may have made
+ * work takeable is decided (partition.ts #wakeSoon; or when a rebuilt partition serves again): a
+ * listener that throws (or, async, rejects) must not turn a command's answer into its error nor
+ * end the process, so what it throws becomes a warning (RUNLOG_LISTENER).
  */
 import { callListener } from '../call-listener.ts';
 import { describe, requireFunction } from '../validation/index.ts';
