@@ -15,6 +15,7 @@
  *   chunks of 1,000 by as many callers), with the CPU per entry of each.
  */
 import os from 'node:os';
+import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
 import { type RunQueue } from '../src/queue/run-queue.ts';
 import { openRunQueue } from '../src/queue/open-run-queue.ts';
 import type { SubmitRequest } from '../src/queue/types.ts';
@@ -49,6 +50,8 @@ export interface WorkerLatency {
   maxMs: number;
   /** The load average after the measurement. */
   load: string;
+  /** What can make the tail, over the measured window: the event loop's delay and the garbage collector's pauses. */
+  tail: TailCauses;
   /** The log alone at the same rate, measured after it: two appends one after the other (latency-floor.ts). */
   floor?: LatencyFloor;
   floorLoad?: string;
@@ -143,14 +146,16 @@ export async function workerLatency(site: LogSite, perSecond: number, durationMs
       const load = { tenant: TENANT, agent: AGENT, perSecond, clock: () => performance.now() };
       await generate(queue, { ...load, threadPrefix: 'warm-', durationMs: warmupMs }, new Map());
       measuring = true;
+      const watch = watchTail();
       await profiled('worker-latency', async () => {
         await generate(queue, { ...load, threadPrefix: 'lat-', durationMs }, submittedAt);
         await worker.waitIdle();
       });
+      const tail = watch.stop();
       latencies.sort((a, b) => a - b);
       const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
       const maxMs = latencies[latencies.length - 1] ?? NaN;
-      return { perSecond, samples: latencies.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs, load: loadNow() };
+      return { perSecond, samples: latencies.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs, load: loadNow(), tail };
     });
   });
 }
@@ -278,6 +283,47 @@ function snapshotNote({ open, bytes, cpuUsPerOpen, wallMs }: SnapshotCost): stri
   return `A snapshot of the backlog left (${open.toLocaleString('en-US')} open entries, ${mib} MiB), encoded in one turn: ${cpuUsPerOpen.toFixed(2)} µs CPU per open entry, ${wallMs.toFixed(0)} ms`;
 }
 
+/** The event loop's delay (p99, max) and the garbage collector's pauses (count, longest, total) over a window. */
+export interface TailCauses {
+  loopP99Ms: number;
+  loopMaxMs: number;
+  gcCount: number;
+  gcMaxMs: number;
+  gcTotalMs: number;
+  /** Pauses of 2 ms or more. */
+  gcLong: number;
+}
+
+/** Watches the event loop's delay and the GC's pauses until stop(). */
+function watchTail(): { stop(): TailCauses } {
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  const pauses: number[] = [];
+  const gc = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) pauses.push(entry.duration);
+  });
+  gc.observe({ entryTypes: ['gc'] });
+  loop.enable();
+  return {
+    stop() {
+      loop.disable();
+      gc.disconnect();
+      return {
+        loopP99Ms: loop.percentile(99) / 1e6,
+        loopMaxMs: loop.max / 1e6,
+        gcCount: pauses.length,
+        gcMaxMs: Math.max(0, ...pauses),
+        gcTotalMs: pauses.reduce((sum, ms) => sum + ms, 0),
+        gcLong: pauses.filter((ms) => ms >= 2).length,
+      };
+    },
+  };
+}
+
+function tailNote({ tail }: WorkerLatency): string {
+  const { loopP99Ms, loopMaxMs, gcCount, gcMaxMs, gcTotalMs, gcLong } = tail;
+  return `. Over the window: event-loop delay p99 ${loopP99Ms.toFixed(1)} ms, max ${loopMaxMs.toFixed(1)} ms; GC ${gcCount} pauses, longest ${gcMaxMs.toFixed(1)} ms, ${gcLong} of 2 ms or more, ${gcTotalMs.toFixed(0)} ms in all`;
+}
+
 function floorNote({ floor, floorLoad }: WorkerLatency): string {
   if (floor === undefined) return '';
   return `. Floor in the same run (the log alone at that rate: a submission's append, then a lease-and-attempt append, one after the other): p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(1)} ms over ${floor.samples}; load ${floorLoad}`;
@@ -314,7 +360,7 @@ export function workerRows(
       value: `${latency.p99Ms.toFixed(1)} ms`,
       target: `< ${TARGET_P99_MS} ms`,
       verdict: latency.p99Ms < TARGET_P99_MS ? 'ok' : 'MISS',
-      note: `p50 ${latency.p50Ms.toFixed(2)} ms, max ${latency.maxMs.toFixed(1)} ms over ${latency.samples} entries (half the closed-loop rate); load ${latency.load}${floorNote(latency)}`,
+      note: `p50 ${latency.p50Ms.toFixed(2)} ms, max ${latency.maxMs.toFixed(1)} ms over ${latency.samples} entries (half the closed-loop rate); load ${latency.load}${tailNote(latency)}${floorNote(latency)}`,
     });
   }
   for (const { callers, submit, snapshot, raw, submitLoad, rawLoad } of batches) {
