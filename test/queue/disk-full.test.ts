@@ -8,11 +8,9 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { closeSync, openSync, writeSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { type RunQueue } from '../../src/queue/run-queue.ts';
@@ -20,32 +18,7 @@ import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import { collect } from '../contract/log-records.ts';
 import { allEvents, assertReplayEqualsLive, FakeClock, submitOf } from '../contract/fixtures.ts';
 import { onCleanup } from '../support/cleanup.ts';
-
-/** A fresh tmpfs of `size` mounted on a new directory, unmounted after the test; null if mounting is not permitted. */
-async function smallTmpfs(t: TestContext, size: string): Promise<string | null> {
-  const mountPoint = await mkdtemp(join(tmpdir(), 'runlog-disk-full-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'runlog-disk-full', mountPoint], { stdio: 'pipe' });
-  } catch (error) {
-    await rm(mountPoint, { recursive: true, force: true });
-    t.skip(`mount -t tmpfs is not permitted here: ${String(error).split('\n')[0]}`);
-    return null;
-  }
-  return mountPoint;
-}
-
-/** Writes a file until the file system refuses with ENOSPC. */
-function fill(path: string): void {
-  const fd = openSync(path, 'w');
-  try {
-    const chunk = Buffer.alloc(64 << 10, 1);
-    for (;;) writeSync(fd, chunk);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-  } finally {
-    closeSync(fd);
-  }
-}
+import { fill, smallTmpfs } from '../support/tmpfs.ts';
 
 /** Big enough that its append needs new pages of the file system (a small one could fit in the segment's last page). */
 const bigSubmit = (thread: string) => submitOf('acme', thread, { input: 'x'.repeat(16 << 10) });
