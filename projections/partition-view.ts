@@ -62,6 +62,8 @@ export class PartitionView {
   private readonly deadlines = new Heap<EntryState>((a, b) => a.deadline! < b.deadline!);
   /** Open entries with a deadline (the heap also holds closed ones until their deadline or a rebuild). */
   private deadlinesOpen = 0;
+  /** While true (a catch-up: deferHeads), heads are not offered to the head indexes as they change; indexHeads offers the current ones. */
+  #headsDeferred = false;
 
   constructor(readonly partition: number) {
     this.closed = new ClosedTickets(partition, () => this.ticketKey);
@@ -265,7 +267,7 @@ export class PartitionView {
       this.deadlinesOpen++;
     }
     this.metrics.enqueued++;
-    if (wasIdle) entry.heads.offer(entry);
+    if (wasIdle && !this.#headsDeferred) entry.heads.offer(entry);
   }
 
   private attemptStarted(entry: EntryState, event: AttemptStarted, offset: number): void {
@@ -355,7 +357,27 @@ export class PartitionView {
 
   private reindex(entry: EntryState): void {
     entry.version++;
-    if (!entry.closed && this.isHead(entry)) entry.heads.offer(entry);
+    if (!this.#headsDeferred && !entry.closed && this.isHead(entry)) entry.heads.offer(entry);
+  }
+
+  /**
+   * Until indexHeads, heads are not offered to the head indexes as the fold changes them: a
+   * catch-up (src/projector/replay.ts) folds records nobody takes from meanwhile, and most of
+   * its offers would be stale before it ends (each lifecycle offers its entry twice, then closes
+   * it). Takes must not be asked meanwhile: they would miss the heads not offered yet.
+   */
+  deferHeads(): void {
+    this.#headsDeferred = true;
+  }
+
+  /** Ends deferHeads: every thread's current head is offered (its version bumped: items offered before it are stale). */
+  indexHeads(): void {
+    if (!this.#headsDeferred) return;
+    this.#headsDeferred = false;
+    for (const thread of this.#threads.values()) {
+      const head = thread.head();
+      if (head !== undefined) this.reindex(head);
+    }
   }
 
   private threadOf(tenant: string, threadName: string): ThreadState<EntryState> {

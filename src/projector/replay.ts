@@ -8,8 +8,18 @@ import { PartitionView } from '../../projections/partition-view.ts';
  * Folds every record of `partition` from `view.nextOffset` to the log's end into `view`. Where
  * the log offers it (the file log), each record is decoded where it lies in the read buffer:
  * no record object, offset bigint, key string (but a tombstone's) or value view per record.
+ * Heads are indexed once at the end (PartitionView.deferHeads), not as each record changes them.
  */
 export async function catchUp(log: EventLog, partition: number, view: PartitionView): Promise<number> {
+  view.deferHeads();
+  try {
+    return await foldRecords(log, partition, view);
+  } finally {
+    view.indexHeads();
+  }
+}
+
+async function foldRecords(log: EventLog, partition: number, view: PartitionView): Promise<number> {
   const records = log.read(partition, view.nextOffset);
   const visit = (records as Partial<BatchedRecords>).visit;
   if (typeof visit === 'function') {

@@ -147,6 +147,17 @@ it('a replay through visit equals a replay through the batches, also caught up i
     assert.equal(counts[0], counts[1]);
     assert.deepEqual(snapshotView(views[0]!), snapshotView(views[1]!));
     assert.equal(views[0]!.nextOffset, views[1]!.nextOffset);
+    // A catch-up indexes heads once at its end (deferHeads): takes answer as after folding record by record.
+    const folded = new PartitionView(0);
+    for (const record of await collect(log.read(0, 0n))) folded.apply(record.offset, record.key, record.value && decodeEvent(record.value));
+    for (const at of [0, 1_700_000_000_000, 1_700_000_000_000 + 60_010, 1_700_000_000_000 + 120_000]) {
+      for (const tenants of [null, ['acme'], ['other']]) {
+        const answer = (view: PartitionView): unknown => [view.bestHead(['work'], at, tenants)?.entryId, view.nextDueAt(['work'], tenants)];
+        assert.deepEqual(answer(views[0]!), answer(folded), `at ${at}, tenants ${tenants}`);
+        assert.deepEqual(answer(views[1]!), answer(folded));
+      }
+    }
+    assert.ok(folded.bestHead(['work'], 1_700_000_000_000 + 120_000) !== undefined, 'some open head is takeable');
   }
   assert.ok(views[0]!.closed.size > 0 && views[0]!.entries.size > 0);
 });
