@@ -1,8 +1,8 @@
 /**
  * A numeric column of the ticket index read a stretch of elements at a time, for loading an
  * index whole (ticket-index.ts fromColumns): from a typed array (views of it) or from a
- * snapshot's stored column (snapshot-columns.ts StoredColumn: bytes at any offset, copied a
- * stretch at a time into one scratch array, so a restart never copies a whole column out of
+ * snapshot's stored column (snapshot-columns.ts StoredColumn: bytes at any offset, or in the
+ * snapshot's file, copied a stretch at a time into one scratch array, so a restart never copies a whole column out of
  * the snapshot first: at 10M rows that copy was 600 MB of fresh memory).
  */
 import { isStoredColumn, type StoredColumn } from './snapshot-columns.ts';
@@ -38,7 +38,7 @@ export class ColumnReader<K extends ReadKind> {
     const count = end - start;
     if (this.#scratch === null || this.#scratch.length < count) this.#scratch = new type(count) as ArrayOf<K>;
     const width = type.BYTES_PER_ELEMENT;
-    new Uint8Array(this.#scratch.buffer, 0, count * width).set(source.bytes.subarray(start * width, end * width));
+    source.copy(new Uint8Array(this.#scratch.buffer, 0, count * width), start * width);
     return this.#scratch.subarray(0, count) as ArrayOf<K>;
   }
 }

@@ -8,6 +8,7 @@
  */
 import { endianness } from 'node:os';
 import { RunlogError } from '../src/errors.ts';
+import type { SnapshotSource, SourcedColumn } from '../src/events/snapshot-stream.ts';
 import type { SnapshotColumn } from '../src/events/snapshot-types.ts';
 
 type TypedArray = Float64Array | Float32Array | Uint32Array | Int32Array | Uint16Array | Int16Array | Uint8Array | Int8Array;
@@ -52,9 +53,12 @@ export function toSnapshotColumns(columns: object): SnapshotColumn[] {
 /** A typed column as the snapshot holds it: its elements' bytes, at any byte offset (not copied). */
 export interface StoredColumn {
   readonly kind: Kind;
-  readonly bytes: Uint8Array;
+  /** Its elements' bytes, or null: they lie elsewhere, read with `copy`. */
+  readonly bytes: Uint8Array | null;
   /** Its elements (bytes / the kind's width). */
   readonly length: number;
+  /** Copies its bytes from `byteStart` on into `into` (as many as `into` holds). */
+  copy(into: Uint8Array, byteStart: number): void;
 }
 
 /** The columns object the snapshot columns hold (its fields unchecked: the index's fromColumns checks them). */
@@ -63,7 +67,7 @@ export function fromSnapshotColumns(columns: readonly SnapshotColumn[]): Record<
   for (const [field, value] of Object.entries(result)) {
     if (!isStoredColumn(value)) continue;
     const array = new KINDS[value.kind](value.length);
-    new Uint8Array(array.buffer).set(value.bytes);
+    value.copy(new Uint8Array(array.buffer), 0);
     result[field] = array;
   }
   return result;
@@ -75,9 +79,45 @@ export function fromSnapshotColumns(columns: readonly SnapshotColumn[]): Record<
  * copies them a stretch at a time (ticket-columns.ts).
  */
 export function storedColumns(columns: readonly SnapshotColumn[]): Record<string, unknown> {
+  return fieldsOf(
+    columns.map(({ name, bytes, strings }) => ({
+      name,
+      strings,
+      byteLength: bytes.byteLength,
+      copy: (into: Uint8Array, byteStart: number) => into.set(bytes.subarray(byteStart, byteStart + into.length)),
+      bytes,
+    })),
+  );
+}
+
+/**
+ * The same, for columns whose bytes lie in a snapshot's source, unread (src/events/snapshot-stream.ts
+ * readSnapshotState): each typed column is read from there a stretch at a time as it is loaded.
+ */
+export function sourcedColumns(columns: readonly SourcedColumn[], source: SnapshotSource): Record<string, unknown> {
+  return fieldsOf(
+    columns.map(({ name, strings, position, byteLength }) => ({
+      name,
+      strings,
+      byteLength,
+      copy: (into: Uint8Array, byteStart: number) => source.read(into, position + byteStart),
+      bytes: null,
+    })),
+  );
+}
+
+interface ColumnSource {
+  name: string;
+  strings: readonly string[];
+  byteLength: number;
+  copy(into: Uint8Array, byteStart: number): void;
+  bytes: Uint8Array | null;
+}
+
+function fieldsOf(columns: readonly ColumnSource[]): Record<string, unknown> {
   requireLittleEndian();
   const result: Record<string, unknown> = {};
-  for (const { name, bytes, strings } of columns) {
+  for (const { name, strings, byteLength, copy, bytes } of columns) {
     const at = name.lastIndexOf(':');
     const [field, kind] = [name.slice(0, at), name.slice(at + 1)];
     if (at <= 0 || field in result) throw corrupt(`a column named ${JSON.stringify(name)}`);
@@ -87,8 +127,8 @@ export function storedColumns(columns: readonly SnapshotColumn[]): Record<string
       result[field] = strings;
     } else if (Object.hasOwn(KINDS, kind)) {
       const width = KINDS[kind as Kind].BYTES_PER_ELEMENT;
-      if (bytes.byteLength % width !== 0) throw corrupt(`column ${name} of ${bytes.byteLength} bytes`);
-      result[field] = { kind: kind as Kind, bytes, length: bytes.byteLength / width } satisfies StoredColumn;
+      if (byteLength % width !== 0) throw corrupt(`column ${name} of ${byteLength} bytes`);
+      result[field] = { kind: kind as Kind, bytes, length: byteLength / width, copy } satisfies StoredColumn;
     } else {
       throw corrupt(`a column of kind ${JSON.stringify(kind)}`);
     }
@@ -97,7 +137,7 @@ export function storedColumns(columns: readonly SnapshotColumn[]): Record<string
 }
 
 export function isStoredColumn(value: unknown): value is StoredColumn {
-  return typeof value === 'object' && value !== null && 'kind' in value && 'bytes' in value;
+  return typeof value === 'object' && value !== null && 'kind' in value && 'copy' in value;
 }
 
 function corrupt(what: string): RunlogError {

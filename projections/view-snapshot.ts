@@ -30,7 +30,7 @@ import {
 } from './open-snapshot.ts';
 import { PartitionView } from './partition-view.ts';
 import { storedColumns, toSnapshotColumns } from './snapshot-columns.ts';
-import { TicketIndex } from './ticket-index.ts';
+import { TicketIndex, type StoredTicketColumns } from './ticket-index.ts';
 
 /** The state a snapshot of `view` keeps. Reads the view in this turn: call it while no append is in flight. */
 export function viewState(view: PartitionView): PartitionState {
@@ -55,11 +55,20 @@ function stateBesideThreads(view: PartitionView): Omit<PartitionState, 'threads'
   };
 }
 
-/** A view of `partition` holding what `state` says, having folded every record below `nextOffset`. */
-export function restoreView(partition: number, state: PartitionState, nextOffset: bigint): PartitionView {
+/**
+ * A view of `partition` holding what `state` says, having folded every record below `nextOffset`.
+ * `closedColumns`: the ticket index's columns when they are read from where they lie
+ * (snapshot-columns.ts sourcedColumns; state.closedIndex is then empty).
+ */
+export function restoreView(
+  partition: number,
+  state: PartitionState,
+  nextOffset: bigint,
+  closedColumns?: StoredTicketColumns,
+): PartitionView {
   const view = new PartitionView(partition);
   restoreOpenEntries(view, state.threads);
-  restoreClosed(view, state, nextOffset);
+  restoreClosed(view, state, nextOffset, closedColumns);
   restoreAnswers(view, state.answers);
   restoreSubmissionKeys(view, state.submissionKeys);
   Object.assign(view.metrics, state.metrics);
@@ -77,9 +86,10 @@ function closedPart(view: PartitionView): Pick<PartitionState, 'closedEntries' |
   return { closedEntries: [], closedIndex: toSnapshotColumns(view.closed.index.toColumns()) };
 }
 
-function restoreClosed(view: PartitionView, state: PartitionState, nextOffset: bigint): void {
-  // Loaded straight from the snapshot's bytes (no column copied out first), checked as it is loaded: no record past what it covers.
-  if (state.closedIndex.length > 0) view.closed.index = TicketIndex.fromColumns(storedColumns(state.closedIndex), Number(nextOffset));
+function restoreClosed(view: PartitionView, state: PartitionState, nextOffset: bigint, closedColumns?: StoredTicketColumns): void {
+  // Loaded straight from the snapshot's bytes or file (no column copied out first), checked as it is loaded: no record past what it covers.
+  const columns = closedColumns ?? (state.closedIndex.length > 0 ? storedColumns(state.closedIndex) : null);
+  if (columns !== null && Object.keys(columns).length > 0) view.closed.index = TicketIndex.fromColumns(columns, Number(nextOffset));
   // Closed entries kept whole (a snapshot from before the ticket index) say nothing of where their records lie.
   if (state.closedEntries.length > 0) throw new Error("the snapshot keeps closed entries whole, without their records' offsets");
 }

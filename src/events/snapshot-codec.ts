@@ -40,6 +40,8 @@ export const SNAPSHOT_SCHEMAS: SchemaFamily<SnapshotSchemaName> = {
 export const RELEASED_SNAPSHOT_SCHEMAS: readonly SchemaVersion<SnapshotSchemaName>[] = loadSchemaFamily(SNAPSHOT_SCHEMAS);
 
 const HEADER_LENGTH = 10;
+/** The single-object header's length: marker and fingerprint. */
+export const SNAPSHOT_HEADER_LENGTH = HEADER_LENGTH;
 /** The largest buffer Node allocates. */
 const MAX_LENGTH = constants.MAX_LENGTH;
 const OUTCOMES: ReadonlySet<string> = new Set<Outcome>(['succeeded', 'failed', 'cancelled', 'expired', 'threadDeleted']);
@@ -75,6 +77,11 @@ function formOf(name: SnapshotSchemaName): Form {
 
 const ENVELOPE = formOf('PartitionSnapshot');
 const STATE = formOf('PartitionState');
+
+/** The single-object header a snapshot's envelope or state starts with (snapshot-stream.ts reads them in place). */
+export function snapshotHeader(name: SnapshotSchemaName): Buffer {
+  return (name === 'PartitionSnapshot' ? ENVELOPE : STATE).header;
+}
 
 /**
  * The compiled writer's encoding of `value` (the bytes avsc writes: body-writer.ts), or null
@@ -155,10 +162,9 @@ function corrupt(message: string, cause?: unknown): RunlogError {
 
 /** SHA-256 of the envelope's fields (each in decimal, newline-terminated) and the state's bytes. */
 export function snapshotChecksum(snapshot: Omit<PartitionSnapshot, 'checksum'>): Uint8Array {
-  const { format, logId, partition, nextOffset, takenAt, state } = snapshot;
   const hash = createHash('sha256');
-  hash.update(`${format}\n${logId}\n${partition}\n${nextOffset}\n${takenAt}\n`, 'utf8');
-  hash.update(state);
+  hash.update(snapshotChecksumPrefix(snapshot), 'utf8');
+  hash.update(snapshot.state);
   return hash.digest();
 }
 
@@ -175,6 +181,14 @@ export interface ThreadsToWrite extends SelfWriting {
 
 /** A view's state to encode: its open entries as values, or written straight from the view. */
 export type StateToWrite = Omit<PartitionState, 'threads'> & { threads: SnapshotThread[] | ThreadsToWrite };
+
+/** What the checksum covers before the state's bytes: the envelope's fields in decimal, each newline-terminated. */
+export function snapshotChecksumPrefix(
+  fields: Pick<PartitionSnapshot, 'format' | 'logId' | 'partition' | 'nextOffset' | 'takenAt'>,
+): string {
+  const { format, logId, partition, nextOffset, takenAt } = fields;
+  return `${format}\n${logId}\n${partition}\n${nextOffset}\n${takenAt}\n`;
+}
 
 /** A view's state, encoded (taken in one turn; the envelope follows once the offset it covers is durable). */
 export function encodeSnapshotState(state: StateToWrite): Uint8Array {

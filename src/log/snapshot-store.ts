@@ -6,11 +6,21 @@
  * reader needs to decide: the log's identity, and which snapshots a compaction may have made
  * stale.
  */
+import type { SnapshotSource } from '../events/snapshot-stream.ts';
 
 export interface StoredSnapshot {
   /** Where it is, for warnings (a file's path, a topic's record). */
   readonly name: string;
   read(): Promise<Uint8Array>;
+  /**
+   * Its bytes to read by position, where the store can give them so (a file: never read
+   * whole, see src/events/snapshot-stream.ts); close it after. Absent: `read` them whole.
+   */
+  open?(): Promise<OpenSnapshot>;
+}
+
+export interface OpenSnapshot extends SnapshotSource {
+  close(): Promise<void>;
 }
 
 export interface SnapshotStore {

@@ -12,9 +12,11 @@
  *   - its state builds a view (restoreView) without error.
  */
 import { decodeSnapshot, decodeSnapshotState, encodeSnapshot, encodeSnapshotState } from '../events/snapshot-codec.ts';
+import { readSnapshotHead, readSnapshotState, verifySnapshotChecksum, type SnapshotSource } from '../events/snapshot-stream.ts';
 import type { EventLog } from '../log/event-log.ts';
 import type { StoredSnapshot } from '../log/snapshot-store.ts';
 import { PartitionView } from '../../projections/partition-view.ts';
+import { sourcedColumns } from '../../projections/snapshot-columns.ts';
 import { restoreView, viewStateToWrite } from '../../projections/view-snapshot.ts';
 import type { WarningListener } from '../warnings.ts';
 import { catchUp } from './replay.ts';
@@ -76,6 +78,14 @@ async function validView(
   end: bigint,
   stale: (nextOffset: bigint, takenAt: number) => string | null,
 ): Promise<PartitionView> {
+  if (stored.open !== undefined) {
+    const source = await stored.open();
+    try {
+      return sourcedView(source, logId, partition, end, stale);
+    } finally {
+      await source.close();
+    }
+  }
   const bytes = await stored.read();
   const snapshot = decodeSnapshot(bytes);
   if (snapshot.logId !== logId) throw new Error(`it is a snapshot of another log (${snapshot.logId}, not ${logId})`);
@@ -87,6 +97,29 @@ async function validView(
   if (staleness !== null) throw new Error(`it is stale: ${staleness}`);
   const view = restoreView(partition, decodeSnapshotState(snapshot.state), snapshot.nextOffset);
   covered.set(view, { nextOffset: snapshot.nextOffset, size: bytes.byteLength });
+  return view;
+}
+
+/** The same as validView, reading the snapshot where it lies (src/events/snapshot-stream.ts): checked in the same order. */
+function sourcedView(
+  source: SnapshotSource,
+  logId: string,
+  partition: number,
+  end: bigint,
+  stale: (nextOffset: bigint, takenAt: number) => string | null,
+): PartitionView {
+  const head = readSnapshotHead(source);
+  verifySnapshotChecksum(source, head);
+  if (head.logId !== logId) throw new Error(`it is a snapshot of another log (${head.logId}, not ${logId})`);
+  if (head.partition !== partition) throw new Error(`it is a snapshot of partition ${head.partition}`);
+  if (head.nextOffset > end) {
+    throw new Error(`it covers offsets up to ${head.nextOffset}, past the log's end ${end} (the log was truncated or replaced)`);
+  }
+  const staleness = stale(head.nextOffset, head.takenAt);
+  if (staleness !== null) throw new Error(`it is stale: ${staleness}`);
+  const { state, columns } = readSnapshotState(source, head);
+  const view = restoreView(partition, state, head.nextOffset, sourcedColumns(columns, source));
+  covered.set(view, { nextOffset: head.nextOffset, size: source.size });
   return view;
 }
 

@@ -16,9 +16,11 @@
  * the safe side: a compaction that fails after it only makes older snapshots unused.
  * The store writes only under the log's lock (only a writable log has one).
  */
+import { readSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { SnapshotStore, StoredSnapshot } from '../snapshot-store.ts';
+import { RunlogError } from '../../errors.ts';
+import type { OpenSnapshot, SnapshotStore, StoredSnapshot } from '../snapshot-store.ts';
 import { syncDir } from './sync.ts';
 
 const SUFFIX = '.snapshot';
@@ -52,7 +54,11 @@ export class FileSnapshotStore implements SnapshotStore {
 
   async list(partition: number): Promise<StoredSnapshot[]> {
     const dir = this.#partitionDir(partition);
-    return (await this.#names(dir)).map((file) => ({ name: join(dir, file), read: () => readFile(join(dir, file)) }));
+    return (await this.#names(dir)).map((file) => ({
+      name: join(dir, file),
+      read: () => readFile(join(dir, file)),
+      open: () => openSnapshotFile(join(dir, file)),
+    }));
   }
 
   async staleness(partition: number): Promise<(nextOffset: bigint, takenAt: number) => string | null> {
@@ -106,5 +112,31 @@ export class FileSnapshotStore implements SnapshotStore {
     }
     await rename(temporary, join(dir, name));
     if (sync) await syncDir(dir);
+  }
+}
+
+/**
+ * A snapshot file opened to be read by position (src/events/snapshot-stream.ts), synchronously:
+ * its reader runs in one turn, as the restore it feeds does.
+ */
+async function openSnapshotFile(path: string): Promise<OpenSnapshot> {
+  const handle = await open(path, 'r');
+  try {
+    const { size } = await handle.stat();
+    const read = (into: Uint8Array, position: number): void => {
+      for (let done = 0; done < into.length;) {
+        const got = readSync(handle.fd, into, done, into.length - done, position + done);
+        if (got === 0)
+          throw new RunlogError(
+            'Corrupt',
+            `${path}: ends at byte ${position + done}, before the ${into.length} bytes wanted at ${position}`,
+          );
+        done += got;
+      }
+    };
+    return { size, read, close: () => handle.close() };
+  } catch (error) {
+    await handle.close();
+    throw error;
   }
 }

@@ -1,0 +1,128 @@
+/**
+ * Skipping an Avro value without decoding it: the length of a schema's encoding found by
+ * walking its bytes (varints, length-prefixed bytes and strings, array and map blocks), no value
+ * built. The snapshot reader (snapshot-stream.ts) uses it to find where the ticket index's
+ * columns lie in a snapshot's state without reading the fields before them into objects.
+ *
+ * A cursor is read byte by byte (`byte`) and skipped over (`skip`); running out of input is the
+ * cursor's to report (it throws). A varint of more than 10 bytes, or a negative length, is
+ * Corrupt here.
+ */
+import { RunlogError } from '../errors.ts';
+
+export interface ByteCursor {
+  /** The next byte (throws past the end). */
+  byte(): number;
+  /** Moves past `count` bytes (throws past the end). */
+  skip(count: number): void;
+}
+
+type Skip = (cursor: ByteCursor) => void;
+
+/** A function skipping one value of `schema` (Avro JSON), named types resolved within it. */
+export function avroSkipper(schema: unknown): Skip {
+  return compile(schema, new Map(), '');
+}
+
+/** A zigzag varint (int or long) as a number (exact up to 2^53). */
+export function readLong(cursor: ByteCursor): number {
+  let value = 0;
+  let scale = 1;
+  for (let i = 0; i < 10; i++) {
+    const b = cursor.byte();
+    value += (b & 0x7f) * scale;
+    if ((b & 0x80) === 0) return value % 2 === 0 ? value / 2 : -(value + 1) / 2;
+    scale *= 128;
+  }
+  throw new RunlogError('Corrupt', 'an Avro varint runs past 10 bytes');
+}
+
+/** A length (of bytes, a string, a block): a long that is not negative. */
+export function readLength(cursor: ByteCursor): number {
+  const length = readLong(cursor);
+  if (length < 0 || !Number.isSafeInteger(length)) throw new RunlogError('Corrupt', `an Avro length of ${length}`);
+  return length;
+}
+
+const FIXED_WIDTH: Readonly<Record<string, number>> = { null: 0, boolean: 1, float: 4, double: 8 };
+
+function compile(schema: unknown, named: Map<string, Skip>, namespace: string): Skip {
+  if (typeof schema === 'string') {
+    if (schema in FIXED_WIDTH) return skipWidth(FIXED_WIDTH[schema]!);
+    if (schema === 'int' || schema === 'long') return (cursor) => void readLong(cursor);
+    if (schema === 'bytes' || schema === 'string') return (cursor) => cursor.skip(readLength(cursor));
+    const found = named.get(schema.includes('.') ? schema : `${namespace}.${schema}`) ?? named.get(schema);
+    if (found === undefined) throw new Error(`an Avro schema names an unknown type ${schema}`);
+    return found;
+  }
+  if (Array.isArray(schema)) {
+    const branches = schema.map((branch) => compile(branch, named, namespace));
+    return (cursor) => {
+      const branch = branches[readLong(cursor)];
+      if (branch === undefined) throw new RunlogError('Corrupt', 'an Avro union branch out of range');
+      branch(cursor);
+    };
+  }
+  const s = schema as {
+    type: unknown;
+    name?: string;
+    namespace?: string;
+    fields?: { type: unknown }[];
+    items?: unknown;
+    values?: unknown;
+    size?: number;
+  };
+  switch (s.type) {
+    case 'record': {
+      const space = s.namespace ?? (s.name!.includes('.') ? s.name!.slice(0, s.name!.lastIndexOf('.')) : namespace);
+      const fields: Skip[] = [];
+      const skip: Skip = (cursor) => {
+        for (const field of fields) field(cursor);
+      };
+      named.set(s.name!.includes('.') ? s.name! : `${space}.${s.name}`, skip);
+      for (const field of s.fields!) fields.push(compile(field.type, named, space));
+      return skip;
+    }
+    case 'enum':
+      return register(s, named, namespace, (cursor) => void readLong(cursor));
+    case 'fixed':
+      return register(s, named, namespace, skipWidth(s.size!));
+    case 'array': {
+      const item = compile(s.items, named, namespace);
+      return (cursor) => skipBlocks(cursor, item);
+    }
+    case 'map': {
+      const value = compile(s.values, named, namespace);
+      return (cursor) =>
+        skipBlocks(cursor, (c) => {
+          c.skip(readLength(c));
+          value(c);
+        });
+    }
+    default:
+      return compile(s.type, named, namespace); // a primitive with attributes (logicalType)
+  }
+}
+
+function register(s: { name?: string; namespace?: string }, named: Map<string, Skip>, namespace: string, skip: Skip): Skip {
+  named.set(s.name!.includes('.') ? s.name! : `${s.namespace ?? namespace}.${s.name}`, skip);
+  return skip;
+}
+
+function skipWidth(width: number): Skip {
+  return (cursor) => cursor.skip(width);
+}
+
+/** Array or map blocks: a count (negative: its byte size follows), the items, until a count of 0. */
+function skipBlocks(cursor: ByteCursor, item: Skip): void {
+  for (;;) {
+    let count = readLong(cursor);
+    if (count === 0) return;
+    if (count < 0) {
+      count = -count;
+      cursor.skip(readLength(cursor));
+      continue;
+    }
+    for (let i = 0; i < count; i++) item(cursor);
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * Reading a snapshot where it lies (src/events/snapshot-stream.ts) answers what decoding its
+ * bytes whole answers (snapshot-codec.ts), and refuses, as Corrupt, whatever the whole decode
+ * refuses: every truncation, a flipped bit anywhere, trailing bytes, another format. The
+ * columns' bytes are not read, only found: read at the places it names, they are the columns.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { isRunlogError } from '../../src/errors.ts';
+import { decodeSnapshot, decodeSnapshotState, encodeSnapshot, encodeSnapshotState } from '../../src/events/snapshot-codec.ts';
+import { readSnapshotHead, readSnapshotState, verifySnapshotChecksum, type SnapshotSource } from '../../src/events/snapshot-stream.ts';
+import type { PartitionState } from '../../src/events/snapshot-types.ts';
+import { GOLDEN_ENVELOPE, GOLDEN_STATE } from './golden-snapshots.ts';
+
+/** Bytes read by position, counting what is read. */
+function sourceOf(bytes: Uint8Array): SnapshotSource & { readBytes: number } {
+  return {
+    size: bytes.length,
+    readBytes: 0,
+    read(into, position) {
+      if (position + into.length > bytes.length) throw new Error(`read past the end: ${into.length} at ${position} of ${bytes.length}`);
+      into.set(bytes.subarray(position, position + into.length));
+      this.readBytes += into.length;
+    },
+  };
+}
+
+function readWhere(bytes: Uint8Array): ReturnType<typeof readSnapshotState> & { head: ReturnType<typeof readSnapshotHead> } {
+  const source = sourceOf(bytes);
+  const head = readSnapshotHead(source);
+  verifySnapshotChecksum(source, head);
+  return { head, ...readSnapshotState(source, head) };
+}
+
+function refused(read: () => unknown): boolean {
+  try {
+    read();
+    return false;
+  } catch (error) {
+    return isRunlogError(error, 'Corrupt');
+  }
+}
+
+/** A state with columns larger than the reader's windows (256 KiB, 4 MiB), between open and closed entries whole. */
+function bigState(): PartitionState {
+  const big = new Uint8Array(5 << 20).map((_, i) => (i * 7919) & 0xff);
+  return {
+    ...GOLDEN_STATE,
+    closedIndex: [
+      { name: 'version:number', bytes: new Uint8Array(0), strings: ['1'] },
+      { name: 'seq:f64', bytes: big, strings: [] },
+      { name: 'tenants:strings', bytes: new Uint8Array(0), strings: ['acme', 'ünï', ''] },
+      { name: 'runHash:u32', bytes: big.subarray(3, 3 + (300 << 10)), strings: [] },
+    ],
+  };
+}
+
+for (const [name, state] of [
+  ['the golden snapshot', GOLDEN_STATE],
+  ['a snapshot whose columns are larger than the reader windows', bigState()],
+] as const) {
+  test(`${name} read where it lies equals its whole decode, its columns found where they lie`, () => {
+    const snapshot = encodeSnapshot({ ...GOLDEN_ENVELOPE, state: encodeSnapshotState(state) });
+    const whole = decodeSnapshot(snapshot);
+    const wholeState = decodeSnapshotState(whole.state);
+    const { head, state: read, columns } = readWhere(snapshot);
+    assert.deepEqual(
+      [head.format, head.logId, head.partition, head.nextOffset, head.takenAt],
+      [whole.format, whole.logId, whole.partition, whole.nextOffset, whole.takenAt],
+    );
+    const columnsWhole = wholeState.closedIndex;
+    wholeState.closedIndex = [];
+    assert.deepEqual(read, wholeState);
+    assert.ok(columnsWhole.length > 0);
+    assert.deepEqual(
+      columns.map(({ name, strings, position, byteLength }) => ({
+        name,
+        strings,
+        bytes: snapshot.subarray(position, position + byteLength),
+      })),
+      columnsWhole.map(({ name, strings, bytes }) => ({ name, strings, bytes: new Uint8Array(bytes) })),
+    );
+  });
+}
+
+test("the columns' bytes are not read: a snapshot of 5 MiB of columns reads well under that to find them", () => {
+  const snapshot = encodeSnapshot({ ...GOLDEN_ENVELOPE, state: encodeSnapshotState(bigState()) });
+  const source = sourceOf(snapshot);
+  const head = readSnapshotHead(source);
+  const beforeChecksum = source.readBytes;
+  verifySnapshotChecksum(source, head);
+  const afterChecksum = source.readBytes;
+  readSnapshotState(source, head);
+  assert.ok(afterChecksum - beforeChecksum >= head.stateLength, 'the checksum reads the state whole');
+  assert.ok(source.readBytes - afterChecksum < 1 << 20, `finding the columns read ${source.readBytes - afterChecksum} bytes`);
+});
+
+const snapshot = encodeSnapshot({ ...GOLDEN_ENVELOPE, state: encodeSnapshotState(GOLDEN_STATE) });
+
+test('every truncation of a snapshot is refused as Corrupt', () => {
+  for (let length = 0; length < snapshot.length; length++) {
+    assert.ok(
+      refused(() => readWhere(snapshot.subarray(0, length))),
+      `cut at ${length}`,
+    );
+  }
+});
+
+test('property: a snapshot with any bit flipped is refused as Corrupt', () => {
+  fc.assert(
+    fc.property(fc.nat(snapshot.length * 8 - 1), (bit) => {
+      const damaged = snapshot.slice();
+      damaged[bit >> 3]! ^= 1 << (bit & 7);
+      return refused(() => readWhere(damaged));
+    }),
+    { numRuns: 2_000 },
+  );
+});
+
+test('a state without its envelope, trailing bytes and another format are refused as Corrupt', () => {
+  assert.ok(refused(() => readWhere(encodeSnapshotState(GOLDEN_STATE))));
+  assert.ok(refused(() => readWhere(Buffer.concat([snapshot, Buffer.from([0])]))));
+  const source = sourceOf(snapshot);
+  const head = readSnapshotHead(source);
+  assert.ok(refused(() => verifySnapshotChecksum(source, { ...head, format: 2 })));
+});
