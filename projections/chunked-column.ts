@@ -72,6 +72,19 @@ export class ChunkedColumn {
     this.chunks[c] = chunk;
   }
 
+  /** Elements [start, start + into.length) copied into `into` (0 where a sparse chunk is absent). */
+  copy(start: number, into: Uint32Array): void {
+    for (let done = 0; done < into.length;) {
+      const i = start + done;
+      const [c, at] = [i >>> CHUNK_BITS, i & IN_CHUNK];
+      const length = Math.min(CHUNK - at, into.length - done);
+      const chunk = this.chunks[c];
+      if (chunk === undefined) into.fill(0, done, done + length);
+      else into.set(chunk.subarray(at, at + length), done);
+      done += length;
+    }
+  }
+
   /** Chunk `c` itself (allocated if it was not), for writing a whole chunk in one loop. */
   chunk(c: number): Chunk {
     if (this.chunks.length <= c) this.chunks.length = c + 1;

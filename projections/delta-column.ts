@@ -68,6 +68,20 @@ export class DeltaColumn {
     this.#bases.splice(0, count);
   }
 
+  /** `hash` of the values of elements [start, start + into.length) into `into` (rowBase 0: rows are elements), a chunk at a time. */
+  hashes(start: number, into: Uint32Array, hash: (value: number) => number): void {
+    for (let j = 0; j < into.length;) {
+      const i = start + j;
+      const c = i >>> CHUNK_BITS;
+      const [deltas, bases] = [this.#deltas[c]!, this.#bases[c]!];
+      const end = Math.min(into.length, j + CHUNK - (i & IN_CHUNK));
+      for (let at = i & IN_CHUNK; j < end; j++, at++) {
+        const delta = deltas[at]!;
+        into[j] = hash(delta === WIDE ? this.#wide.get(c * CHUNK + at)! : bases[at >>> BLOCK_BITS]! + delta);
+      }
+    }
+  }
+
   /** Sets chunk `c`'s rows from `values` (at most CHUNK of them; rows c * CHUNK on, elements too: rowBase 0) in one pass. */
   loadChunk(c: number, values: Float64Array): void {
     this.ensure((c + 1) * CHUNK);

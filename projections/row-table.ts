@@ -12,8 +12,11 @@
  * next (growing 1.5 times): 5.3 to 8 bytes a tag, where powers of two range from 5.3 to 10.7.
  */
 const MIN_CAPACITY = 16;
+/** Hashes `fill` asks for at a time. */
+const STRETCH = 65_536;
 /** Slots per region of `fill` (16 KiB). */
-const REGION = 4096;
+const REGION_BITS = 12;
+const REGION = 1 << REGION_BITS;
 /** Use right after a rebuild; `full` at 3/4. */
 const REBUILT_LOAD = 0.5;
 
@@ -86,27 +89,43 @@ export class RowTable {
   }
 
   /**
-   * Empties the table and fills it with `tags[k]` (k + 1 when null) under `hashOf(k)` for k from
-   * 0 to count - 1, sized as `reset` sizes it. Inserting in that order would write all over the
-   * slots (a cache miss each, at millions of tags); instead the tags are first sorted into
-   * regions of REGION slots by their first slot (a counting pass, a scatter pass), then
-   * inserted region by region, so each probe walks slots already in cache. `scratch`: the
-   * sort's arrays, shared by the tables filled one after the other (fresh memory is not free).
+   * Empties the table and fills it with `tags[k]` (k + 1 when null) under the hash of k for k from
+   * 0 to count - 1, sized as `reset` sizes it; `hashes(start, into)` writes the hashes of k =
+   * start, start + 1, ... into `into` (a stretch at a time: no call per tag). Inserting in k
+   * order would write all over the slots (a cache miss each, at millions of tags); instead the
+   * tags are first sorted into regions of REGION slots by their first slot (a counting pass, a
+   * scatter pass), then inserted region by region, so each probe walks slots already in cache.
+   * `scratch`: the sort's arrays, shared by the tables filled one after the other (fresh memory
+   * is not free).
    */
-  fill(count: number, hashOf: (k: number) => number, tags: Uint32Array | null, scratch = new FillScratch()): void {
+  fill(count: number, hashes: (start: number, into: Uint32Array) => void, tags: Uint32Array | null, scratch = new FillScratch()): void {
     this.reset(count);
     const slots = this.#slots;
+    const scale = this.#scale;
     const regions = Math.ceil(slots.length / REGION);
     const next = new Uint32Array(regions + 1);
-    for (let k = 0; k < count; k++) next[Math.floor(this.#slotOf(hashOf(k)) / REGION) + 1]!++;
+    const firsts = scratch.stretch();
+    const stretches = (visit: (start: number, length: number) => void): void => {
+      for (let start = 0; start < count; start += firsts.length) {
+        const length = Math.min(firsts.length, count - start);
+        hashes(start, firsts.subarray(0, length));
+        for (let j = 0; j < length; j++) firsts[j] = Math.floor((Math.imul(firsts[j]!, 0x9e3779b1) >>> 0) * scale); // #slotOf
+        visit(start, length);
+      }
+    };
+    stretches((_, length) => {
+      for (let j = 0; j < length; j++) next[(firsts[j]! >>> REGION_BITS) + 1]!++;
+    });
     for (let r = 1; r <= regions; r++) next[r]! += next[r - 1]!;
     const [sortedFirst, sortedTags] = scratch.arrays(count);
-    for (let k = 0; k < count; k++) {
-      const first = this.#slotOf(hashOf(k));
-      const at = next[Math.floor(first / REGION)]!++;
-      sortedFirst[at] = first;
-      sortedTags[at] = tags === null ? k + 1 : tags[k]!;
-    }
+    stretches((start, length) => {
+      for (let j = 0; j < length; j++) {
+        const first = firsts[j]!;
+        const at = next[first >>> REGION_BITS]!++;
+        sortedFirst[at] = first;
+        sortedTags[at] = tags === null ? start + j + 1 : tags[start + j]!;
+      }
+    });
     for (let k = 0; k < count; k++) {
       let i = sortedFirst[k]!;
       while (slots[i] !== 0) i = i + 1 === slots.length ? 0 : i + 1;
@@ -132,6 +151,12 @@ export class RowTable {
 export class FillScratch {
   #first = new Uint32Array(0);
   #tags = new Uint32Array(0);
+  #stretch: Uint32Array | null = null;
+
+  /** Where a stretch of hashes is written, then turned into first slots. */
+  stretch(): Uint32Array {
+    return (this.#stretch ??= new Uint32Array(STRETCH));
+  }
 
   arrays(count: number): [Uint32Array, Uint32Array] {
     if (this.#first.length < count) [this.#first, this.#tags] = [new Uint32Array(count), new Uint32Array(count)];

@@ -20,7 +20,7 @@
  * answered): it is unsettled until `settle`, and the view holds that entry whole meanwhile.
  */
 import type { Outcome } from '../src/events/types.ts';
-import { CHUNK, ChunkedColumn } from './chunked-column.ts';
+import { CHUNK, CHUNK_BITS, ChunkedColumn } from './chunked-column.ts';
 import { KEYED, OUTCOME_MASK, OUTCOMES } from './ticket-flags.ts';
 import { DeltaColumn } from './delta-column.ts';
 import { FillScratch, RowTable } from './row-table.ts';
@@ -35,6 +35,7 @@ export { TICKET_INDEX_COLUMNS_VERSION, type TicketIndexColumns } from './ticket-
 const UNSETTLED = 16;
 const LATE = 32;
 const TAG_SPACE = 0xffffffff;
+const IN_CHUNK = CHUNK - 1;
 /** A delta that does not fit 32 bits is kept in a map instead. */
 const WIDE = 0xffffffff;
 
@@ -75,7 +76,8 @@ export class TicketIndex {
   /** Key hashes of keyed rows; a chunk with no keyed row holds no array (most rows have no key). */
   readonly #keyHash = new ChunkedColumn((n) => new Uint32Array(n), true);
   readonly #submitted = new DeltaColumn();
-  readonly #closeDelta = new ChunkedColumn((n) => new Uint32Array(n));
+  /** Close offset minus Submitted offset: 1 byte each, a chunk widened to 2 then 4 bytes as its deltas need (WIDE needs 4). */
+  readonly #closeDelta = new ChunkedColumn((n) => new Uint8Array(n), false, true);
   /** Per row, the absolute number (mod 2^32) one past its last attempt. */
   readonly #attemptsEnd = new ChunkedColumn((n) => new Uint32Array(n));
   /** Where row #rowBase's attempts start (absolute, mod 2^32). */
@@ -85,7 +87,8 @@ export class TicketIndex {
   /** Attempt elements allocated (from #attemptBase on). */
   #attemptCapacity = 0;
   #attemptCount = 0;
-  readonly #attemptDelta = new ChunkedColumn((n) => new Uint32Array(n));
+  /** AttemptStarted offset minus Submitted offset, widening as #closeDelta. */
+  readonly #attemptDelta = new ChunkedColumn((n) => new Uint8Array(n), false, true);
   readonly #runHash = new ChunkedColumn((n) => new Uint32Array(n));
   readonly #wideClose = new Map<number, number>();
   readonly #wideAttempt = new Map<number, number>();
@@ -324,6 +327,7 @@ export class TicketIndex {
     const checks = new RowChecks(readers, offsetsBelow);
     let runTags: Uint32Array | null = null;
     this.#ensureAttempts(m);
+    const [closeDeltas, attemptDeltas] = [new Uint32Array(CHUNK), new Uint32Array(CHUNK)];
     for (let start = 0, c = 0, a = 0; start < n; start += CHUNK, c++) {
       const end = Math.min(n, start + CHUNK);
       const stretch = {
@@ -345,7 +349,6 @@ export class TicketIndex {
       this.#state.loadChunk(c, stretch.state);
       this.#keyHash.loadChunk(c, stretch.keyHash);
       this.#attemptsEnd.loadChunk(c, attemptsEnd);
-      const closeDeltas = this.#closeDelta.chunk(c);
       const deferred = readers.deferredAttempts.read(start, end);
       const offsets = readers.attemptOffset.read(a, attemptsEnd[end - start - 1]!);
       checks.attemptOffsets(a, offsets);
@@ -356,11 +359,15 @@ export class TicketIndex {
         if (deferred[j] !== 0) this.#deferred.set(row, deferred[j]!);
         if (attemptsEnd[j] !== row + 1 && runTags === null) runTags = Uint32Array.from({ length: m }, (_, k) => k + 1); // 1:1 so far
         for (; a < attemptsEnd[j]!; a++) {
-          this.#attemptDelta.set(a, this.#delta(offsets[a - first]!, base, a, this.#wideAttempt));
+          attemptDeltas[a & IN_CHUNK] = this.#delta(offsets[a - first]!, base, a, this.#wideAttempt);
+          if ((a & IN_CHUNK) === IN_CHUNK) this.#attemptDelta.loadChunk(a >>> CHUNK_BITS, attemptDeltas);
           if (runTags !== null) runTags[a] = row + 1;
         }
       }
+      // Each chunk of deltas as narrow as its values allow (chunked-column.ts widening).
+      this.#closeDelta.loadChunk(c, closeDeltas.subarray(0, end - start));
     }
+    if ((m & IN_CHUNK) !== 0) this.#attemptDelta.loadChunk(m >>> CHUNK_BITS, attemptDeltas.subarray(0, m & IN_CHUNK));
     checks.finish();
     for (let start = 0, c = 0; start < m; start += CHUNK, c++)
       this.#runHash.loadChunk(c, readers.runHash.read(start, Math.min(m, start + CHUNK)));
@@ -376,16 +383,18 @@ export class TicketIndex {
   /** The tables of freshly loaded rows (row = tag - 1), each filled whole (RowTable.fill); `runTags` null: attempt k is row k's. */
   #fillTables(runTags: Uint32Array | null): void {
     const scratch = new FillScratch();
-    this.#bySeq.fill(this.#next, (row) => seqHash(this.#seq.get(row, row)), null, scratch);
+    this.#bySeq.fill(this.#next, (start, into) => this.#seq.hashes(start, into, seqHash), null, scratch);
     const keyed: number[] = [];
     for (let row = 0; row < this.#next; row++) if ((this.#state.get(row) & KEYED) !== 0) keyed.push(row);
     this.#byKey.fill(
       keyed.length,
-      (k) => this.#keyHash.get(keyed[k]!),
+      (start, into) => {
+        for (let j = 0; j < into.length; j++) into[j] = this.#keyHash.get(keyed[start + j]!);
+      },
       Uint32Array.from(keyed, (row) => row + 1),
       scratch,
     );
-    this.#byRun.fill(this.#attemptCount, (k) => this.#runHash.get(k), runTags, scratch);
+    this.#byRun.fill(this.#attemptCount, (start, into) => this.#runHash.copy(start, into), runTags, scratch);
   }
 
   #alive(row: number): boolean {

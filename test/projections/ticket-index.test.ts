@@ -57,4 +57,37 @@ describe('TicketIndex columns', () => {
       check(index, pruned, count, tenants);
     });
   }
+
+  it('record offsets 1, 2 and 4 bytes past their Submitted (each chunk of deltas as wide as it needs): loaded from columns, then added and settled live', () => {
+    // Chunk 0's deltas fit a byte, chunk 1's two, chunk 2's four; chunk 3 holds a byte's until rows added live need more.
+    const gapOf = (n: number): number => [3, 300, 70_000, 5][Math.min(3, Math.floor(n / 65_536))]!;
+    const entry = (n: number): { ticket: ClosingTicket; records: TicketRecords } => {
+      const submittedOffset = n * 100_000;
+      const gap = n > 200_000 ? [7, 700, 2 ** 20][n % 3]! : gapOf(n);
+      const ticket: ClosingTicket = {
+        seq: n + 1,
+        tenant: 't',
+        outcome: 'succeeded',
+        closedAt: 1_700_000_000_000 + n,
+        keyHash: null,
+        runHashes: [n >>> 0, (n * 7) >>> 0],
+        deferredAttempts: n % 4,
+      };
+      return {
+        ticket,
+        records: { submittedOffset, attemptOffsets: [submittedOffset + 1, submittedOffset + gap - 1], closeOffset: submittedOffset + gap },
+      };
+    };
+    const original = new TicketIndex();
+    for (let n = 0; n < 200_000; n++) original.add(entry(n).ticket, entry(n).records);
+    const index = TicketIndex.fromColumns(original.toColumns());
+    for (let n = 200_000; n < 200_300; n++) {
+      const row = index.add(entry(n).ticket, n % 2 === 0 ? entry(n).records : null);
+      if (n % 2 === 1) index.settle(row, entry(n).records);
+    }
+    for (let n = 0; n < 200_300; n += n < 199_000 ? 61 : 1) {
+      const row = index.rowOf(n + 1);
+      assert.deepEqual([index.recordsOf(row), index.deferredAttemptsOf(row)], [entry(n).records, n % 4], `row ${n}`);
+    }
+  });
 });
