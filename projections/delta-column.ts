@@ -1,10 +1,13 @@
 /**
  * A column of the ticket index holding numbers that need float64 in general (seqs, store-clock
- * times, log offsets) in 4 bytes a row. Rows are grouped in blocks of BLOCK consecutive rows;
+ * times, log offsets) in 2 or 4 bytes a row. Rows are grouped in blocks of BLOCK consecutive rows;
  * a block's base is the first value set in it, and a row holds its value minus its block's
- * base as an Int32. Neighbouring rows close near each other, so their seqs, close times and
+ * base as an Int16 or Int32 (per chunk: an Int16 chunk is widened to Int32 when a difference
+ * needs it). Neighbouring rows close near each other, so their seqs, close times and
  * offsets differ little; a value whose difference does not fit (a block spanning more than
  * 2^31 seqs, offsets or milliseconds: about 24 days of closes) is kept whole in a map instead.
+ * The marker of such a value is -2^15 in either width (so in an Int32 chunk a difference of
+ * exactly -2^15 is kept whole too).
  *
  * Storage is chunked (chunked-column.ts): chunks of CHUNK rows of deltas, each with its
  * blocks' bases. Rows are the index's row numbers (never renumbered): row `row` is element
@@ -16,11 +19,14 @@ const BLOCK_BITS = 12;
 const BLOCK = 1 << BLOCK_BITS;
 const BLOCKS_PER_CHUNK = CHUNK / BLOCK;
 const IN_CHUNK = CHUNK - 1;
-/** The Int32 that marks a value kept whole in `#wide`. */
-const WIDE = -0x80000000;
+/** The delta that marks a value kept whole in `#wide` (an Int16 and an Int32 alike). */
+const WIDE = -0x8000;
+const INT16_MAX = 0x7fff;
+
+type Deltas = Int16Array | Int32Array;
 
 export class DeltaColumn {
-  #deltas: Int32Array[] = [];
+  #deltas: Deltas[] = [];
   /** Per chunk, its blocks' bases (NaN: none set yet). */
   #bases: Float64Array[] = [];
   /** Values whose difference does not fit, by row. */
@@ -42,11 +48,14 @@ export class DeltaColumn {
     if (Number.isNaN(base)) bases[block] = base = value;
     const delta = value - base;
     this.#wide.delete(row);
-    if (delta > WIDE && delta <= 0x7fffffff) this.#deltas[c]![i & IN_CHUNK] = delta;
-    else {
-      this.#deltas[c]![i & IN_CHUNK] = WIDE;
+    let deltas = this.#deltas[c]!;
+    if (!fitsInt32(delta)) {
+      deltas[i & IN_CHUNK] = WIDE;
       this.#wide.set(row, value);
+      return;
     }
+    if ((delta < -INT16_MAX || delta > INT16_MAX) && deltas instanceof Int16Array) deltas = this.#deltas[c] = Int32Array.from(deltas);
+    deltas[i & IN_CHUNK] = delta;
   }
 
   /** Row `row` was removed: its whole value, if any, goes. */
@@ -57,7 +66,7 @@ export class DeltaColumn {
   /** Room for elements [0, length). */
   ensure(length: number): void {
     while (this.#deltas.length * CHUNK < length) {
-      this.#deltas.push(new Int32Array(CHUNK));
+      this.#deltas.push(new Int16Array(CHUNK));
       this.#bases.push(new Float64Array(BLOCKS_PER_CHUNK).fill(NaN));
     }
   }
@@ -82,20 +91,34 @@ export class DeltaColumn {
     }
   }
 
-  /** Sets chunk `c`'s rows from `values` (at most CHUNK of them; rows c * CHUNK on, elements too: rowBase 0) in one pass. */
+  /** Sets chunk `c`'s rows from `values` (at most CHUNK of them; rows c * CHUNK on, elements too: rowBase 0): Int16 when every difference fits. */
   loadChunk(c: number, values: Float64Array): void {
     this.ensure((c + 1) * CHUNK);
-    const deltas = this.#deltas[c]!;
+    const deltas = (scratch ??= new Int32Array(CHUNK));
     const bases = this.#bases[c]!;
+    let narrow = true;
     for (let j = 0, base = 0; j < values.length; j++) {
       const value = values[j]!;
       if ((j & (BLOCK - 1)) === 0) bases[j >>> BLOCK_BITS] = base = value;
       const delta = value - base;
-      if (delta > WIDE && delta <= 0x7fffffff) deltas[j] = delta;
-      else {
+      if (fitsInt32(delta)) {
+        deltas[j] = delta;
+        if (delta < -INT16_MAX || delta > INT16_MAX) narrow = false;
+      } else {
         deltas[j] = WIDE;
         this.#wide.set(c * CHUNK + j, value);
       }
     }
+    const chunk = narrow ? new Int16Array(CHUNK) : new Int32Array(CHUNK);
+    chunk.set(deltas.subarray(0, values.length));
+    this.#deltas[c] = chunk;
   }
+}
+
+/** Where loadChunk computes a chunk's differences before choosing its width. */
+let scratch: Int32Array | null = null;
+
+/** A whole difference an Int32 holds that is not the WIDE marker. */
+function fitsInt32(delta: number): boolean {
+  return delta >= -0x7fffffff && delta <= 0x7fffffff && delta !== WIDE && Number.isInteger(delta);
 }

@@ -1,6 +1,7 @@
 /**
- * The ticket index's 4-byte columns (projections/delta-column.ts): any float64 integer value
- * reads back as set, whether its difference from its block's base fits an Int32 or not, across
+ * The ticket index's 2- or 4-byte columns (projections/delta-column.ts): any float64 value
+ * reads back as set, whether its difference from its block's base fits an Int16, an Int32 or
+ * neither (a chunk widened from Int16 to Int32 as a difference needs it), across
  * growth and the front's chunks dropped (property against a plain Map); and a column loaded
  * whole (a snapshot's) reads back the same.
  */
@@ -13,7 +14,21 @@ import { DeltaColumn } from '../../projections/delta-column.ts';
 const value = fc.oneof(
   fc.integer({ min: 0, max: 20_000 }),
   fc.integer({ min: -(2 ** 31), max: 2 ** 31 }),
-  fc.constantFrom(0, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, 2 ** 53 - 1, 1_700_000_000_000),
+  fc.constantFrom(
+    0,
+    2 ** 31 - 1,
+    -(2 ** 31),
+    2 ** 31,
+    2 ** 53 - 1,
+    1_700_000_000_000,
+    32_767,
+    32_768,
+    -32_767,
+    -32_768,
+    -32_769,
+    0.5,
+    2.25,
+  ),
 );
 /** Rows set this far apart, so a few thousand steps cross several chunks. */
 const STRIDE = 37;
