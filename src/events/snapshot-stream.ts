@@ -17,6 +17,7 @@
  * snapshot file is written once and renamed into place, never rewritten).
  */
 import { createHash } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
 import { RunlogError } from '../errors.ts';
 import { avroSkipper, readLength, readLong, type ByteCursor } from './avro-skip.ts';
 import {
@@ -33,6 +34,8 @@ export interface SnapshotSource {
   readonly size: number;
   /** Fills `into` with the bytes from `position` on (Corrupt if the source ends first). */
   read(into: Uint8Array, position: number): void;
+  /** An open file's descriptor, when the bytes are a file's: its checksum can then be computed on another thread (checksumAside). */
+  readonly fd?: number;
 }
 
 /** The envelope's fields but the state and checksum, and where the state lies. */
@@ -84,22 +87,74 @@ export function readSnapshotHead(source: SnapshotSource): SnapshotHead {
 
 /** Step 2 above: the format is known, the checksum matches, and nothing follows it. Corrupt otherwise. */
 export function verifySnapshotChecksum(source: SnapshotSource, head: SnapshotHead): void {
-  if (head.format !== SNAPSHOT_FORMAT) throw corrupt(`snapshot format ${head.format} is not ${SNAPSHOT_FORMAT}`);
-  const { stateStart, stateLength } = head;
-  const end = stateStart + stateLength;
-  if (end > source.size) throw corrupt(`a snapshot truncated: its state of ${stateLength} bytes runs past its end (byte ${source.size})`);
+  const stored = storedChecksum(source, head);
   const hash = createHash('sha256');
   hash.update(snapshotChecksumPrefix(head), 'utf8');
+  const { stateStart, stateLength } = head;
   const window = new Uint8Array(Math.min(WINDOW, stateLength));
-  for (let at = stateStart; at < end; at += window.length) {
-    const part = window.subarray(0, Math.min(window.length, end - at));
+  for (let at = stateStart; at < stateStart + stateLength; at += window.length) {
+    const part = window.subarray(0, Math.min(window.length, stateStart + stateLength - at));
     source.read(part, at);
     hash.update(part);
   }
+  matches(hash.digest(), stored);
+}
+
+/**
+ * Step 2 computed on another thread (a file source: its descriptor is read there), so that the
+ * state can be read meanwhile: resolves once the checksum matches, rejects Corrupt as
+ * verifySnapshotChecksum throws. What was read meanwhile must not be used before it resolves.
+ * The source must stay open until it settles.
+ */
+export function checksumAside(source: SnapshotSource & { fd: number }, head: SnapshotHead): Promise<void> {
+  const stored = storedChecksum(source, head);
+  const workerData = {
+    fd: source.fd,
+    prefix: snapshotChecksumPrefix(head),
+    start: head.stateStart,
+    length: head.stateLength,
+    window: WINDOW,
+  };
+  return new Promise<Uint8Array>((resolve, reject) => {
+    const worker = new Worker(HASH_WORKER, { eval: true, workerData, execArgv: [] });
+    worker.once('message', (digest: Uint8Array) => resolve(digest));
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the snapshot's checksum thread exited (${code}) without a digest`)));
+  }).then((digest) => matches(digest, stored));
+}
+
+/** The worker of checksumAside: SHA-256 of the prefix and the state read from the descriptor a window at a time. */
+const HASH_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { readSync } = require('node:fs');
+const { createHash } = require('node:crypto');
+const { fd, prefix, start, length, window } = workerData;
+const hash = createHash('sha256');
+hash.update(prefix, 'utf8');
+const buffer = new Uint8Array(Math.min(window, length));
+for (let at = start; at < start + length; ) {
+  const got = readSync(fd, buffer, 0, Math.min(buffer.length, start + length - at), at);
+  if (got === 0) throw new Error('the snapshot ends before its state does');
+  hash.update(buffer.subarray(0, got));
+  at += got;
+}
+parentPort.postMessage(hash.digest());
+`;
+
+/** The checksum stored after the state (the format checked, the state within the source, nothing after the checksum). */
+function storedChecksum(source: SnapshotSource, head: SnapshotHead): Buffer {
+  if (head.format !== SNAPSHOT_FORMAT) throw corrupt(`snapshot format ${head.format} is not ${SNAPSHOT_FORMAT}`);
+  const end = head.stateStart + head.stateLength;
+  if (end > source.size)
+    throw corrupt(`a snapshot truncated: its state of ${head.stateLength} bytes runs past its end (byte ${source.size})`);
   const cursor = new WindowCursor(source, end, source.size);
   const stored = cursor.bytes(readLength(cursor));
   if (cursor.position !== source.size) throw corrupt(`invalid PartitionSnapshot.v1.avsc body (${source.size} bytes): trailing data`);
-  if (!Buffer.from(hash.digest()).equals(stored)) throw corrupt(`the snapshot's checksum does not match its content (damaged)`);
+  return stored;
+}
+
+function matches(digest: Uint8Array, stored: Buffer): void {
+  if (!Buffer.from(digest).equals(stored)) throw corrupt(`the snapshot's checksum does not match its content (damaged)`);
 }
 
 /** Step 3 above (after step 2): the state but its columns (closedIndex empty), and where the columns lie. */

@@ -12,7 +12,13 @@
  *   - its state builds a view (restoreView) without error.
  */
 import { decodeSnapshot, decodeSnapshotState, encodeSnapshot, encodeSnapshotState } from '../events/snapshot-codec.ts';
-import { readSnapshotHead, readSnapshotState, verifySnapshotChecksum, type SnapshotSource } from '../events/snapshot-stream.ts';
+import {
+  checksumAside,
+  readSnapshotHead,
+  readSnapshotState,
+  verifySnapshotChecksum,
+  type SnapshotSource,
+} from '../events/snapshot-stream.ts';
 import type { EventLog } from '../log/event-log.ts';
 import type { StoredSnapshot } from '../log/snapshot-store.ts';
 import { PartitionView } from '../../projections/partition-view.ts';
@@ -81,7 +87,7 @@ async function validView(
   if (stored.open !== undefined) {
     const source = await stored.open();
     try {
-      return sourcedView(source, logId, partition, end, stale);
+      return await sourcedView(source, logId, partition, end, stale);
     } finally {
       await source.close();
     }
@@ -100,27 +106,41 @@ async function validView(
   return view;
 }
 
-/** The same as validView, reading the snapshot where it lies (src/events/snapshot-stream.ts): checked in the same order. */
-function sourcedView(
+/**
+ * The same as validView, reading the snapshot where it lies (src/events/snapshot-stream.ts),
+ * judged in the same order. A file's checksum is computed on another thread while the state is
+ * read and restored: nothing restored is answered until it matches, and when it does not, that
+ * is the reason given (whatever else the damaged bytes made fail first).
+ */
+async function sourcedView(
   source: SnapshotSource,
   logId: string,
   partition: number,
   end: bigint,
   stale: (nextOffset: bigint, takenAt: number) => string | null,
-): PartitionView {
+): Promise<PartitionView> {
   const head = readSnapshotHead(source);
-  verifySnapshotChecksum(source, head);
-  if (head.logId !== logId) throw new Error(`it is a snapshot of another log (${head.logId}, not ${logId})`);
-  if (head.partition !== partition) throw new Error(`it is a snapshot of partition ${head.partition}`);
-  if (head.nextOffset > end) {
-    throw new Error(`it covers offsets up to ${head.nextOffset}, past the log's end ${end} (the log was truncated or replaced)`);
+  const checked =
+    source.fd === undefined
+      ? Promise.resolve(verifySnapshotChecksum(source, head))
+      : checksumAside(source as SnapshotSource & { fd: number }, head);
+  try {
+    if (head.logId !== logId) throw new Error(`it is a snapshot of another log (${head.logId}, not ${logId})`);
+    if (head.partition !== partition) throw new Error(`it is a snapshot of partition ${head.partition}`);
+    if (head.nextOffset > end) {
+      throw new Error(`it covers offsets up to ${head.nextOffset}, past the log's end ${end} (the log was truncated or replaced)`);
+    }
+    const staleness = stale(head.nextOffset, head.takenAt);
+    if (staleness !== null) throw new Error(`it is stale: ${staleness}`);
+    const { state, columns } = readSnapshotState(source, head);
+    const view = restoreView(partition, state, head.nextOffset, sourcedColumns(columns, source));
+    await checked;
+    covered.set(view, { nextOffset: head.nextOffset, size: source.size });
+    return view;
+  } catch (error) {
+    await checked; // a checksum that does not match is the reason, rather than what the damage broke
+    throw error;
   }
-  const staleness = stale(head.nextOffset, head.takenAt);
-  if (staleness !== null) throw new Error(`it is stale: ${staleness}`);
-  const { state, columns } = readSnapshotState(source, head);
-  const view = restoreView(partition, state, head.nextOffset, sourcedColumns(columns, source));
-  covered.set(view, { nextOffset: head.nextOffset, size: source.size });
-  return view;
 }
 
 /** Where each view opened from a snapshot (or last saved in one) stands: the offset its latest snapshot covers up to, and its size. */

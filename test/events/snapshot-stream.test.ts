@@ -5,12 +5,22 @@
  * columns' bytes are not read, only found: read at the places it names, they are the columns.
  */
 import assert from 'node:assert/strict';
+import { readSync } from 'node:fs';
+import { open, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { isRunlogError } from '../../src/errors.ts';
 import { decodeSnapshot, decodeSnapshotState, encodeSnapshot, encodeSnapshotState } from '../../src/events/snapshot-codec.ts';
-import { readSnapshotHead, readSnapshotState, verifySnapshotChecksum, type SnapshotSource } from '../../src/events/snapshot-stream.ts';
+import {
+  checksumAside,
+  readSnapshotHead,
+  readSnapshotState,
+  verifySnapshotChecksum,
+  type SnapshotSource,
+} from '../../src/events/snapshot-stream.ts';
 import type { PartitionState } from '../../src/events/snapshot-types.ts';
+import { scratchDir } from '../support/cleanup.ts';
 import { GOLDEN_ENVELOPE, GOLDEN_STATE } from './golden-snapshots.ts';
 
 /** Bytes read by position, counting what is read. */
@@ -124,4 +134,33 @@ test('a state without its envelope, trailing bytes and another format are refuse
   const source = sourceOf(snapshot);
   const head = readSnapshotHead(source);
   assert.ok(refused(() => verifySnapshotChecksum(source, { ...head, format: 2 })));
+});
+
+test("the checksum computed on another thread from a file's descriptor: a whole snapshot passes; a flipped byte in its state or in its checksum is Corrupt", async (t) => {
+  const dir = await scratchDir(t, 'runlog-snapshot-aside-');
+  const bytes = encodeSnapshot({ ...GOLDEN_ENVELOPE, state: encodeSnapshotState(bigState()) });
+  const head = readSnapshotHead(sourceOf(bytes));
+  const cases: [string, number | null][] = [
+    ['whole', null],
+    ['a byte of the state', head.stateStart + (head.stateLength >> 1)],
+    ['the last byte of the checksum', bytes.length - 1],
+  ];
+  for (const [what, at] of cases) {
+    const damaged = bytes.slice();
+    if (at !== null) damaged[at]! ^= 0x10;
+    const path = join(dir, `${cases.findIndex(([w]) => w === what)}.snapshot`);
+    await writeFile(path, damaged);
+    const handle = await open(path, 'r');
+    try {
+      const source = {
+        size: damaged.length,
+        fd: handle.fd,
+        read: (into: Uint8Array, position: number) => void readSync(handle.fd, into, 0, into.length, position),
+      };
+      if (at === null) await checksumAside(source, readSnapshotHead(source));
+      else await assert.rejects(checksumAside(source, readSnapshotHead(source)), (error) => isRunlogError(error, 'Corrupt'), what);
+    } finally {
+      await handle.close();
+    }
+  }
 });

@@ -134,7 +134,7 @@ async function openSnapshotFile(path: string): Promise<OpenSnapshot> {
         done += got;
       }
     };
-    return { size, read, close: () => handle.close() };
+    return { size, read, fd: handle.fd, close: () => handle.close() };
   } catch (error) {
     await handle.close();
     throw error;
