@@ -29,6 +29,9 @@ import { catchUp } from './replay.ts';
 
 export const SNAPSHOT_IGNORED = 'RUNLOG_SNAPSHOT_IGNORED';
 
+/** A file snapshot's state at least this large has its checksum computed on another thread (sourcedView). */
+export const CHECKSUM_ASIDE_BYTES = 32 << 20;
+
 /** How a view was opened: from which snapshot (null: none, replayed from zero) and how many records were replayed after it. */
 export interface OpenedView {
   view: PartitionView;
@@ -120,10 +123,11 @@ async function sourcedView(
   stale: (nextOffset: bigint, takenAt: number) => string | null,
 ): Promise<PartitionView> {
   const head = readSnapshotHead(source);
-  const checked =
-    source.fd === undefined
-      ? Promise.resolve(verifySnapshotChecksum(source, head))
-      : checksumAside(source as SnapshotSource & { fd: number }, head);
+  // A thread of its own only pays for a large state (starting one costs tens of ms; a queue opens its partitions at once).
+  const aside = source.fd !== undefined && head.stateLength >= CHECKSUM_ASIDE_BYTES;
+  const checked = aside
+    ? checksumAside(source as SnapshotSource & { fd: number }, head)
+    : Promise.resolve(verifySnapshotChecksum(source, head));
   try {
     if (head.logId !== logId) throw new Error(`it is a snapshot of another log (${head.logId}, not ${logId})`);
     if (head.partition !== partition) throw new Error(`it is a snapshot of partition ${head.partition}`);
