@@ -17,11 +17,12 @@ export interface ByteCursor {
   skip(count: number): void;
 }
 
-type Skip = (cursor: ByteCursor) => void;
+export type Skip = (cursor: ByteCursor) => void;
 
-/** A function skipping one value of `schema` (Avro JSON), named types resolved within it. */
-export function avroSkipper(schema: unknown): Skip {
-  return compile(schema, new Map(), '');
+/** One skipper per field of the record `schema`, in order (named types defined in a field resolve in the later ones). */
+export function avroFieldSkippers(schema: { namespace?: string; fields: readonly { type: unknown }[] }): Skip[] {
+  const named = new Map<string, Skip>();
+  return schema.fields.map((field) => compile(field.type, named, schema.namespace ?? ''));
 }
 
 /** A zigzag varint (int or long) as a number (exact up to 2^53). */

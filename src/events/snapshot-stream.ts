@@ -19,7 +19,7 @@
 import { createHash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { RunlogError } from '../errors.ts';
-import { avroSkipper, readLength, readLong, type ByteCursor } from './avro-skip.ts';
+import { avroFieldSkippers, readLength, readLong, type ByteCursor } from './avro-skip.ts';
 import {
   RELEASED_SNAPSHOT_SCHEMAS,
   SNAPSHOT_HEADER_LENGTH,
@@ -63,12 +63,12 @@ const WINDOW = 4 << 20;
 
 const STATE_SCHEMA = RELEASED_SNAPSHOT_SCHEMAS.filter((s) => s.eventType === 'PartitionState').at(-1)!.schema;
 const CLOSED_INDEX_FIELD = STATE_SCHEMA.fields.findIndex((field) => field.name === 'closedIndex');
-/** Skips the state's fields before closedIndex. */
-const SKIP_BEFORE_COLUMNS = avroSkipper({
-  type: 'record',
-  name: `${STATE_SCHEMA.namespace}.PartitionStateBeforeColumns`,
-  fields: STATE_SCHEMA.fields.slice(0, CLOSED_INDEX_FIELD),
-});
+/** One skipper per field of the state, named types resolved across them. */
+const SKIP_FIELD = avroFieldSkippers(STATE_SCHEMA);
+/** Skips the state's fields before closedIndex, or after it. */
+const skipFields = (cursor: ByteCursor, from: number, to: number): void => {
+  for (let f = from; f < to; f++) SKIP_FIELD[f]!(cursor);
+};
 assertColumnShape();
 
 /** The envelope's head (step 1 above). Corrupt if it is not a snapshot's. */
@@ -163,10 +163,15 @@ export function readSnapshotState(source: SnapshotSource, head: SnapshotHead): {
   const end = stateStart + stateLength;
   const cursor = new WindowCursor(source, stateStart, end);
   cursor.expect(snapshotHeader('PartitionState'), 'PartitionState.v1.avsc');
-  SKIP_BEFORE_COLUMNS(cursor);
+  skipFields(cursor, 0, CLOSED_INDEX_FIELD);
   const columnsStart = cursor.position;
   const columns = readColumns(cursor);
   const columnsEnd = cursor.position;
+  // The fields after walked too (within the state's bytes, or Corrupt) before avsc decodes anything: a
+  // count rotten into 2^30 would otherwise have avsc build that many items (bit rot is only found by the
+  // checksum, which may still be running: snapshots.ts sourcedView).
+  skipFields(cursor, CLOSED_INDEX_FIELD + 1, SKIP_FIELD.length);
+  if (cursor.position !== end) throw corrupt(`invalid PartitionState.v1.avsc body: trailing data`);
   // The state with an empty closedIndex (one 0: an array of no blocks) where the columns were.
   const before = columnsStart - stateStart;
   const rest = new Uint8Array(before + 1 + (end - columnsEnd));

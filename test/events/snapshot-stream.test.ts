@@ -164,3 +164,17 @@ test("the checksum computed on another thread from a file's descriptor: a whole 
     }
   }
 });
+
+test('a count rotten into 2^30 (the checksum made to match) is Corrupt as soon as its items run past the state, in any array after the columns', () => {
+  const state = encodeSnapshotState({ ...GOLDEN_STATE, submissionKeys: [], answers: [] });
+  assert.deepEqual([...state.subarray(-2)], [0, 0], 'the state ends with two empty arrays');
+  const rotten = [0x80, 0x80, 0x80, 0x80, 0x08]; // 2^30 items, zigzag varint
+  for (const at of [state.length - 2, state.length - 1]) {
+    const bytes = Buffer.concat([state.subarray(0, at), Buffer.from(rotten), state.subarray(at + 1)]);
+    const snapshot = encodeSnapshot({ ...GOLDEN_ENVELOPE, state: bytes });
+    assert.ok(
+      refused(() => readWhere(snapshot)),
+      `count at byte ${at}`,
+    );
+  }
+});
