@@ -5,39 +5,36 @@
  * Not for security: a hit is always checked against the entry itself.
  */
 export function hash32(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return finish(fnv(FNV_OFFSET, text));
 }
 
 /** hash32 of `a`, NUL, `b`, NUL, `c` (a thread's key with a run id or a submission key: closed-tickets.ts), without joining them. */
 export function hash32Of3(a: string, b: string, c: string): number {
-  let h = 0x811c9dc5;
-  h = fnv(h, a);
-  h = Math.imul(h, 0x01000193); // NUL: h ^= 0
+  let h = fnv(FNV_OFFSET, a);
+  h = Math.imul(h, FNV_PRIME); // NUL: h ^= 0
   h = fnv(h, b);
-  h = Math.imul(h, 0x01000193);
-  h = fnv(h, c);
+  h = Math.imul(h, FNV_PRIME);
+  return finish(fnv(h, c));
+}
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/** FNV-1a of `text`'s UTF-16 code units, continuing from `h`. */
+function fnv(h: number, text: string): number {
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, FNV_PRIME);
+  }
+  return h;
+}
+
+/** murmur3's finaliser: spreads FNV's bits over all 32. */
+function finish(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
   h = Math.imul(h, 0xc2b2ae35);
   h ^= h >>> 16;
   return h >>> 0;
-}
-
-function fnv(h: number, text: string): number {
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h;
 }
