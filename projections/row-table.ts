@@ -2,9 +2,9 @@
  * An open-addressing hash table from 32-bit hashes to rows of the ticket index
  * (ticket-index.ts), several rows per hash allowed: 4 bytes a slot, no objects. A slot holds a
  * row's tag (nonzero; 0 is an empty slot). The table keeps no hash per slot: whoever looks up
- * says which tags hit (their row's hash and identity are in the index's columns), and which
- * are dead (a pruned row). Dead slots are reused by later adds and dropped by a rebuild, which
- * the index runs when `full` says so, from its live rows.
+ * says which tags hit (their row's hash and identity are in the index's columns), and a dead
+ * tag (a pruned row's) simply never hits. Dead slots stay until a rebuild, which the index runs
+ * from its live rows when `hasRoomFor` says no (3/4 of the slots used).
  *
  * Any capacity, not only powers of two: a hash's first slot is its fraction of the capacity
  * (mixed, times capacity / 2^32: its high bits choose), and a probe walks on linearly,
@@ -17,7 +17,7 @@ const STRETCH = 65_536;
 /** Slots per region of `fill` (16 KiB). */
 const REGION_BITS = 12;
 const REGION = 1 << REGION_BITS;
-/** Use right after a rebuild; `full` at 3/4. */
+/** Use right after a rebuild; no room past 3/4. */
 const REBUILT_LOAD = 0.5;
 
 export class RowTable {
@@ -34,11 +34,6 @@ export class RowTable {
 
   get capacity(): number {
     return this.#slots.length;
-  }
-
-  /** Whether adding more needs a rebuild first (3/4 of the slots used). */
-  get full(): boolean {
-    return this.#used * 4 >= this.#slots.length * 3;
   }
 
   /** Whether `count` more tags can be inserted and leave it under 3/4 used. */
@@ -67,19 +62,7 @@ export class RowTable {
     }
   }
 
-  /** Adds `tag` under `hash`, into the first empty or dead slot of its probe. Call only when not `full`. */
-  add(hash: number, tag: number, dead: (tag: number) => boolean): void {
-    const slots = this.#slots;
-    for (let i = this.#slotOf(hash); ; i = i + 1 === slots.length ? 0 : i + 1) {
-      const held = slots[i]!;
-      if (held === 0) this.#used++;
-      else if (!dead(held)) continue;
-      slots[i] = tag;
-      return;
-    }
-  }
-
-  /** Adds `tag` under `hash` into the first empty slot of its probe: for a rebuild, where no tag is dead. */
+  /** Adds `tag` under `hash` into the first empty slot of its probe (a dead slot is not reused: the index's rebuild drops them). Call only with room for it (hasRoomFor). */
   insert(hash: number, tag: number): void {
     const slots = this.#slots;
     let i = this.#slotOf(hash);

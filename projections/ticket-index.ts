@@ -14,7 +14,10 @@
  *
  * Three RowTables find rows: by seq, by key hash, by run-id hash. They hold tags (row numbers
  * modulo 2^32 - 1, plus 1); every hit is checked against the row, so a stale or colliding tag
- * only costs a probe. A hash hit is not a match: the caller checks the entry itself.
+ * only costs a probe. A hash hit is not a match: the caller checks the entry itself. Rows go
+ * into the tables when a lookup next needs them, not as they are added (#syncTables): a replay
+ * adds every close of the log and looks nothing up, so its tables are filled once, whole, at
+ * the size they end at, instead of re-filled at every growth.
  *
  * A row added by the live writer does not know where its records lie yet (the append has not
  * answered): it is unsettled until `settle`, and the view holds that entry whole meanwhile.
@@ -102,6 +105,8 @@ export class TicketIndex {
   readonly #bySeq = new RowTable();
   readonly #byKey = new RowTable();
   readonly #byRun = new RowTable();
+  /** Rows from here on were added since the tables last took rows: #syncTables puts them in. */
+  #tabled = 0;
 
   /** Retained closed tickets. */
   get size(): number {
@@ -144,7 +149,6 @@ export class TicketIndex {
     } else this.#setRecords(row, records);
     if (late) this.#insertLate(row);
     else this.#maxClosedAt = ticket.closedAt;
-    this.#addToTables(row);
     return row;
   }
 
@@ -159,6 +163,7 @@ export class TicketIndex {
 
   /** The row of ticket `seq`, or -1. */
   rowOf(seq: number): number {
+    this.#syncTables();
     const tag = this.#bySeq.find(seqHash(seq), (t) => {
       const row = this.#rowOfTag(t);
       return this.#alive(row) && this.#seq.get(row, row - this.#rowBase) === seq;
@@ -168,11 +173,13 @@ export class TicketIndex {
 
   /** Rows whose submission key hashes to `hash` (check the key itself). */
   rowsByKey(hash: number): number[] {
+    this.#syncTables();
     return this.#byKey.findAll(hash, (t) => this.#keyedHit(t, hash)).map((t) => this.#rowOfTag(t));
   }
 
   /** Rows with an attempt whose run id (with its thread) hashes to `hash` (check the run id itself). */
   rowsByRun(hash: number): number[] {
+    this.#syncTables();
     const rows = this.#byRun.findAll(hash, (t) => this.#runHit(t, hash)).map((t) => this.#rowOfTag(t));
     return [...new Set(rows)];
   }
@@ -395,6 +402,7 @@ export class TicketIndex {
       scratch,
     );
     this.#byRun.fill(this.#attemptCount, (start, into) => this.#runHash.copy(start, into), runTags, scratch);
+    this.#tabled = this.#next;
   }
 
   #alive(row: number): boolean {
@@ -414,27 +422,20 @@ export class TicketIndex {
   }
 
   /**
-   * A new row's tags go into the first EMPTY slot of each probe: a pruned row's slot is not
-   * looked for (asking whether a slot's row is alive costs a column read per slot probed); the
-   * rebuild that `full` asks for drops dead slots.
+   * The rows added since the tables last took rows go in: each into the first EMPTY slot of its
+   * probes while the tables have room for them all (a pruned row's slot is not looked for: asking
+   * whether a slot's row is alive costs a column read per slot probed), else every table is
+   * rebuilt whole from the live rows (dead slots go).
    */
-  #addToTables(row: number): void {
-    const attempts = this.attemptsOf(row);
-    if (!this.#bySeq.hasRoomFor(1) || !this.#byKey.hasRoomFor(1) || !this.#byRun.hasRoomFor(attempts)) return this.#rebuildTables();
-    const tag = (row % TAG_SPACE) + 1;
-    this.#bySeq.insert(seqHash(this.seqOf(row)), tag);
-    if (this.isKeyed(row)) this.#byKey.insert(this.keyHashOf(row), tag);
-    for (let n = 0; n < attempts; n++) this.#byRun.insert(this.runHashOf(row, n), tag);
-  }
-
-  /** Every table emptied and refilled from the live rows (a table was 3/4 used: dead slots go). */
-  #rebuildTables(): void {
-    let keyed = 0;
-    for (let row = this.#first; row < this.#next; row++) if (this.#alive(row) && this.isKeyed(row)) keyed++;
-    this.#bySeq.reset(this.#live);
-    this.#byKey.reset(keyed);
-    this.#byRun.reset(this.#attemptCount);
-    for (let row = this.#first; row < this.#next; row++) {
+  #syncTables(): void {
+    const from = Math.max(this.#tabled, this.#first);
+    const to = this.#next;
+    this.#tabled = to;
+    if (from >= to) return;
+    const attempts = (this.#attemptsEnd.get(to - 1 - this.#rowBase) - this.#attemptStart(from)) >>> 0;
+    if (!this.#bySeq.hasRoomFor(to - from) || !this.#byKey.hasRoomFor(to - from) || !this.#byRun.hasRoomFor(attempts))
+      return this.#rebuildTables();
+    for (let row = from; row < to; row++) {
       if (!this.#alive(row)) continue;
       const tag = (row % TAG_SPACE) + 1;
       this.#bySeq.insert(seqHash(this.seqOf(row)), tag);
@@ -442,6 +443,50 @@ export class TicketIndex {
       const [start, end] = [this.#attemptStart(row), this.#attemptsEnd.get(row - this.#rowBase)];
       for (let a = start; a !== end; a = (a + 1) >>> 0) this.#byRun.insert(this.#runHash.get(this.#attemptIndex(a)), tag);
     }
+  }
+
+  /**
+   * Every table emptied and filled whole from the live rows (RowTable.fill, sized for them at
+   * half use): their tags, seq hashes, key hashes and run hashes gathered a row at a time first.
+   */
+  #rebuildTables(): void {
+    const [live, attempts] = [this.#live, this.#attemptCount];
+    const rows = new Uint32Array(live); // elements (row - #rowBase) of the live rows
+    const rowTags = new Uint32Array(live);
+    const keyedTags = new Uint32Array(live);
+    const keyHashes = new Uint32Array(live);
+    const runTags = new Uint32Array(attempts);
+    const runHashes = new Uint32Array(attempts);
+    let [n, keyed, m] = [0, 0, 0];
+    for (let row = this.#first; row < this.#next; row++) {
+      const i = row - this.#rowBase;
+      const state = this.#state.get(i);
+      if ((state & OUTCOME_MASK) === 0) continue;
+      const tag = (row % TAG_SPACE) + 1;
+      rows[n] = i;
+      rowTags[n++] = tag;
+      if ((state & KEYED) !== 0) {
+        keyedTags[keyed] = tag;
+        keyHashes[keyed++] = this.#keyHash.get(i);
+      }
+      const [start, end] = [this.#attemptStart(row), this.#attemptsEnd.get(i)];
+      for (let a = start; a !== end; a = (a + 1) >>> 0) {
+        runTags[m] = tag;
+        runHashes[m++] = this.#runHash.get(this.#attemptIndex(a));
+      }
+    }
+    const scratch = new FillScratch();
+    const rowBase = this.#rowBase;
+    this.#bySeq.fill(
+      n,
+      (start, into) => {
+        for (let j = 0; j < into.length; j++) into[j] = seqHash(this.#seq.get(rowBase + rows[start + j]!, rows[start + j]!));
+      },
+      rowTags,
+      scratch,
+    );
+    this.#byKey.fill(keyed, (start, into) => into.set(keyHashes.subarray(start, start + into.length)), keyedTags, scratch);
+    this.#byRun.fill(m, (start, into) => into.set(runHashes.subarray(start, start + into.length)), runTags, scratch);
   }
 
   #rowOfTag(tag: number): number {
