@@ -12,6 +12,7 @@
  * and its old items are dropped when they reach the top (lazy deletion) or by `retain`.
  */
 import { Heap } from './heap.ts';
+import { OrderedHeap } from './ordered-heap.ts';
 
 /** What the index reads of an entry (EntryState is one; declared here so this file imports no entry). */
 export interface IndexedHead {
@@ -52,7 +53,8 @@ export function isCurrent(item: HeadItem<IndexedHead>): boolean {
 }
 
 export class HeadQueue<E extends IndexedHead> {
-  private readonly ready = new Heap<HeadItem<E>>((a, b) => takesBefore(a.entry, b.entry));
+  /** Ready items: most are offered in take order (submitted oldest first), which OrderedHeap serves in O(1). */
+  private readonly ready = new OrderedHeap<HeadItem<E>>((a, b) => takesBefore(a.entry, b.entry));
   /** Items with a time (`at` is never null here). */
   private readonly waiting = new Heap<HeadItem<E>>((a, b) => a.at! < b.at!);
 

@@ -27,6 +27,11 @@ export class Partitions {
     return this.all[partitionOfEntryId(entryId, this.all.length)]!;
   }
 
+  /** The partition of an entry id this queue issued itself (a lease it answered): one partition needs no parse. */
+  ofIssued(entryId: string): Partition {
+    return this.all.length === 1 ? this.all[0]! : this.all[partitionOfEntryId(entryId, this.all.length)]!;
+  }
+
   /**
    * Each partition's time (Partition.now), read once per partition and then kept: a take
    * judges a partition's heads and decides on them at one time. Partitions' times differ by

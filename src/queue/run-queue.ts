@@ -11,7 +11,8 @@ import type { RunlogCommand } from '../events/command-types.ts';
 import type { AttemptStarted, CommandAnswered } from '../events/types.ts';
 import { randomUUID } from 'node:crypto';
 import { answerOptions, requestOf, requestOfRecord, requireCommand, type RequestContext } from './command-requests.ts';
-import type { Answering, CommandOf, SubmissionFields } from './commands.ts';
+import type { Answering, CloseFields, CommandOf, SubmissionFields } from './commands.ts';
+import { SUCCEEDED_RUN, closeRuns } from './in-process.ts';
 import { EntryState } from '../../projections/entry-state.ts';
 import { ClosedEntryCache, DEFAULT_CLOSED_CACHE_BYTES } from './closed-entries.ts';
 import { leaseOf, toPublicEntry } from './public-entry.ts';
@@ -450,6 +451,24 @@ export class RunQueue implements RunQueueApi {
     return answers;
   }
 
+  /**
+   * The in-process Worker's closes (in-process.ts): as closeBatch, for leases a take of this
+   * queue answered (so not read as unknown arguments: decide still judges each against the
+   * view), answering each item's refusal or null, no entry built. The requests are checked as
+   * close checks them, but for the Worker's usual one (SUCCEEDED_RUN: checked once).
+   */
+  async [closeRuns](closes: readonly LeaseClose[]): Promise<(RunlogError | null)[]> {
+    this.requireRunning();
+    const requests = closes.map(({ request }) => (request === SUCCEEDED_RUN ? SUCCEEDED : closeFields(request, this.maxInputBytes)));
+    const partitions = closes.map(({ lease }) => this.#partitions.ofIssued(lease.entryId));
+    const batches = await this.#batches(partitions);
+    const answers = closes.map(({ lease }, i) =>
+      batches.get(partitions[i]!)!.add({ type: 'Close', lease, request: requests[i]! }, noAnswer),
+    );
+    await Promise.all([...batches.values()].map((batch) => batch.commit()));
+    return answers;
+  }
+
   async cancel(tenant: string, entryId: string, reason?: string): Promise<Entry> {
     this.requireRunning();
     const partition = this.#partitions.ofEntry(tenant, entryId);
@@ -620,6 +639,13 @@ async function decideInOrder(part: Partition, command: CommandOf<'Answer'>, now:
  */
 function closedAnswer(partition: Partition, entryId: string): Entry {
   return toPublicEntry(partition.view.unsettledEntry(entryId) ?? partition.view.entries.get(entryId)!);
+}
+
+/** SUCCEEDED_RUN's fields. */
+const SUCCEEDED: CloseFields = Object.freeze({ outcome: 'succeeded', result: null, error: null });
+
+function noAnswer(): null {
+  return null;
 }
 
 function attemptOf(event: AttemptStarted): Attempt {

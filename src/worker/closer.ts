@@ -1,32 +1,35 @@
 /**
  * Groups the closes of a worker's runs: the closes asked for in one turn of the event loop go
- * to the queue as one closeBatch (one request over HTTP, one append per partition in process)
- * at the next turn (setImmediate), and each run gets its own item's answer: its entry, or
- * its refusal thrown (LeaseNotCurrent, EntryClosed, ...), exactly as a close of its own would.
+ * to the queue together at the next turn (setImmediate), and each run hears its own item's
+ * outcome: closed, or its refusal thrown (LeaseNotCurrent, EntryClosed, ...), exactly as a
+ * close of its own would. An in-process RunQueue is sent its closeRuns (in-process.ts: no
+ * closed entry built for an answer nobody reads); any other queue (over HTTP) closeBatch.
  *
  * A batch the queue refuses whole with InvalidArgument (one item's result too large for the
  * queue, say) is sent again as one close per item, so the refusal reaches only its own run.
  */
-import { isRunlogError } from '../errors.ts';
-import type { CloseRequest, Entry, Lease, RunQueueApi } from '../queue/types.ts';
+import { isRunlogError, type RunlogError } from '../errors.ts';
+import { canCloseRuns, closeRuns } from '../queue/in-process.ts';
+import type { CloseRequest, Lease, LeaseClose, RunQueueApi } from '../queue/types.ts';
 
 /** As many closes as one batch may carry (MAX_BATCH in src/queue/requests.ts). */
 const MAX_CLOSES = 10_000;
 
-interface Pending {
-  lease: Lease;
-  request: CloseRequest;
-  resolve(entry: Entry): void;
+interface Pending extends LeaseClose {
+  resolve(): void;
   reject(error: unknown): void;
 }
 
 export class Closer {
   #pending: Pending[] = [];
   #scheduled = false;
+  readonly #closeAll: (closes: readonly LeaseClose[]) => Promise<(RunlogError | null)[]>;
 
-  constructor(private readonly queue: RunQueueApi) {}
+  constructor(private readonly queue: RunQueueApi) {
+    this.#closeAll = canCloseRuns(queue) ? (closes) => queue[closeRuns](closes) : (closes) => this.#closeBatch(closes);
+  }
 
-  close(lease: Lease, request: CloseRequest): Promise<Entry> {
+  close(lease: Lease, request: CloseRequest): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#pending.push({ lease, request, resolve, reject });
       if (this.#scheduled) return;
@@ -39,29 +42,37 @@ export class Closer {
     this.#scheduled = false;
     const pending = this.#pending;
     this.#pending = [];
+    if (pending.length <= MAX_CLOSES) return void this.#send(pending);
     for (let i = 0; i < pending.length; i += MAX_CLOSES) void this.#send(pending.slice(i, i + MAX_CLOSES));
   }
 
   async #send(batch: Pending[]): Promise<void> {
     if (batch.length === 1) return this.#one(batch[0]!);
-    let answers;
+    let refusals;
     try {
-      answers = await this.queue.closeBatch(batch.map(({ lease, request }) => ({ lease, request })));
+      refusals = await this.#closeAll(batch);
     } catch (error) {
       if (isRunlogError(error, 'InvalidArgument')) return void (await Promise.all(batch.map((item) => this.#one(item))));
       for (const item of batch) item.reject(error);
       return;
     }
-    answers.forEach((answer, i) => {
-      const item = batch[i]!;
-      if ('entry' in answer) item.resolve(answer.entry);
-      else item.reject(answer.error);
-    });
+    for (let i = 0; i < batch.length; i++) {
+      const refusal = refusals[i];
+      if (refusal === null) batch[i]!.resolve();
+      else batch[i]!.reject(refusal);
+    }
+  }
+
+  /** closeBatch's answers as closeRuns gives them: each item's refusal, or null. */
+  async #closeBatch(closes: readonly LeaseClose[]): Promise<(RunlogError | null)[]> {
+    const answers = await this.queue.closeBatch(closes.map(({ lease, request }) => ({ lease, request })));
+    return answers.map((answer) => ('error' in answer ? answer.error : null));
   }
 
   async #one(item: Pending): Promise<void> {
     try {
-      item.resolve(await this.queue.close(item.lease, item.request));
+      await this.queue.close(item.lease, item.request);
+      item.resolve();
     } catch (error) {
       item.reject(error);
     }

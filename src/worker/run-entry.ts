@@ -16,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { catchRejection } from '../call-listener.ts';
 import { RunlogError, isRunlogError } from '../errors.ts';
 import { attemptLimit, attemptsUsedUp, countedAttempts } from '../queue/decide.ts';
+import { SUCCEEDED_RUN } from '../queue/in-process.ts';
 import type { Attempt, CloseRequest, Entry, Lease, RunQueueApi, Started, Taken } from '../queue/types.ts';
 import { describe } from '../validation/index.ts';
 import { badResult, describeFailure, recordableError } from './failure.ts';
@@ -30,7 +31,7 @@ export interface RunContext {
   metrics: WorkerMetrics;
   handlerOf(agent: string): Handler;
   /** Closes an entry under its lease, grouped with the closes of other runs (closer.ts); rejects with the item's refusal. */
-  close(lease: Lease, request: CloseRequest): Promise<Entry>;
+  close(lease: Lease, request: CloseRequest): Promise<void>;
   /** Called once an entry this worker ran has closed; answers the id of an entry it submitted (periodic work), or null (at once when it submits none). */
   afterClose(entry: Entry): Promise<string | null> | null;
 }
@@ -126,7 +127,7 @@ async function record(ctx: RunContext, supervised: Supervised, entry: Entry, att
   const bad = badResult(settled.value);
   if (bad !== null) return fail(ctx, lease, entry, attempt, new Error(bad), bad);
   try {
-    await ctx.close(lease, settled.value === undefined ? { status: 'succeeded' } : { status: 'succeeded', result: settled.value });
+    await ctx.close(lease, settled.value === undefined ? SUCCEEDED_RUN : { status: 'succeeded', result: settled.value });
     return { outcome: 'succeeded', entry, attempt };
   } catch (error) {
     if (isLeaseRefusal(error)) return { outcome: 'lost', entry, attempt };

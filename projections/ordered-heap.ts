@@ -1,0 +1,63 @@
+/**
+ * A min-heap (heap.ts) beside a run of items pushed in order: an item that comes out no sooner
+ * than the run's last goes at the run's end, any other into the heap. Items offered in take
+ * order (a backlog submitted oldest first, one priority: the common case) then cost O(1) to
+ * push and to pop, instead of a sift through log2(n) levels of entries spread over the heap.
+ * The smallest item is the smaller of the run's first and the heap's top. `before` must be a
+ * strict order fixed for an item's life (items are never re-keyed).
+ */
+import { Heap } from './heap.ts';
+
+export class OrderedHeap<T> {
+  readonly #heap: Heap<T>;
+  /** Items in order from `#first` on (those before it were popped). */
+  #run: T[] = [];
+  #first = 0;
+
+  constructor(private readonly before: (a: T, b: T) => boolean) {
+    this.#heap = new Heap(before);
+  }
+
+  get size(): number {
+    return this.#heap.size + this.#run.length - this.#first;
+  }
+
+  push(item: T): void {
+    const run = this.#run;
+    if (run.length === this.#first || !this.before(item, run[run.length - 1] as T)) run.push(item);
+    else this.#heap.push(item);
+  }
+
+  peek(): T | undefined {
+    const fromRun = this.#runFirst();
+    const fromHeap = this.#heap.peek();
+    if (fromRun === undefined) return fromHeap;
+    return fromHeap !== undefined && this.before(fromHeap, fromRun) ? fromHeap : fromRun;
+  }
+
+  pop(): T | undefined {
+    const fromRun = this.#runFirst();
+    const fromHeap = this.#heap.peek();
+    if (fromRun === undefined || (fromHeap !== undefined && this.before(fromHeap, fromRun))) return this.#heap.pop();
+    this.#first++;
+    // Popped items are let go once they are half the array (amortised O(1)).
+    if (this.#first >= 1024 && this.#first * 2 >= this.#run.length) {
+      this.#run = this.#run.slice(this.#first);
+      this.#first = 0;
+    }
+    return fromRun;
+  }
+
+  /** Keeps only the items `keep` accepts (O(n)); the run stays in order. */
+  retain(keep: (item: T) => boolean): void {
+    this.#heap.retain(keep);
+    const kept: T[] = [];
+    for (let i = this.#first; i < this.#run.length; i++) if (keep(this.#run[i] as T)) kept.push(this.#run[i] as T);
+    this.#run = kept;
+    this.#first = 0;
+  }
+
+  #runFirst(): T | undefined {
+    return this.#first < this.#run.length ? this.#run[this.#first] : undefined;
+  }
+}
