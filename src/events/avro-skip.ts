@@ -6,11 +6,15 @@
  *
  * A cursor is read byte by byte (`byte`) and skipped over (`skip`); running out of input is the
  * cursor's to report (it throws). A varint of more than 10 bytes, or a negative length, is
- * Corrupt here.
+ * Corrupt here. Every item of an array or map is walked, even in a block that gives its byte
+ * size (then the size must match): so a walk that ends within the bytes bounds every count in
+ * them, and a decoder that believes counts (avsc does) can be handed only walked bytes.
  */
 import { RunlogError } from '../errors.ts';
 
 export interface ByteCursor {
+  /** Where the next byte is read from. */
+  readonly position: number;
   /** The next byte (throws past the end). */
   byte(): number;
   /** Moves past `count` bytes (throws past the end). */
@@ -114,16 +118,46 @@ function skipWidth(width: number): Skip {
   return (cursor) => cursor.skip(width);
 }
 
-/** Array or map blocks: a count (negative: its byte size follows), the items, until a count of 0. */
+/**
+ * Array or map blocks: a count (negative: its byte size follows), the items, until a count of 0.
+ * A sized block's items are walked too, not skipped by its size: the count is what a decoder
+ * believes, so it is what must be bounded by the bytes.
+ */
 function skipBlocks(cursor: ByteCursor, item: Skip): void {
   for (;;) {
     let count = readLong(cursor);
     if (count === 0) return;
+    let end = -1;
     if (count < 0) {
       count = -count;
-      cursor.skip(readLength(cursor));
-      continue;
+      const size = readLength(cursor);
+      end = cursor.position + size;
     }
     for (let i = 0; i < count; i++) item(cursor);
+    if (end >= 0 && cursor.position !== end)
+      throw new RunlogError('Corrupt', `an Avro block's items end at byte ${cursor.position}, not at ${end} as its size says`);
   }
+}
+
+/** A cursor over bytes in memory, from `position` up to `limit` (Corrupt past it). */
+export class BytesCursor implements ByteCursor {
+  constructor(
+    private readonly bytes: Uint8Array,
+    public position: number,
+    private readonly limit = bytes.length,
+  ) {}
+
+  byte(): number {
+    if (this.position >= this.limit) throw truncated(1, this.position, this.limit);
+    return this.bytes[this.position++]!;
+  }
+
+  skip(count: number): void {
+    if (this.position + count > this.limit) throw truncated(count, this.position, this.limit);
+    this.position += count;
+  }
+}
+
+function truncated(count: number, at: number, limit: number): RunlogError {
+  return new RunlogError('Corrupt', `truncated: ${count} bytes wanted at byte ${at} of ${limit}`);
 }

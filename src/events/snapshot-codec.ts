@@ -22,6 +22,7 @@ import {
   type BodyWriter,
   type SelfWriting,
 } from './body-writer.ts';
+import { avroFieldSkippers, BytesCursor, type Skip } from './avro-skip.ts';
 import { SINGLE_OBJECT_MARKER } from './codec.ts';
 import { fingerprintBytesLE } from './rabin.ts';
 import { SCHEMA_DIR, loadSchemaFamily, type SchemaFamily, type SchemaVersion } from './schemas.ts';
@@ -286,8 +287,36 @@ export function decodeSnapshot(bytes: Uint8Array): PartitionSnapshot {
   return snapshot;
 }
 
-/** A snapshot's state. Byte fields are views of `bytes`: copy what is kept. */
+/** One skipper per field of the newest PartitionState schema (avro-skip.ts; snapshot-stream.ts walks with them too). */
+export const STATE_FIELD_SKIPPERS: readonly Skip[] = avroFieldSkippers(
+  RELEASED_SNAPSHOT_SCHEMAS.filter((s) => s.eventType === 'PartitionState').at(-1)!.schema,
+);
+
+/**
+ * A snapshot's state. Byte fields are views of `bytes`: copy what is kept. Its fields are walked
+ * first (avro-skip.ts), bounded by its bytes: avsc believes an array's count (it reads on past
+ * the end of its buffer and checks only once done), so a count rotten into 2^30 where the bytes
+ * hold none would have it build that many items before finding them short. Walked, such a
+ * count is Corrupt at the first item that runs past the state.
+ */
 export function decodeSnapshotState(bytes: Uint8Array): PartitionState {
+  if (bytes.length >= HEADER_LENGTH) {
+    const cursor = new BytesCursor(bytes, HEADER_LENGTH);
+    try {
+      for (const skip of STATE_FIELD_SKIPPERS) skip(cursor);
+    } catch (error) {
+      throw corrupt(`invalid ${STATE.file} body (${bytes.length} bytes): ${(error as Error).message}`, error);
+    }
+  } // else: shorter than its header, which decode refuses
+  return decodeWalkedState(bytes);
+}
+
+/**
+ * A state whose fields the caller has already walked whole with STATE_FIELD_SKIPPERS, within
+ * its bytes (snapshot-stream.ts readSnapshotState walks them where they lie): decoded without
+ * walking them again. Never hand it bytes not walked (see decodeSnapshotState).
+ */
+export function decodeWalkedState(bytes: Uint8Array): PartitionState {
   const state = decode(STATE, bytes) as PartitionState;
   for (const entry of allEntries(state)) {
     if (entry.outcome !== null && !OUTCOMES.has(entry.outcome)) throw corrupt(`entry ${entry.entryId} has no outcome ${entry.outcome}`);

@@ -10,8 +10,8 @@
  *      and compared with the stored one; the file must end right after it (verifySnapshotChecksum);
  *   3. only then is the state walked (readSnapshotState): the fields before the ticket index's
  *      columns are skipped (avro-skip.ts) and the columns' places noted, not read; the state's
- *      other fields (open entries, keys, answers) are read and decoded as decodeSnapshotState
- *      decodes them, with an empty closedIndex in the columns' place. The columns are then read
+ *      other fields (open entries, keys, answers) are walked, then read and decoded as
+ *      decodeSnapshotState decodes them, with an empty closedIndex in the columns' place. The columns are then read
  *      a stretch at a time by whoever loads them (projections/snapshot-columns.ts sourcedColumns).
  * The source must not change between the steps (a file is read through one open handle; a
  * snapshot file is written once and renamed into place, never rewritten).
@@ -19,11 +19,12 @@
 import { createHash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { RunlogError } from '../errors.ts';
-import { avroFieldSkippers, readLength, readLong, type ByteCursor } from './avro-skip.ts';
+import { readLength, readLong, type ByteCursor } from './avro-skip.ts';
 import {
   RELEASED_SNAPSHOT_SCHEMAS,
   SNAPSHOT_HEADER_LENGTH,
-  decodeSnapshotState,
+  STATE_FIELD_SKIPPERS,
+  decodeWalkedState,
   snapshotHeader,
   snapshotChecksumPrefix,
 } from './snapshot-codec.ts';
@@ -63,8 +64,8 @@ const WINDOW = 4 << 20;
 
 const STATE_SCHEMA = RELEASED_SNAPSHOT_SCHEMAS.filter((s) => s.eventType === 'PartitionState').at(-1)!.schema;
 const CLOSED_INDEX_FIELD = STATE_SCHEMA.fields.findIndex((field) => field.name === 'closedIndex');
-/** One skipper per field of the state, named types resolved across them. */
-const SKIP_FIELD = avroFieldSkippers(STATE_SCHEMA);
+/** One skipper per field of the state, named types resolved across them (the ones decodeSnapshotState walks with). */
+const SKIP_FIELD = STATE_FIELD_SKIPPERS;
 /** Skips the state's fields before closedIndex, or after it. */
 const skipFields = (cursor: ByteCursor, from: number, to: number): void => {
   for (let f = from; f < to; f++) SKIP_FIELD[f]!(cursor);
@@ -177,7 +178,7 @@ export function readSnapshotState(source: SnapshotSource, head: SnapshotHead): {
   const rest = new Uint8Array(before + 1 + (end - columnsEnd));
   source.read(rest.subarray(0, before), stateStart);
   source.read(rest.subarray(before + 1), columnsEnd);
-  return { state: decodeSnapshotState(rest), columns };
+  return { state: decodeWalkedState(rest), columns }; // walked above, every field (the columns hand-read)
 }
 
 /** closedIndex: blocks of Column records (name, bytes, strings), the bytes skipped. */
