@@ -74,6 +74,9 @@ it('visit sees what read returns: any start and record limit, tombstones, sealed
   log = await openFileLog(options); // sealed segments opened unread: visit CRC-checks them as read does
   onCleanup(t, () => log.close());
   await check();
+  // The active segment's frames were checked at open (not CRC-checked again when read); the frames appended since are.
+  for (let frame = 0; frame < 8; frame++) await log.append(0, [rec(`k${frame}`, `after open ${frame}`), rec('k', null)]);
+  await check();
   await log.compact(0); // gaps between offsets, tombstones dropped
   await check();
 });
@@ -93,6 +96,29 @@ it('visit refuses a damaged frame of a sealed segment as read does, naming the f
   const refusal = (error: unknown): boolean => isRunlogError(error) && error.code === 'Corrupt' && error.message.includes(first!);
   await assert.rejects(collect(log.read(0, 0n)), refusal);
   await assert.rejects(visited(log.read(0, 0n)), refusal);
+});
+
+it('a frame appended after the open and damaged on disk is refused by read and visit: only what the open checked is not checked again', async (t) => {
+  const dir = await scratchDir(t, 'runlog-file-visit-checked-');
+  const options = { dir, partitions: 1, fsync: false, onWarning: () => {} } as const;
+  const writing = await openFileLog(options);
+  for (let i = 0; i < 5; i++) await writing.append(0, [rec(`k${i}`, `before open ${i}`)]);
+  await writing.close();
+  const log = await openFileLog(options); // the active segment's 5 frames are checked here
+  onCleanup(t, () => log.close());
+  for (let i = 0; i < 3; i++) await log.append(0, [rec(`k${i}`, `after open ${i}`)]);
+  const [path] = await segmentPaths(join(dir, 'partition-0'));
+  const bytes = await readFile(path!);
+  const at = bytes.indexOf('after open 1');
+  bytes[at] = bytes[at]! ^ 0xff;
+  await writeFile(path!, bytes);
+  const refusal = (error: unknown): boolean => isRunlogError(error) && error.code === 'Corrupt' && error.message.includes(path!);
+  await assert.rejects(collect(log.read(0, 0n)), refusal);
+  await assert.rejects(visited(log.read(0, 0n)), refusal);
+  assert.deepEqual(
+    (await visited(log.read(0, 0n, { maxRecords: 6 }))).seen.map(([, , value]) => value),
+    [...Array.from({ length: 5 }, (_, i) => `before open ${i}`), 'after open 0'],
+  );
 });
 
 it('decodeEventAt decodes a record where it lies as decodeEvent decodes it, and refuses a cut record alike', () => {

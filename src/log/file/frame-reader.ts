@@ -16,6 +16,8 @@ export interface FrameView {
   filePos: number;
   base: bigint;
   count: number;
+  /** It lies before readFrames' `checkedTo`: checked whole (CRC, records) by this process before, not CRC-checked again now. */
+  checked: boolean;
 }
 
 /** Why reading stopped: the range ended cleanly, at a seal, or at `filePos` there is no whole frame. */
@@ -39,7 +41,9 @@ async function readFully(handle: FileHandle, buf: Buffer, at: number, length: nu
  * Yields the frames of `handle` from byte `start` up to byte `limit`, and returns how the
  * range ended. Each chunk is read into a new buffer, so views of a frame's bytes stay
  * valid; with `reuse`, into one buffer reused for the whole range (no allocation and page
- * faults per chunk), for callers done with a frame's bytes before asking for the next.
+ * faults per chunk), for callers done with a frame's bytes before asking for the next. Frames
+ * ending at or before file position `checkedTo` were checked whole by this process already
+ * (Segment.checkedTo): their CRC is not computed again.
  */
 export async function* readFrames(
   handle: FileHandle,
@@ -47,15 +51,18 @@ export async function* readFrames(
   limit: number,
   chunkBytes = DEFAULT_CHUNK_BYTES,
   reuse = false,
+  checkedTo = 0,
 ): AsyncGenerator<FrameView, ScanEnd> {
   let buf = Buffer.alloc(0);
   let bufPos = 0; // next unparsed byte of buf
   let bufLimit = 0; // valid bytes in buf
   let fileAt = start; // file position of buf[bufPos]
   while (true) {
-    const check = checkFrame(buf, bufPos, bufLimit);
+    const checkedEnd = checkedTo - fileAt + bufPos; // checkedTo as a position of buf
+    const check = checkFrame(buf, bufPos, bufLimit, checkedEnd);
     if (check.kind === 'frame') {
-      yield { buf, pos: bufPos, end: check.end, filePos: fileAt, base: check.base, count: check.count };
+      const checked = check.end <= checkedEnd;
+      yield { buf, pos: bufPos, end: check.end, filePos: fileAt, base: check.base, count: check.count, checked };
       fileAt += check.end - bufPos;
       bufPos = check.end;
       continue;

@@ -92,8 +92,12 @@ export type FrameCheck =
   | { kind: 'incomplete'; need: number }
   | { kind: 'bad'; reason: string; length: number | null };
 
-/** Checks the frame starting at `pos` of `buf` (bytes up to `limit` are valid data). */
-export function checkFrame(buf: Buffer, pos: number, limit: number): FrameCheck {
+/**
+ * Checks the frame starting at `pos` of `buf` (bytes up to `limit` are valid data). A frame
+ * ending at or before `checkedTo` is not CRC-checked again: this process checked it already
+ * (the active segment's frames, at open: recovery.ts).
+ */
+export function checkFrame(buf: Buffer, pos: number, limit: number, checkedTo = -1): FrameCheck {
   if (limit - pos < FRAME_HEADER_BYTES) return { kind: 'incomplete', need: FRAME_HEADER_BYTES };
   if (buf.readUInt32LE(pos) === SEAL_MAGIC) return checkSeal(buf, pos, limit);
   if (buf.readUInt32LE(pos) !== FRAME_MAGIC) return { kind: 'bad', reason: 'bad magic', length: null };
@@ -103,7 +107,8 @@ export function checkFrame(buf: Buffer, pos: number, limit: number): FrameCheck 
   }
   const end = pos + FRAME_HEADER_BYTES + length;
   if (end > limit) return { kind: 'incomplete', need: FRAME_HEADER_BYTES + length };
-  if (crc32(buf.subarray(pos + 8, end)) !== buf.readUInt32LE(pos + 4)) return { kind: 'bad', reason: 'CRC mismatch', length };
+  if (end > checkedTo && crc32(buf.subarray(pos + 8, end)) !== buf.readUInt32LE(pos + 4))
+    return { kind: 'bad', reason: 'CRC mismatch', length };
   return { kind: 'frame', end, base: buf.readBigUInt64LE(pos + 12), count: buf.readUInt32LE(pos + 20) };
 }
 

@@ -45,7 +45,8 @@ export function readSegments(segments: () => readonly Segment[], range: ReadRang
 /**
  * The records of `range` handed to `visitor` where they lie in the read buffers, no record made
  * (BatchedRecords.visit): the same frames, checks and order as readBatches. A frame is checked
- * whole (its structure, and against its segment's seal) before any of its records is visited.
+ * whole (its structure, and against its segment's seal) before any of its records is visited,
+ * unless this process checked it whole at open (Segment.checkedTo): then it is walked once.
  * Answers how many records were visited.
  */
 async function visitSegments(segments: () => readonly Segment[], range: ReadRange, visitor: RecordVisitor): Promise<number> {
@@ -56,8 +57,10 @@ async function visitSegments(segments: () => readonly Segment[], range: ReadRang
   let lastVisited = -1;
   // Offsets are safe integers here (visitFrame answers null otherwise); `end` and `left` bound the visit.
   const endNumber = end > BigInt(Number.MAX_SAFE_INTEGER) ? Number.POSITIVE_INFINITY : Number(end);
+  let pastEnd = false;
   const bounded: RecordVisitor = (offset, buf, keyStart, valueStart, valueEnd) => {
-    if (offset >= endNumber || left === 0) return;
+    if (offset >= endNumber) pastEnd = true;
+    if (pastEnd || left === 0) return;
     left--;
     visited++;
     lastVisited = offset;
@@ -69,13 +72,16 @@ async function visitSegments(segments: () => readonly Segment[], range: ReadRang
     try {
       for await (const frame of segmentFrames(segment, next, range)) {
         const { buf, pos, end: frameEnd, filePos } = frame;
-        const last = frame.count === 0 ? null : checkedLast(segment, frame);
-        if (last === null) continue;
+        if (frame.count === 0) continue;
+        // A frame this process checked whole before (the active segment's, at open) is not walked first again.
+        const last = frame.checked ? null : checkedLast(segment, frame);
         // Offsets past 2^53 - 2^32 (9e15 records: a damaged or crafted file) cannot be visited as numbers.
-        if (visitFrame(buf, pos, frameEnd, next, bounded) === null)
-          throw corruptAt(segment, filePos, `offset ${last} is too large to visit`);
+        const walked = visitFrame(buf, pos, frameEnd, next, bounded);
+        if (walked === null) throw corruptAt(segment, filePos, `offset ${last ?? frame.base} is too large to visit`);
+        // Only a checked frame whose bytes changed on disk since (someone else wrote the file) can be inconsistent here.
+        if (!walked) throw corruptAt(segment, filePos, 'inconsistent record structure');
         if (lastVisited >= 0) next = BigInt(lastVisited) + 1n;
-        if (left === 0 || last >= end) return visited;
+        if (left === 0 || pastEnd || (last !== null && last >= end)) return visited;
       }
     } finally {
       await segment.release();
@@ -185,7 +191,7 @@ async function* segmentBatches(segment: Segment, from: bigint, range: ReadRange,
 async function* segmentFrames(segment: Segment, from: bigint, range: ReadRange, reuse = true): AsyncGenerator<FrameView> {
   const start = await segment.seek(from);
   const handle = await segment.readHandle();
-  const frames = readFrames(handle, start, segment.size, range.chunkBytes, reuse);
+  const frames = readFrames(handle, start, segment.size, range.chunkBytes, reuse, segment.checkedTo);
   let floor = segment.base; // the lowest offset the next frame may start at
   let step = await frames.next();
   for (; !step.done; step = await frames.next()) {

@@ -16,7 +16,9 @@
  * torn tail: cut short, garbage, or zeros where the file system extended the file but never
  * got the data). That tail is cut, and reported (RUNLOG_TORN_TAIL). Damage anywhere else in
  * it, or a damaged frame followed by a valid one, which a torn write cannot produce, is
- * corruption: `Corrupt`, naming file and byte.
+ * corruption: `Corrupt`, naming file and byte. What this check proved is not proved again: this
+ * process's reads of those frames (a replay from zero above all) skip their CRC and record walk
+ * (Segment.checkedTo), while every frame appended since is checked when read.
  *
  * The sealed segments before it are checked structurally: header, and a valid seal in the
  * file's last bytes (a segment cut short or extended has none there), chaining to the next
@@ -256,6 +258,7 @@ async function scanFrames(segment: Segment, handle: FileHandle, isLast: boolean)
       throw corrupt(segment.path, `${at}: offset ${base} out of order`);
     segment.addFrame(filePos, filePos + (end - pos), base, last);
   }
+  segment.checkedTo = segment.size; // every frame up to here was checked whole just now
   const ending = step.value;
   if (ending.kind === 'end') return null;
   if (ending.kind === 'seal') {

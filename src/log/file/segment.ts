@@ -43,6 +43,12 @@ export class Segment {
   lastOffset: bigint | null = null;
   /** The next segment's base, once this one is sealed; null while it is the active segment. */
   sealedEnd: bigint | null = null;
+  /**
+   * Frames ending at or before this byte were checked whole by this process's open (recovery.ts
+   * scanFrames: CRC, record structure, offsets in order): reads do not check them again, so a
+   * replay from zero CRC-checks the active segment once, not twice.
+   */
+  checkedTo = SEGMENT_HEADER_BYTES;
   #indexDeltas: number[] = [];
   #indexPositions: number[] = [];
   /** Frames are known (indexed) up to this byte; `size` once the segment is known whole. */
