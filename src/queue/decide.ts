@@ -235,7 +235,9 @@ function leaseStart(view: PartitionView, command: CommandOf<'LeaseStart'>, now: 
   const [leased] = leasing.events;
   const started: AttemptStarted = {
     type: 'AttemptStarted',
-    ...ids(entry),
+    tenant: entry.tenant,
+    thread: entry.thread,
+    entryId: entry.entryId,
     at: now,
     runId: command.runId,
     attempt: entry.attempts.length + 1,
@@ -257,7 +259,9 @@ function leaseOrExpire(entry: EntryState, holder: string, ttlMs: number, now: nu
   const deferredAttempts = entry.deferredAttempts;
   const leased: Leased = {
     type: 'Leased',
-    ...ids(entry),
+    tenant: entry.tenant,
+    thread: entry.thread,
+    entryId: entry.entryId,
     at: now,
     holder,
     epoch: entry.lastEpoch + 1,
@@ -303,7 +307,17 @@ export function isOverdue(entry: EntryState, now: number): boolean {
 
 function expired(entry: EntryState, now: number): Closed {
   const error = `start deadline ${entry.deadline} passed before the entry started`;
-  return { type: 'Closed', ...ids(entry), at: now, outcome: 'expired', result: null, error, deferredAttempts: entry.deferredAttempts };
+  return {
+    type: 'Closed',
+    tenant: entry.tenant,
+    thread: entry.thread,
+    entryId: entry.entryId,
+    at: now,
+    outcome: 'expired',
+    result: null,
+    error,
+    deferredAttempts: entry.deferredAttempts,
+  };
 }
 
 // ---- Commands under a lease: Extend, StartAttempt, Yield, Close ---------------------------
@@ -319,7 +333,17 @@ function extend(view: PartitionView, { lease, ttlMs }: CommandOf<'Extend'>, now:
   if (entry instanceof RunlogError) return { kind: 'refused', error: entry };
   const { holder, epoch } = lease;
   const deferredAttempts = entry.deferredAttempts;
-  return append({ type: 'LeaseExtended', ...ids(entry), at: now, holder, epoch, expiresAt: now + ttlMs, deferredAttempts });
+  return append({
+    type: 'LeaseExtended',
+    tenant: entry.tenant,
+    thread: entry.thread,
+    entryId: entry.entryId,
+    at: now,
+    holder,
+    epoch,
+    expiresAt: now + ttlMs,
+    deferredAttempts,
+  });
 }
 
 function startAttempt(
@@ -335,7 +359,16 @@ function startAttempt(
   if (usedBy !== undefined) {
     return refuse('RunIdReused', `run id ${JSON.stringify(runId)} already names a run of entry ${usedBy} on this thread`);
   }
-  return append({ type: 'AttemptStarted', ...ids(entry), at: now, runId, attempt: entry.attempts.length + 1, epoch: lease.epoch });
+  return append({
+    type: 'AttemptStarted',
+    tenant: entry.tenant,
+    thread: entry.thread,
+    entryId: entry.entryId,
+    at: now,
+    runId,
+    attempt: entry.attempts.length + 1,
+    epoch: lease.epoch,
+  });
 }
 
 /**
@@ -362,7 +395,18 @@ function yieldEntry(view: PartitionView, { lease, request }: CommandOf<'Yield'>,
   const cutShort = request.kind === 'defer' && entry.attempts[entry.attempts.length - 1]?.epoch === lease.epoch;
   const deferredAttempts = entry.deferredAttempts + (cutShort ? 1 : 0);
   const { kind, error } = request;
-  const yielded: Yielded = { type: 'Yielded', ...ids(entry), at: now, epoch: lease.epoch, kind, error, notBefore, deferredAttempts };
+  const yielded: Yielded = {
+    type: 'Yielded',
+    tenant: entry.tenant,
+    thread: entry.thread,
+    entryId: entry.entryId,
+    at: now,
+    epoch: lease.epoch,
+    kind,
+    error,
+    notBefore,
+    deferredAttempts,
+  };
   return append(yielded);
 }
 
@@ -371,7 +415,9 @@ function close(view: PartitionView, { lease, request }: CommandOf<'Close'>, now:
   if (entry instanceof RunlogError) return { kind: 'refused', error: entry };
   return append({
     type: 'Closed',
-    ...ids(entry),
+    tenant: entry.tenant,
+    thread: entry.thread,
+    entryId: entry.entryId,
     at: now,
     outcome: request.outcome,
     result: request.result,
@@ -397,7 +443,15 @@ function currentEntry(view: PartitionView, lease: Lease, now: number): EntryStat
 function cancel(view: PartitionView, { tenant, entryId, reason }: CommandOf<'Cancel'>, now: number): Decisions['Cancel'] {
   const entry = openEntry(view, tenant, entryId);
   if (entry instanceof RunlogError) return { kind: 'refused', error: entry };
-  return append({ type: 'CancelRequested', ...ids(entry), at: now, reason, deferredAttempts: entry.deferredAttempts });
+  return append({
+    type: 'CancelRequested',
+    tenant: entry.tenant,
+    thread: entry.thread,
+    entryId: entry.entryId,
+    at: now,
+    reason,
+    deferredAttempts: entry.deferredAttempts,
+  });
 }
 
 /** Closes every open entry of the thread (none open: unchanged). */
@@ -406,7 +460,14 @@ function deleteThread(view: PartitionView, { tenant, thread }: CommandOf<'Delete
   if (open.length === 0) return UNCHANGED;
   return {
     kind: 'append',
-    events: open.map((entry) => ({ type: 'ThreadDeleted', ...ids(entry), at: now, deferredAttempts: entry.deferredAttempts })),
+    events: open.map((entry) => ({
+      type: 'ThreadDeleted',
+      tenant: entry.tenant,
+      thread: entry.thread,
+      entryId: entry.entryId,
+      at: now,
+      deferredAttempts: entry.deferredAttempts,
+    })),
   };
 }
 
@@ -586,10 +647,6 @@ function append<E extends RunlogEvent>(event: E): Append<[E]> {
 
 function refuse(code: RunlogError['code'], message: string): Refused {
   return { kind: 'refused', error: new RunlogError(code, message) };
-}
-
-function ids(entry: EntryState): { tenant: string; thread: string; entryId: string } {
-  return { tenant: entry.tenant, thread: entry.thread, entryId: entry.entryId };
 }
 
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
