@@ -118,6 +118,19 @@ export function appendBytes(records: readonly AppendRecord[]): number {
   return records.reduce((sum, record) => sum + recordBytes(record) + RECORD_OVERHEAD_BYTES, 0);
 }
 
+/**
+ * The key of an EventLog's optional append of records runlog built itself: the queue's group
+ * commit (src/queue/group-commit.ts) appends its groups through it where a backend offers it.
+ * Those records are plain { key, value } objects the queue made (recordsOf: keys from validated
+ * names, values encoded events) and checked against the log's limits when they were made
+ * (record-bounds.ts: each record within maxRecordBytes; the group commit keeps a group within
+ * maxAppendBytes). `append` reads every record into a checked copy first, for callers it cannot
+ * trust: ~0.2 µs and a few allocations a record, paid again for every record the queue writes.
+ * Otherwise it is `append`: same atomicity, order and answers. A symbol, so no caller reaches it
+ * by accident, and a wrapped log (tests' faults) that does not pass it on is appended to as before.
+ */
+export const APPEND_BUILT: unique symbol = Symbol('runlog.appendBuilt');
+
 export interface EventLog extends RecordLimits {
   /** Which backend this is: 'memory' | 'file' | 'kafka'. */
   readonly kind: string;
@@ -148,6 +161,9 @@ export interface EventLog extends RecordLimits {
    * other backends refuse it with InvalidArgument, writing nothing).
    */
   append(partition: number, records: readonly AppendRecord[], options?: AppendOptions): Promise<bigint[]>;
+
+  /** `append` of records runlog built and checked itself, without the argument checks (APPEND_BUILT). Optional. */
+  [APPEND_BUILT]?(partition: number, records: readonly AppendRecord[]): Promise<bigint[]>;
 
   /** The records of `partition` from `fromOffset` up to the end offset at the time of the call. */
   read(partition: number, fromOffset: bigint, options?: ReadOptions): AsyncIterable<LogRecord>;

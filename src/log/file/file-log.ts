@@ -16,7 +16,15 @@ import { mkdir, stat } from 'node:fs/promises';
 import { describe, requireBoolean, requireFunction, requireInteger, requirePath } from '../../validation/index.ts';
 import { RunlogError, invalidArgument, isRunlogError } from '../../errors.ts';
 import { emitProcessWarning, type WarningListener, WarningCounter } from '../../warnings.ts';
-import type { AppendOptions, AppendRecord, EventLog, LogRecord, ReadOptions, TailOptions } from '../event-log.ts';
+import {
+  APPEND_BUILT,
+  type AppendOptions,
+  type AppendRecord,
+  type EventLog,
+  type LogRecord,
+  type ReadOptions,
+  type TailOptions,
+} from '../event-log.ts';
 import {
   checkAppendOptions,
   checkOffset,
@@ -258,6 +266,16 @@ class FileLogImpl implements FileLog {
       checkAppendOptions(options, false, this.#where);
       const checked = checkRecords(records, this, this.#where);
       return checked.length === 0 ? Promise.resolve([]) : part.appender.append(checked);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The queue's records, which it built and checked itself (event-log.ts: APPEND_BUILT). */
+  [APPEND_BUILT](partition: number, records: readonly AppendRecord[]): Promise<bigint[]> {
+    try {
+      const part = this.#partition(partition);
+      return records.length === 0 ? Promise.resolve([]) : part.appender.append(records);
     } catch (error) {
       return Promise.reject(error);
     }
