@@ -17,7 +17,8 @@
  * log. So the fold learns each record's offset: at once in replay, and through `settle` for
  * the live writer's own records (folded before the append answers with their offsets).
  */
-import type { AttemptStarted, EntriesPruned, RunlogEvent, Submitted, TicketKeyCreated } from '../src/events/types.ts';
+import type { UnreadFields } from '../src/events/codec.ts';
+import type { AttemptStarted, EntriesPruned, EventType, RunlogEvent, Submitted, TicketKeyCreated } from '../src/events/types.ts';
 import { entryIdOfKey, isAnswerKey, threadKey } from '../src/events/keys.ts';
 import { Answers } from './answers.ts';
 import type { ClosedEntry, Closing } from './closed-entry.ts';
@@ -34,6 +35,19 @@ export { submissionKeyId, type ClosedTicket } from './closed-tickets.ts';
 /** Rebuild the deadline heap once it holds this many more items than open entries with a deadline. */
 const DEADLINE_SLACK = 1024;
 const CLOSING_TYPES: ReadonlySet<string> = new Set<Closing['type']>(['Closed', 'CancelRequested', 'ThreadDeleted']);
+
+/**
+ * The event types whose fold (applyEvent) keeps no reference to the event itself, only values
+ * of its fields, and finds the entry by entryId, never reading the event's tenant or thread
+ * (the entry has them): a replay decodes them into one reused object per type, those two
+ * strings not made (src/projector/replay.ts, codec.ts foldDecoder). Keep it true of applyEvent.
+ */
+export const FOLD_UNREAD: UnreadFields<EventType> = Object.fromEntries(
+  (['Leased', 'LeaseExtended', 'Yielded', 'AttemptStarted', 'Closed', 'CancelRequested', 'ThreadDeleted'] as const).map((type) => [
+    type,
+    ['tenant', 'thread'],
+  ]),
+);
 
 export class PartitionView {
   /** The offset of the last record folded (kept rather than nextOffset: no bigint per record). */

@@ -264,3 +264,38 @@ export function compileBodyReader(eventType: string, schema: AvroRecordSchema): 
   const body = `return { type: ${JSON.stringify(eventType)}, ${parts.join(', ')} };`;
   return new Function('r', 'c', body).bind(undefined, readers) as BodyReader;
 }
+
+/** Reads past a string (or bytes) value, checked to lie inside the body: nothing made of it. */
+function skipString(c: Cursor): void {
+  const length = readLength(c); // first: it moves c.pos past the length itself
+  c.pos += length;
+}
+
+/**
+ * A reader for a fold that keeps nothing of the event it is handed (src/projector/replay.ts):
+ * every body of `schema` is read into ONE object, made once and returned by every call (valid
+ * until the next), and the string fields named in `unread` are read past, their bytes checked
+ * to lie in the body as any string's, but never made into strings (they stay ''). Otherwise
+ * as compileBodyReader: the same readers, the same checks, the same errors. Null where
+ * compileBodyReader is null, or a field of `unread` is not a string.
+ */
+export function compileFoldReader(eventType: string, schema: AvroRecordSchema, unread: ReadonlySet<string>): BodyReader | null {
+  const readers: Array<(c: Cursor) => unknown> = [];
+  const parts: string[] = [];
+  const into: Record<string, unknown> = { type: eventType };
+  for (const field of schema.fields) {
+    const read = field.type === 'string' && INTERNED_FIELDS.has(field.name) ? readInternedString : valueReader(field.type);
+    if (read === null || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(field.name) || field.name === 'type') return null;
+    if (unread.has(field.name)) {
+      if (field.type !== 'string') return null;
+      into[field.name] = '';
+      parts.push('s(c);');
+      continue;
+    }
+    into[field.name] = null;
+    parts.push(`o.${field.name} = r[${readers.length}](c);`);
+    readers.push(read);
+  }
+  const body = `${parts.join(' ')} return o;`;
+  return new Function('r', 'o', 's', 'c', body).bind(undefined, readers, into, skipString) as BodyReader;
+}

@@ -17,7 +17,7 @@ import { fingerprintBytesLE } from './rabin.ts';
 import { avroType, describeInvalid } from './avro-types.ts';
 import { compileToEvent, fieldPlans, toAvroValue, type ToEvent } from './event-values.ts';
 import { isOf, textFields, type TextField } from './well-formed.ts';
-import { BodyError, compileBodyReader, type BodyReader, type Cursor } from './body-reader.ts';
+import { BodyError, compileBodyReader, compileFoldReader, type BodyReader, type Cursor } from './body-reader.ts';
 import { compileBodyWriter, type BodyWriter } from './body-writer.ts';
 import { copyToSlab } from './slab.ts';
 
@@ -31,6 +31,13 @@ export interface Codec<V extends { type: string }> {
   decode(bytes: Uint8Array): V;
   /** `decode` of bytes [start, end) of `buf`, where they lie (no view made): for a caller's own read buffer. */
   decodeAt(buf: Buffer, start: number, end: number): V;
+  /**
+   * A `decodeAt` for a fold that keeps no reference to the event it is handed: records of the
+   * types named in `unread`, of their newest schema, are read into one object per type, reused by
+   * every call, with the string fields `unread` names read past and left ''. Any other record
+   * decodes as `decodeAt` decodes it. Refuses what `decodeAt` refuses.
+   */
+  foldDecoder(unread: UnreadFields<V['type']>): (buf: Buffer, start: number, end: number) => V;
   /** The newest schema of a type (the one `encode` writes). */
   schemaFor(type: V['type']): AvroRecordSchema;
   /** CRC-64-AVRO fingerprint (unsigned) of the newest schema of a type. */
@@ -38,6 +45,9 @@ export interface Codec<V extends { type: string }> {
 }
 
 export type EventCodec = Codec<RunlogEvent>;
+
+/** Per event type, the string fields a fold never reads (see Codec.foldDecoder). */
+export type UnreadFields<T extends string> = Readonly<Partial<Record<T, readonly string[]>>>;
 
 /** What encoding an event type needs: its newest schema and its 10-byte header. */
 interface Writer {
@@ -53,6 +63,8 @@ interface Writer {
 /** How to read records of one writer schema into the newest shape of its event type. */
 interface Reader {
   readonly file: string;
+  /** The writer schema. */
+  readonly version: SchemaVersion<string>;
   readonly fingerprintHigh: number;
   readonly type: avsc.Type;
   /** Absent when the writer schema is the reader schema. */
@@ -204,6 +216,27 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
     return event as unknown as V;
   }
 
+  foldDecoder(unread: UnreadFields<V['type']>): (buf: Buffer, start: number, end: number) => V {
+    const table = new Map<number, Reader[]>();
+    for (const [low, readers] of this.#readers) {
+      table.set(
+        low,
+        readers.map((reader) => {
+          const fields = (unread as Record<string, readonly string[] | undefined>)[reader.version.eventType];
+          // Only a compiled body reader (a record of the newest schema) has a fold reader; the rest decode whole.
+          if (fields === undefined || reader.body === null) return reader;
+          const fold = compileFoldReader(reader.version.eventType, reader.version.schema, new Set(fields));
+          return fold === null ? reader : { ...reader, body: fold };
+        }),
+      );
+    }
+    return (buf, start, end) => {
+      const reader = this.#readerAt(buf, start, end - start, table);
+      if (reader.body !== null) return this.#readBody(reader, reader.body, buf, start + HEADER_LENGTH, end);
+      return this.#decodeResolved(reader, buf, start, end);
+    };
+  }
+
   schemaFor(eventType: V['type']): AvroRecordSchema {
     return this.#writer(eventType).version.schema;
   }
@@ -226,7 +259,7 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
   }
 
   /** The reader of the record of `length` bytes at `at` of `bytes`, by its single-object header. */
-  #readerAt(bytes: Uint8Array, at: number, length: number): Reader {
+  #readerAt(bytes: Uint8Array, at: number, length: number, readers = this.#readers): Reader {
     if (length < HEADER_LENGTH) {
       throw corrupt(`${this.#names.noun} record of ${length} bytes is shorter than the ${HEADER_LENGTH}-byte single-object header`);
     }
@@ -235,7 +268,7 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
     }
     const low = readUint32LE(bytes, at + 2);
     const high = readUint32LE(bytes, at + 6);
-    for (const reader of this.#readers.get(low) ?? []) if (reader.fingerprintHigh === high) return reader;
+    for (const reader of readers.get(low) ?? []) if (reader.fingerprintHigh === high) return reader;
     const fingerprint = (BigInt(high) << 32n) | BigInt(low);
     throw corrupt(`unknown writer schema fingerprint 0x${fingerprint.toString(16).padStart(16, '0')}`);
   }
@@ -249,7 +282,7 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
     const resolver = version === newest.version ? undefined : newest.type.createResolver(avroType(version.schema));
     const toEvent = compileToEvent<Record<string, unknown>>(version.eventType, fieldPlans(newest.version.schema));
     const body = bodyReaders && resolver === undefined ? compileBodyReader(version.eventType, version.schema) : null;
-    list.push({ file: version.file, fingerprintHigh: high, type: newest.type, resolver, toEvent, body });
+    list.push({ file: version.file, version, fingerprintHigh: high, type: newest.type, resolver, toEvent, body });
     this.#readers.set(low, list);
   }
 
@@ -313,6 +346,11 @@ export function encodeEvent(event: RunlogEvent): Uint8Array {
 
 export function decodeEvent(bytes: Uint8Array): RunlogEvent {
   return codec.decode(bytes);
+}
+
+/** A fold's decodeEventAt (Codec.foldDecoder): for a fold that keeps no reference to the events of the types `unread` names. */
+export function eventFoldDecoder(unread: UnreadFields<EventType>): (buf: Buffer, start: number, end: number) => RunlogEvent {
+  return codec.foldDecoder(unread);
 }
 
 /** decodeEvent of bytes [start, end) of `buf`, decoded where they lie (a replay's read buffer). */

@@ -1,13 +1,17 @@
 /** Replay: read a partition from an offset, decode, and fold into a view. */
-import { decodeEvent, decodeEventAt } from '../events/codec.ts';
+import { decodeEvent, eventFoldDecoder } from '../events/codec.ts';
 import { batchesOf, type BatchedRecords, type EventLog } from '../log/event-log.ts';
 import { checkEventLog, checkPartition } from '../log/log-arguments.ts';
-import { PartitionView } from '../../projections/partition-view.ts';
+import { FOLD_UNREAD, PartitionView } from '../../projections/partition-view.ts';
+
+/** decodeEventAt for the fold: the events it keeps nothing of are read into reused objects, minus the fields it never reads. */
+const decodeForFold = eventFoldDecoder(FOLD_UNREAD);
 
 /**
  * Folds every record of `partition` from `view.nextOffset` to the log's end into `view`. Where
  * the log offers it (the file log), each record is decoded where it lies in the read buffer:
- * no record object, offset bigint, key string (but a tombstone's) or value view per record.
+ * no record object, offset bigint, key string (but a tombstone's) or value view per record, and
+ * the events the fold keeps nothing of (FOLD_UNREAD) are read into one reused object per type.
  * Heads are indexed once at the end (PartitionView.deferHeads), not as each record changes them.
  */
 export async function catchUp(log: EventLog, partition: number, view: PartitionView): Promise<number> {
@@ -25,7 +29,7 @@ async function foldRecords(log: EventLog, partition: number, view: PartitionView
   if (typeof visit === 'function') {
     return visit.call(records, (offset, buf, keyStart, valueStart, valueEnd) => {
       if (valueEnd < 0) view.applyAt(offset, buf.toString('utf8', keyStart, valueStart), null);
-      else view.applyAt(offset, '', decodeEventAt(buf, valueStart, valueEnd));
+      else view.applyAt(offset, '', decodeForFold(buf, valueStart, valueEnd));
     });
   }
   let folded = 0;
