@@ -9,10 +9,10 @@ import { RunlogError } from '../errors.ts';
 import type { ConsumedOffset, EventLog } from '../log/event-log.ts';
 import type { RunlogCommand } from '../events/command-types.ts';
 import type { AttemptStarted, CommandAnswered } from '../events/types.ts';
-import { randomUUID } from 'node:crypto';
 import { answerOptions, requestOf, requestOfRecord, requireCommand, type RequestContext } from './command-requests.ts';
 import type { Answering, CloseFields, CommandOf, SubmissionFields } from './commands.ts';
 import { SUCCEEDED_RUN, closeRuns } from './in-process.ts';
+import { newRunId } from './run-ids.ts';
 import { EntryState } from '../../projections/entry-state.ts';
 import { ClosedEntryCache, DEFAULT_CLOSED_CACHE_BYTES } from './closed-entries.ts';
 import { leaseOf, toPublicEntry } from './public-entry.ts';
@@ -331,7 +331,7 @@ export class RunQueue implements RunQueueApi {
         ttlMs,
         agents,
         tenants,
-        runId: randomUUID(),
+        runId: newRunId(),
         attemptCap,
       } as const;
       const answer = batch.add(command, (decision) => {
