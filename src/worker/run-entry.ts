@@ -97,7 +97,21 @@ async function runLeased(
   const supervised = supervising instanceof Promise ? await supervising : supervising;
   handlerDone(supervised.atOnce);
   ctx.metrics.exec(entry.agent, Math.max(0, ctx.queue.now() - ranFrom));
-  return record(ctx, supervised, entry, made + 1);
+  // Most runs succeed: their close is awaited here, not in an async function more (one promise and a frame less per run).
+  const success = successOf(supervised);
+  if (success === null) return record(ctx, supervised, entry, made + 1);
+  try {
+    await ctx.close(supervised.lease, success);
+    return { outcome: 'succeeded', entry, attempt: made + 1 };
+  } catch (error) {
+    return closeRefused(ctx, supervised.lease, entry, made + 1, error);
+  }
+}
+
+/** The close of a run that succeeded (its handler answered a recordable value, and the worker is not stopping), else null. */
+function successOf({ settled, stopped }: Supervised): CloseRequest | null {
+  if (settled.kind !== 'value' || stopped || badResult(settled.value) !== null) return null;
+  return settled.value === undefined ? SUCCEEDED_RUN : { status: 'succeeded', result: settled.value };
 }
 
 /** The attempt of an entry taken without one (takeStarted's null: none left, so it parks): started here, or the run's report if it ends first. */
@@ -119,22 +133,23 @@ function isAttempt(value: Attempt | RunReport): value is Attempt {
   return 'runId' in value;
 }
 
+/** Records a run that did not succeed (successOf answered null): abandoned, handed back, or a failed attempt. */
 async function record(ctx: RunContext, supervised: Supervised, entry: Entry, attempt: number): Promise<RunReport> {
   const { settled, lease } = supervised;
   if (settled.kind === 'abandoned') return { outcome: 'abandoned', entry, attempt };
   if (supervised.stopped) return handBack(ctx, lease, entry, attempt);
   if (settled.kind === 'error') return fail(ctx, lease, entry, attempt, settled.error, describeFailure(settled.error));
-  const bad = badResult(settled.value);
-  if (bad !== null) return fail(ctx, lease, entry, attempt, new Error(bad), bad);
-  try {
-    await ctx.close(lease, settled.value === undefined ? SUCCEEDED_RUN : { status: 'succeeded', result: settled.value });
-    return { outcome: 'succeeded', entry, attempt };
-  } catch (error) {
-    if (isLeaseRefusal(error)) return { outcome: 'lost', entry, attempt };
-    if (!isRunlogError(error, 'InvalidArgument')) throw error;
-    const text = `the handler's result could not be recorded (too large?): ${error.message}`;
-    return fail(ctx, lease, entry, attempt, new RunlogError('InvalidArgument', text, { cause: error }), text);
-  }
+  // A value under the lease, not stopped, that successOf refused: one that is no result.
+  const bad = badResult(settled.value)!;
+  return fail(ctx, lease, entry, attempt, new Error(bad), bad);
+}
+
+/** A succeeded run's close was refused: the lease lost (swallowed), or its result too large (a failed attempt). */
+async function closeRefused(ctx: RunContext, lease: Lease, entry: Entry, attempt: number, error: unknown): Promise<RunReport> {
+  if (isLeaseRefusal(error)) return { outcome: 'lost', entry, attempt };
+  if (!isRunlogError(error, 'InvalidArgument')) throw error;
+  const text = `the handler's result could not be recorded (too large?): ${error.message}`;
+  return fail(ctx, lease, entry, attempt, new RunlogError('InvalidArgument', text, { cause: error }), text);
 }
 
 /** A failed attempt: retried after its backoff, or parked when it was the last allowed. */
