@@ -11,6 +11,8 @@ import type { ThreadMember, ThreadState } from './thread-state.ts';
 const NO_METADATA: Record<string, string> = Object.freeze({});
 const NO_ATTEMPTS: AttemptRecord[] = Object.freeze([]) as unknown as AttemptRecord[];
 const NO_OFFSETS: number[] = Object.freeze([]) as unknown as number[];
+/** V8 keeps a Uint8Array's bytes on its own heap up to 64 bytes (validation/bytes.ts): such an input is kept as it is. */
+const ON_HEAP_INPUT = 64;
 
 export interface LeaseState {
   holder: string;
@@ -38,7 +40,13 @@ export class EntryState implements IndexedHead, ThreadMember {
   readonly threadState: ThreadState<EntryState>;
   /** The head index of the entry's agent (saves a lookup by agent per lease and yield). */
   readonly heads: HeadIndex<EntryState>;
-  readonly input: Uint8Array;
+  /**
+   * The input's bytes (see `input`): the input itself when small, else the buffer it lies in, at
+   * #inputOffset for #inputLength bytes (a view kept per entry costs ~96 bytes of heap).
+   */
+  readonly #inputBytes: Uint8Array | ArrayBufferLike;
+  readonly #inputOffset: number;
+  readonly #inputLength: number;
   readonly key: string | null;
   readonly priority: number;
   readonly deadline: number | null;
@@ -71,7 +79,11 @@ export class EntryState implements IndexedHead, ThreadMember {
     this.seq = event.seq;
     this.threadState = thread;
     this.heads = heads;
-    this.input = event.input;
+    const input = event.input;
+    // Up to ON_HEAP_INPUT bytes a Uint8Array may hold its bytes on V8's heap, and reading its buffer would move them off it.
+    this.#inputBytes = input.byteLength <= ON_HEAP_INPUT ? input : input.buffer;
+    this.#inputOffset = input.byteOffset;
+    this.#inputLength = input.byteLength;
     this.key = event.key;
     this.priority = event.priority;
     this.deadline = event.deadline;
@@ -79,6 +91,17 @@ export class EntryState implements IndexedHead, ThreadMember {
     this.metadata = isEmpty(event.metadata) ? NO_METADATA : event.metadata;
     this.submittedAt = event.at;
     this.notBefore = event.notBefore;
+  }
+
+  /** The submission's input: a view of its bytes, made at each read (the bytes are never copied). */
+  get input(): Uint8Array {
+    const bytes = this.#inputBytes;
+    return bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes, this.#inputOffset, this.#inputLength);
+  }
+
+  /** The input's length in bytes (without making a view). */
+  get inputLength(): number {
+    return this.#inputLength;
   }
 
   get tenant(): string {

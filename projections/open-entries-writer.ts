@@ -77,7 +77,40 @@ function writeEntry(entry: EntryState, buf: Buffer, pos: number): number {
   if (pos >= 0) pos = writeStringMap(entry.metadata, buf, pos);
   if (pos >= 0) pos = writeLong(entry.submittedAt, buf, pos);
   if (pos >= 0) pos = writeLong(entry.submittedOffset, buf, pos);
-  if (pos >= 0) pos = writeNullOr(writeLong, entry.notBefore, buf, pos);
+  if (pos < 0) return -1;
+  const waiting = writeWaitingTail(entry, buf, pos);
+  return waiting >= 0 ? waiting : writeTail(entry, buf, pos);
+}
+
+/** Room for a waiting entry's tail (writeWaitingTail): two longs at most, and nine one-byte fields. */
+const WAITING_TAIL_BYTES = 2 * MAX_VARINT_BYTES + 9;
+
+/**
+ * The tail of an entry waiting for its first lease (most of a backlog: no notBefore, lease,
+ * attempt or close) written at once: the bytes writeTail writes for it. -1 for any other entry,
+ * any other value, or too little room, and nothing said of it (no noRoom): writeTail then
+ * writes or declines the entry as always.
+ */
+function writeWaitingTail(entry: EntryState, buf: Buffer, pos: number): number {
+  const { lastEpoch, deferredAttempts } = entry;
+  if (entry.notBefore !== null || entry.lease !== null || entry.attempts.length !== 0 || entry.outcome !== null) return -1;
+  if (entry.result !== null || entry.error !== null || entry.closedAt !== null) return -1;
+  if (!Number.isSafeInteger(lastEpoch) || deferredAttempts !== (deferredAttempts | 0) || pos + WAITING_TAIL_BYTES > buf.length) return -1;
+  buf[pos++] = 0; // notBefore: null
+  buf[pos++] = 0; // lease: null
+  pos = writeVarint(lastEpoch, buf, pos);
+  pos = writeVarint(deferredAttempts, buf, pos);
+  buf[pos++] = 0; // attempts: none
+  buf[pos++] = 0; // outcome: null
+  buf[pos++] = 0; // result: null
+  buf[pos++] = 0; // error: null
+  buf[pos++] = 0; // closedAt: null
+  return pos;
+}
+
+/** The fields after submittedOffset, each through its checked writer. */
+function writeTail(entry: EntryState, buf: Buffer, pos: number): number {
+  pos = writeNullOr(writeLong, entry.notBefore, buf, pos);
   if (pos >= 0) pos = writeLease(entry, buf, pos);
   if (pos >= 0) pos = writeLong(entry.lastEpoch, buf, pos);
   if (pos >= 0) pos = writeInt(entry.deferredAttempts, buf, pos);

@@ -55,7 +55,7 @@ export function openThreadsToWrite(view: PartitionView): ThreadsToWrite {
 
 /** About how many bytes an open entry takes in a snapshot (its strings as ASCII; metadata and attempts roughly). */
 function estimatedEntryBytes(entry: EntryState): number {
-  return 96 + entry.entryId.length + entry.agent.length + entry.input.byteLength + (entry.key?.length ?? 0) + 64 * entry.attempts.length;
+  return 96 + entry.entryId.length + entry.agent.length + entry.inputLength + (entry.key?.length ?? 0) + 64 * entry.attempts.length;
 }
 
 /** Folds the open entries of `threads` into `view`. */

@@ -78,17 +78,26 @@ export function writeVarint(n: number, buf: Buffer, pos: number): number {
     buf[pos++] = z;
     return pos;
   }
-  // Beyond 30 bits: as exact-long.ts, on the magnitude, so that no double is rounded.
-  let rest = n >= 0 ? n * 2 : (-n - 1) * 2;
-  let lowBit = n < 0 ? 1 : 0;
-  do {
-    const byte = (rest % 128) | lowBit;
-    lowBit = 0;
-    rest = Math.floor(rest / 128);
-    buf[pos++] = rest > 0 ? byte | 0x80 : byte;
-  } while (rest > 0);
+  // Beyond 30 bits: as exact-long.ts, on the magnitude, so that no double is rounded (twice a safe
+  // integer is even and below 2^54, so exact; the sign is the low bit). Its low 28 bits are four
+  // full groups of 7 (the zigzag value is at least 2^31), the rest (below 2^26) an int's varint.
+  const rest = n >= 0 ? n * 2 : (-n - 1) * 2;
+  const low = (rest % LOW_GROUPS) | (n < 0 ? 1 : 0);
+  let high = (rest - (rest % LOW_GROUPS)) / LOW_GROUPS;
+  buf[pos++] = (low & 0x7f) | 0x80;
+  buf[pos++] = ((low >>> 7) & 0x7f) | 0x80;
+  buf[pos++] = ((low >>> 14) & 0x7f) | 0x80;
+  buf[pos++] = ((low >>> 21) & 0x7f) | 0x80;
+  while (high > 0x7f) {
+    buf[pos++] = (high & 0x7f) | 0x80;
+    high >>>= 7;
+  }
+  buf[pos++] = high;
   return pos;
 }
+
+/** 2^28: the low four 7-bit groups of a varint. */
+const LOW_GROUPS = 2 ** 28;
 
 export function writeLong(value: unknown, buf: Buffer, pos: number): number {
   if (!Number.isSafeInteger(value)) return -1;
