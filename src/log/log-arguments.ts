@@ -12,9 +12,9 @@ import {
   requireObject,
   requireSignal,
 } from '../validation/index.ts';
-import { invalidArgument } from '../errors.ts';
+import { invalidArgument, isRunlogError } from '../errors.ts';
 import {
-  appendBytes,
+  RECORD_OVERHEAD_BYTES,
   recordBytes,
   type AppendOptions,
   type AppendRecord,
@@ -83,25 +83,42 @@ export function checkOffset(offset: unknown): bigint {
  * the backend appends those, never what a getter might answer next.
  */
 export function checkRecords(records: unknown, limits: RecordLimits, log: string): readonly AppendRecord[] {
-  const batch = readArray('records', records).map((record, i) => checkRecord(record, i));
-  batch.forEach((record, i) => {
-    const bytes = recordBytes(record);
+  // The array read once into a copy, each record then replaced in it by its own checked copy (one array, not two).
+  const batch = readArray('records', records) as AppendRecord[];
+  for (let i = 0; i < batch.length; i++) batch[i] = checkRecord(batch[i], i);
+  let total = 0;
+  for (let i = 0; i < batch.length; i++) {
+    const bytes = recordBytes(batch[i]!);
     if (bytes > limits.maxRecordBytes)
       throw invalidArgument(
         `records[${i}] is ${bytes} bytes (key and value), more than the record limit of ${log}: ${limits.maxRecordBytes} bytes`,
       );
-  });
-  const bytes = appendBytes(batch);
-  if (bytes > limits.maxAppendBytes)
+    total += bytes + RECORD_OVERHEAD_BYTES;
+  }
+  if (total > limits.maxAppendBytes)
     throw invalidArgument(
-      `the append is ${bytes} bytes (with ${batch.length} records), more than the append limit of ${log}: ${limits.maxAppendBytes} bytes`,
+      `the append is ${total} bytes (with ${batch.length} records), more than the append limit of ${log}: ${limits.maxAppendBytes} bytes`,
     );
   return batch;
 }
 
-/** A record read once into a copy: a plain object of a well-formed key and bytes or null. */
+const RECORD_KEYS = ['key', 'value'] as const;
+/** What checkRecord names a record while it is read; a refusal names it by its index instead. */
+const A_RECORD = 'records[]';
+
+/**
+ * A record read once into a copy: a plain object of a well-formed key and bytes or null. Its
+ * name ("records[3]") is made only for a refusal: an append of 1,000 records makes none.
+ */
 function checkRecord(record: unknown, i: number): AppendRecord {
-  const { key, value } = requireObject(`records[${i}]`, record, ['key', 'value']);
+  let body: Partial<Record<(typeof RECORD_KEYS)[number], unknown>>;
+  try {
+    body = requireObject(A_RECORD, record, RECORD_KEYS);
+  } catch (error) {
+    if (!isRunlogError(error, 'InvalidArgument') || !error.message.startsWith(A_RECORD)) throw error;
+    throw invalidArgument(`records[${i}]${error.message.slice(A_RECORD.length)}`);
+  }
+  const { key, value } = body;
   if (typeof key !== 'string' || key.length === 0 || !isWellFormed(key)) {
     throw invalidArgument(`records[${i}].key must be a non-empty string of well-formed text, got ${describe(key)}`);
   }

@@ -62,9 +62,12 @@ export function submissionFields(request: SubmitRequest, maxInputBytes: number, 
     notBefore: optionalInteger('notBefore', body.notBefore, 0),
     deadline: optionalInteger('deadline', body.deadline, 0),
     maxAttempts: body.maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : requireInteger('maxAttempts', body.maxAttempts, 1, INT32_MAX),
-    metadata: requireStringMap('metadata', body.metadata, METADATA_LIMITS),
+    // Most submissions carry none: one shared empty map (frozen, as the view's own: entry-state.ts).
+    metadata: body.metadata === undefined ? NO_METADATA : requireStringMap('metadata', body.metadata, METADATA_LIMITS),
   };
 }
+
+const NO_METADATA: Record<string, string> = Object.freeze({});
 
 /** A take request, checked: `tenants` null when left out (any tenant). */
 export interface TakeFields extends LeaseTerms {

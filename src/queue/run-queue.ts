@@ -10,7 +10,7 @@ import type { ConsumedOffset, EventLog } from '../log/event-log.ts';
 import type { RunlogCommand } from '../events/command-types.ts';
 import type { AttemptStarted, CommandAnswered } from '../events/types.ts';
 import { answerOptions, requestOf, requestOfRecord, requireCommand, type RequestContext } from './command-requests.ts';
-import type { Answering, CloseFields, CommandOf, SubmissionFields } from './commands.ts';
+import type { Answering, CloseFields, CommandOf, OpenCounts, SubmissionFields } from './commands.ts';
 import { SUCCEEDED_RUN, closeRuns } from './in-process.ts';
 import { newRunId } from './run-ids.ts';
 import { EntryState } from '../../projections/entry-state.ts';
@@ -66,6 +66,14 @@ import type {
 import { checkRetention } from './queue-options.ts';
 import { WarningCounter } from '../warnings.ts';
 import { StoreClock } from './store-clock.ts';
+
+/** The open counts of a submission when the capacity limits nothing (none are counted). */
+const NO_COUNTS: OpenCounts = Object.freeze({ tenant: 0, total: 0 });
+
+/** A batch's answer to each item: its decision itself (submitBatch builds the ticket from it; one function, not one per item). */
+function decisionItself<D>(decision: D): D {
+  return decision;
+}
 
 export class RunQueue implements RunQueueApi {
   readonly #partitions: Partitions;
@@ -178,7 +186,7 @@ export class RunQueue implements RunQueueApi {
     this.requireRunning();
     const asked = submissionFields(request, this.maxInputBytes);
     const partition = this.#partitions.of(asked.tenant, asked.thread);
-    let fetched: Fetched = new Map();
+    let fetched = NOTHING_FETCHED;
     for (;;) {
       // The clock is read once the partition serves: acquiring it may have raised the clock past its events' times.
       if (!partition.serving) await partition.ready();
@@ -222,10 +230,13 @@ export class RunQueue implements RunQueueApi {
   #submitCommand(partition: Partition, submission: SubmissionFields): CommandOf<'Submit'> {
     const { perTenant, total } = this.capacity;
     // Counted only for a limit the capacity sets (each count visits every partition).
-    const counts = {
-      tenant: perTenant === undefined ? 0 : this.#partitions.openOf(submission.tenant),
-      total: total === undefined ? 0 : this.#partitions.openTotal(),
-    };
+    const counts =
+      perTenant === undefined && total === undefined
+        ? NO_COUNTS
+        : {
+            tenant: perTenant === undefined ? 0 : this.#partitions.openOf(submission.tenant),
+            total: total === undefined ? 0 : this.#partitions.openTotal(),
+          };
     const freshSecret = partition.view.ticketKey === null ? newTicketSecret() : null;
     return { type: 'Submit', submission, capacity: this.capacity, counts, freshSecret };
   }
@@ -362,21 +373,28 @@ export class RunQueue implements RunQueueApi {
     const partitions = items.map((asked) => this.#partitions.of(asked.tenant, asked.thread));
     // Closed entries the items' keys may name, read first (cache or log): the items are then decided in one turn.
     const fetched = new Map<Partition, Fetched>();
-    for (const partition of new Set(partitions)) {
-      fetched.set(partition, await partition.closedEntriesForKeys(items.filter((_, i) => partitions[i] === partition)));
+    if (items.some((asked) => asked.key !== null)) {
+      for (const partition of new Set(partitions)) {
+        fetched.set(partition, await partition.closedEntriesForKeys(items.filter((_, i) => partitions[i] === partition)));
+      }
     }
     const batches = await this.#batches(partitions, fetched);
     let existing = false;
-    const answers = items.map((asked, i): BatchAnswer<'ticket', Ticket> => {
+    const answers: BatchAnswer<'ticket', Ticket>[] = new Array(items.length);
+    for (let i = 0; i < items.length; i++) {
+      const asked = items[i]!;
       const partition = partitions[i]!;
       // notBefore and deadline are by the caller's wall clock: into the partition's time, as submit does.
-      const fields = this.#timesOf(partition, asked);
-      const answer = batches.get(partition)!.add(this.#submitCommand(partition, fields), (decision) => {
-        existing ||= decision.kind === 'existing';
-        return { tenant: asked.tenant, thread: asked.thread, entryId: decision.entryId, created: decision.kind === 'created' };
-      });
-      return answer instanceof RunlogError ? { error: answer } : { ticket: answer };
-    });
+      const decision = batches.get(partition)!.add(this.#submitCommand(partition, this.#timesOf(partition, asked)), decisionItself);
+      if (decision instanceof RunlogError) {
+        answers[i] = { error: decision };
+        continue;
+      }
+      existing ||= decision.kind === 'existing';
+      answers[i] = {
+        ticket: { tenant: asked.tenant, thread: asked.thread, entryId: decision.entryId, created: decision.kind === 'created' },
+      };
+    }
     await Promise.all([...batches.values()].map((batch) => batch.commit()));
     // An entry a key names may be one whose append was in flight: answered only once that is durable.
     if (existing) await this.#allDurable(new Set(partitions));
