@@ -57,7 +57,9 @@ export class ThreadState<E extends ThreadMember> {
   }
 
   append(entry: E): void {
-    this.queue.push(entry);
+    // A thread's first entry gets an array of one (a push onto [] reserves 17 slots: most threads hold one entry).
+    if (this.queue.length === 0) this.queue = [entry];
+    else this.queue.push(entry);
     this.openCount++;
   }
 
