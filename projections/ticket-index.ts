@@ -433,7 +433,10 @@ export class TicketIndex {
     this.#tabled = to;
     if (from >= to) return;
     const attempts = (this.#attemptsEnd.get(to - 1 - this.#rowBase) - this.#attemptStart(from)) >>> 0;
-    if (!this.#bySeq.hasRoomFor(to - from) || !this.#byKey.hasRoomFor(to - from) || !this.#byRun.hasRoomFor(attempts))
+    // Each table is asked for room for the rows IT takes: a workload without keys keeps #byKey at
+    // its least size, so asking it for room for every row added would rebuild all three tables
+    // whole whenever more than a dozen rows came between two lookups (a group of closes).
+    if (!this.#bySeq.hasRoomFor(to - from) || !this.#byKey.hasRoomFor(this.#keyedIn(from, to)) || !this.#byRun.hasRoomFor(attempts))
       return this.#rebuildTables();
     for (let row = from; row < to; row++) {
       if (!this.#alive(row)) continue;
@@ -443,6 +446,13 @@ export class TicketIndex {
       const [start, end] = [this.#attemptStart(row), this.#attemptsEnd.get(row - this.#rowBase)];
       for (let a = start; a !== end; a = (a + 1) >>> 0) this.#byRun.insert(this.#runHash.get(this.#attemptIndex(a)), tag);
     }
+  }
+
+  /** How many of rows [from, to) are keyed. */
+  #keyedIn(from: number, to: number): number {
+    let keyed = 0;
+    for (let row = from; row < to; row++) if (this.isKeyed(row)) keyed++;
+    return keyed;
   }
 
   /**
