@@ -8,7 +8,10 @@ export interface HandlerContext {
   /** 1-based number of this attempt of the entry. */
   attempt: number;
   runId: string;
-  /** Aborts when the worker stops, the lease is lost or the entry is cancelled; return promptly then. */
+  /**
+   * Aborts when the worker stops, the lease is lost or the entry is cancelled; return promptly then.
+   * A getter (the signal is made on first read): destructure it or read `context.signal`; a spread copy lacks it.
+   */
   signal: AbortSignal;
 }
 
