@@ -1,4 +1,10 @@
-/** The command line against a real embedded log: an entry's audit trail and a replay summary. */
+/**
+ * The command line against a real embedded log: an entry's audit trail and a replay summary.
+ * The `runlog` process itself (src/cli/runlog.ts: its exit status for success, a refusal and a
+ * usage error, its stdout and stderr; tail following a live writer) is spawned; the other calls
+ * run the same dispatcher and command table in this process (run-cli.ts runCli), against the same
+ * files: a spawned `runlog` costs ~2 s of CPU, and the command's reading is what they show.
+ */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -9,12 +15,20 @@ import { describe, it } from 'node:test';
 import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import { filesUnder, segmentPaths } from '../log/file-damage.ts';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
+import { runCli } from './run-cli.ts';
 
 const CLI = join(import.meta.dirname, '../../src/cli/runlog.ts');
 const LIVE_WRITER = join(import.meta.dirname, 'live-writer.ts');
 
+/** `runlog ...args` as a process of its own. */
 function runlog(...args: string[]): { status: number | null; stdout: string; stderr: string } {
   return spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { encoding: 'utf8' });
+}
+
+/** `runlog ...args` in this process (the same dispatcher and commands), answered as `runlog` answers. */
+async function inProcess(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const { code, stdout, stderr } = await runCli(args);
+  return { status: code, stdout, stderr };
 }
 
 describe('runlog command line', () => {
@@ -43,10 +57,10 @@ describe('runlog command line', () => {
     assert.match(history.stdout, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \+00:00 {2}@1 +\+0 ms {2}Submitted/m);
     assert.match(history.stdout, /^why +closed succeeded after 2 attempts, /m);
 
-    const foreign = runlog('history', 'globex', ticket.entryId, '--dir', dir);
+    const foreign = await inProcess('history', 'globex', ticket.entryId, '--dir', dir);
     assert.match(foreign.stdout, /no events of ticket/);
 
-    const replay = runlog('replay', '--dir', dir);
+    const replay = await inProcess('replay', '--dir', dir);
     assert.equal(replay.status, 0, replay.stderr);
     assert.match(replay.stdout, /2 entries \(1 open\)/);
     assert.match(replay.stdout, /enqueued 2 {2}succeeded 1 {2}failed 0 {2}retried 1/);
@@ -73,10 +87,13 @@ describe('runlog command line', () => {
       ['replay', '--dir', dir],
       ['export', '--dir', dir],
     ]) {
-      const run = runlog(...args);
+      const run = await inProcess(...args);
       assert.equal(run.status, 2, run.stdout);
       assert.match(run.stderr, /InvalidArgument: .* holds no runlog file log/);
     }
+    const spawned = runlog('replay', '--dir', typo); // the process's exit status and stderr
+    assert.equal(spawned.status, 2, spawned.stdout);
+    assert.match(spawned.stderr, /InvalidArgument: .* holds no runlog file log/);
     await assert.rejects(stat(typo), { code: 'ENOENT' });
     assert.deepEqual([...(await filesUnder(dir)).keys()], []);
   });
@@ -90,14 +107,14 @@ describe('runlog command line', () => {
     const [ready, count, lastTicket] = (await next()).split(' ');
     assert.deepEqual([ready, count], ['ready', '5']);
 
-    const replay = runlog('replay', '--dir', dir);
+    const replay = await inProcess('replay', '--dir', dir);
     assert.equal(replay.status, 0, replay.stderr);
     assert.match(replay.stdout, /5 entries \(5 open\)/);
-    const history = runlog('history', 'acme', lastTicket!, '--dir', dir);
+    const history = await inProcess('history', 'acme', lastTicket!, '--dir', dir);
     assert.equal(history.status, 0, history.stderr);
     assert.match(history.stdout, /Submitted .*input="job 4"/);
 
-    const exported = runlog('export', '--dir', dir);
+    const exported = await inProcess('export', '--dir', dir);
     assert.equal(exported.status, 0, exported.stderr);
     assert.equal(exported.stdout.trim().split('\n').length, 6, 'the ticket key and five submissions');
 
@@ -117,7 +134,7 @@ describe('runlog command line', () => {
       seen.filter((event) => event.type === 'Submitted').map((event) => Buffer.from(event.input!, 'base64').toString()),
       ['job 0', 'job 1', 'job 2', 'job 3', 'job 4', 'job 5'],
     );
-    assert.match(runlog('replay', '--dir', dir).stdout, /6 entries \(6 open\)/);
+    assert.match((await inProcess('replay', '--dir', dir)).stdout, /6 entries \(6 open\)/);
     writer.stdin.end('stop\n');
     assert.equal(await next(), 'stopped');
     assert.deepEqual(await once(writer, 'exit'), [0, null]);
@@ -136,16 +153,16 @@ describe('runlog command line', () => {
       ['export', '--dir', dir],
       ['tail', '--dir', dir, '--from', 'start', '--limit', '2'],
     ]) {
-      const run = runlog(...args);
+      const run = await inProcess(...args);
       assert.equal(run.status, 0, run.stderr);
       assert.match(run.stderr, /warning RUNLOG_TORN_TAIL: .*torn tail of 12 bytes.*not done: opened read-only/);
     }
-    const exported = runlog('export', '--dir', dir, '--json').stdout.trim().split('\n');
+    const exported = (await inProcess('export', '--dir', dir, '--json')).stdout.trim().split('\n');
     assert.deepEqual(
       exported.map((line) => JSON.parse(line).type),
       ['TicketKeyCreated', 'Submitted'],
     );
-    assert.match(runlog('replay', '--dir', dir).stdout, /1 entries \(1 open\)/);
+    assert.match((await inProcess('replay', '--dir', dir)).stdout, /1 entries \(1 open\)/);
     assert.deepEqual(await filesUnder(dir), before);
   });
 });
