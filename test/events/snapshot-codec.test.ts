@@ -1,47 +1,20 @@
 /**
  * The snapshot codec refuses, as Corrupt, whatever is not a whole snapshot of this format:
  * every truncation, a flipped bit anywhere (the checksum covers the envelope's fields and
- * the state), another record's bytes, a snapshot of an unknown format.
+ * the state), an array count its bytes cannot hold (snapshot-refusals.ts, shared with the read
+ * where it lies), another record's bytes, a snapshot of an unknown format.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import fc from 'fast-check';
-import { isRunlogError } from '../../src/errors.ts';
 import { encodeEvent } from '../../src/events/codec.ts';
 import { decodeSnapshot, decodeSnapshotState, encodeSnapshot, encodeSnapshotState } from '../../src/events/snapshot-codec.ts';
 import { GOLDEN_ENVELOPE, GOLDEN_STATE } from './golden-snapshots.ts';
+import { refusalTests, refused } from './snapshot-refusals.ts';
 
 const state = encodeSnapshotState(GOLDEN_STATE);
 const snapshot = encodeSnapshot({ ...GOLDEN_ENVELOPE, state });
 
-function refused(decode: () => unknown): boolean {
-  try {
-    decode();
-    return false;
-  } catch (error) {
-    return isRunlogError(error, 'Corrupt');
-  }
-}
-
-test('every truncation of a snapshot is refused as Corrupt', () => {
-  for (let length = 0; length < snapshot.length; length++) {
-    assert.ok(
-      refused(() => decodeSnapshot(snapshot.subarray(0, length))),
-      `cut at ${length}`,
-    );
-  }
-});
-
-test('property: a snapshot with any bit flipped is refused as Corrupt', () => {
-  fc.assert(
-    fc.property(fc.nat(snapshot.length * 8 - 1), (bit) => {
-      const damaged = snapshot.slice();
-      damaged[bit >> 3]! ^= 1 << (bit & 7);
-      return refused(() => decodeSnapshot(damaged));
-    }),
-    { numRuns: 2_000 },
-  );
-});
+refusalTests(snapshot, (bytes) => decodeSnapshotState(decodeSnapshot(bytes).state));
 
 test('an event, a state without its envelope, trailing bytes and another format are refused as Corrupt', () => {
   const event = encodeEvent({ type: 'ThreadDeleted', tenant: 'a', thread: 't', entryId: '0-1', at: 1, deferredAttempts: 0 });

@@ -9,7 +9,6 @@ import { readSync } from 'node:fs';
 import { open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import fc from 'fast-check';
 import { isRunlogError } from '../../src/errors.ts';
 import { decodeSnapshot, decodeSnapshotState, encodeSnapshot, encodeSnapshotState } from '../../src/events/snapshot-codec.ts';
 import {
@@ -22,6 +21,7 @@ import {
 import type { PartitionState } from '../../src/events/snapshot-types.ts';
 import { scratchDir } from '../support/cleanup.ts';
 import { GOLDEN_ENVELOPE, GOLDEN_STATE } from './golden-snapshots.ts';
+import { refusalTests, refused } from './snapshot-refusals.ts';
 
 /** Bytes read by position, counting what is read. */
 function sourceOf(bytes: Uint8Array): SnapshotSource & { readBytes: number } {
@@ -41,15 +41,6 @@ function readWhere(bytes: Uint8Array): ReturnType<typeof readSnapshotState> & { 
   const head = readSnapshotHead(source);
   verifySnapshotChecksum(source, head);
   return { head, ...readSnapshotState(source, head) };
-}
-
-function refused(read: () => unknown): boolean {
-  try {
-    read();
-    return false;
-  } catch (error) {
-    return isRunlogError(error, 'Corrupt');
-  }
 }
 
 /** A state with columns larger than the reader's windows (256 KiB, 4 MiB), between open and closed entries whole. */
@@ -108,25 +99,7 @@ test("the columns' bytes are not read: a snapshot of 5 MiB of columns reads well
 
 const snapshot = encodeSnapshot({ ...GOLDEN_ENVELOPE, state: encodeSnapshotState(GOLDEN_STATE) });
 
-test('every truncation of a snapshot is refused as Corrupt', () => {
-  for (let length = 0; length < snapshot.length; length++) {
-    assert.ok(
-      refused(() => readWhere(snapshot.subarray(0, length))),
-      `cut at ${length}`,
-    );
-  }
-});
-
-test('property: a snapshot with any bit flipped is refused as Corrupt', () => {
-  fc.assert(
-    fc.property(fc.nat(snapshot.length * 8 - 1), (bit) => {
-      const damaged = snapshot.slice();
-      damaged[bit >> 3]! ^= 1 << (bit & 7);
-      return refused(() => readWhere(damaged));
-    }),
-    { numRuns: 2_000 },
-  );
-});
+refusalTests(snapshot, readWhere);
 
 test('a state without its envelope, trailing bytes and another format are refused as Corrupt', () => {
   assert.ok(refused(() => readWhere(encodeSnapshotState(GOLDEN_STATE))));
@@ -162,19 +135,5 @@ test("the checksum computed on another thread from a file's descriptor: a whole 
     } finally {
       await handle.close();
     }
-  }
-});
-
-test('a count rotten into 2^30 (the checksum made to match) is Corrupt as soon as its items run past the state, in any array after the columns', () => {
-  const state = encodeSnapshotState({ ...GOLDEN_STATE, submissionKeys: [], answers: [] });
-  assert.deepEqual([...state.subarray(-2)], [0, 0], 'the state ends with two empty arrays');
-  const rotten = [0x80, 0x80, 0x80, 0x80, 0x08]; // 2^30 items, zigzag varint
-  for (const at of [state.length - 2, state.length - 1]) {
-    const bytes = Buffer.concat([state.subarray(0, at), Buffer.from(rotten), state.subarray(at + 1)]);
-    const snapshot = encodeSnapshot({ ...GOLDEN_ENVELOPE, state: bytes });
-    assert.ok(
-      refused(() => readWhere(snapshot)),
-      `count at byte ${at}`,
-    );
   }
 });

@@ -14,7 +14,8 @@ import { openKafkaLog } from '../../src/log/kafka/kafka-log.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { onCleanup } from '../support/cleanup.ts';
 import { deleteTopic, kafkaBrokers, uniqueTopic } from '../log/kafka-test-support.ts';
-import { ARRAYS, COUNT_LIES, notIgnored, openInChild, smallWorkload, withCountLie } from './snapshot-damage.ts';
+import { ARRAYS, COUNT_LIES, withCountLie } from '../events/snapshot-counts.ts';
+import { notIgnored, openInChild, smallWorkload } from './snapshot-damage.ts';
 
 const DAMAGES = COUNT_LIES.flatMap(([lie, bytes]) => ARRAYS.map((field) => ({ what: `${field}: ${lie}`, field, bytes })));
 

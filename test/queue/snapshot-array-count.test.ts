@@ -23,7 +23,8 @@ import { decodeSnapshot, decodeSnapshotState, encodeSnapshot } from '../../src/e
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { runlogChild } from '../cli/run-cli.ts';
-import { ARRAYS, COUNT_LIES, fatal, notIgnored, openInChild, smallWorkload, withCountLie } from './snapshot-damage.ts';
+import { ARRAYS, COUNT_LIES, withCountLie } from '../events/snapshot-counts.ts';
+import { fatal, notIgnored, openInChild, smallWorkload } from './snapshot-damage.ts';
 
 /** One damage a partition: each array with each lie. */
 const DAMAGES = COUNT_LIES.flatMap(([lie, bytes]) => ARRAYS.map((field) => ({ what: `${field}: ${lie}`, field, bytes })));

@@ -15,7 +15,8 @@ import { decodeSnapshot, decodeSnapshotState } from '../../src/events/snapshot-c
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { scratchDir } from '../support/cleanup.ts';
-import { ARRAYS, countOffset, notIgnored, openInChild, smallWorkload } from './snapshot-damage.ts';
+import { ARRAYS, countOffset } from '../events/snapshot-counts.ts';
+import { notIgnored, openInChild, smallWorkload } from './snapshot-damage.ts';
 
 const ROTTEN_COUNT = [0x80, 0x80, 0x80, 0x80, 0x08]; // 2^30, zigzag varint
 
