@@ -6,6 +6,7 @@
  * SIGKILLs it at a random moment, between snapshots or in the middle of one.
  */
 import { openRunQueue } from '../../src/queue/open-run-queue.ts';
+import { lifecycles } from './crash-lifecycles.ts';
 
 const dir = process.argv[2]!;
 const round = process.argv[3] ?? '0';
@@ -29,18 +30,4 @@ async function batcher(): Promise<void> {
   }
 }
 
-async function lifecycles(id: number): Promise<void> {
-  for (let i = 0; ; i++) {
-    const thread = `r${round}-c${id}`;
-    const input = `${thread}-${i}`;
-    const ticket = await queue.submit({ tenant: 'crash', thread, agent: 'a', input });
-    process.stdout.write(`submitted ${ticket.entryId} ${input}\n`);
-    const taken = await queue.take({ agents: ['a'], holder: `h${id}`, ttlMs: 60_000 });
-    if (taken === null) continue;
-    await queue.startAttempt(taken.lease, `run-${round}-${id}-${i}`);
-    await queue.close(taken.lease, { status: 'succeeded', result: 'ok' });
-    process.stdout.write(`closed ${taken.lease.entryId}\n`);
-  }
-}
-
-await Promise.all([batcher(), ...Array.from({ length: 8 }, (_, id) => lifecycles(id))]);
+await Promise.all([batcher(), ...Array.from({ length: 8 }, (_, id) => lifecycles(queue, round, id))]);

@@ -7,9 +7,6 @@
  * then every acknowledged submission is there with its input, every acknowledged close closed.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { it } from 'node:test';
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { replayPartition } from '../../src/projector/replay.ts';
@@ -18,28 +15,7 @@ import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
 import { scratchDir } from '../support/cleanup.ts';
 import { snapshotView } from '../support/snapshot-view.ts';
-
-interface Acknowledged {
-  submitted: Map<string, string>;
-  closed: Set<string>;
-}
-
-/** Runs the child until it has acknowledged `closes` closes, then SIGKILLs it. */
-function runAndKill(dir: string, round: number, closes: number, ack: Acknowledged): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'snapshot-crash-child.ts'), dir, String(round)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let count = 0;
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const [kind, entryId, input] = line.split(' ');
-      if (kind === 'submitted') ack.submitted.set(entryId!, input!);
-      if (kind === 'closed') ack.closed.add(entryId!);
-      if (kind === 'closed' && ++count === closes) child.kill('SIGKILL');
-    });
-    child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`child exited with ${code}`))));
-  });
-}
+import { assertAcknowledgedKept, runAndKill, type Acknowledged } from './crash-rounds.ts';
 
 /** Opens each partition from its snapshots as a restart does, and from zero; returns how many opened from a snapshot. */
 async function restartEqualsReplay(dir: string): Promise<number> {
@@ -68,15 +44,11 @@ it(
     const ack: Acknowledged = { submitted: new Map(), closed: new Set() };
     let fromSnapshot = 0;
     for (let round = 0; round < 4; round++) {
-      await runAndKill(dir, round, 100 + Math.floor(Math.random() * 200), ack);
+      await runAndKill('snapshot-crash-child.ts', dir, round, { after: 100 + Math.floor(Math.random() * 200), counting: 'closed' }, ack);
       fromSnapshot += await restartEqualsReplay(dir);
       const queue = await openRunQueue({ log: { kind: 'file', dir }, partitions: 2, snapshots: false });
       try {
-        for (const [entryId, input] of ack.submitted) {
-          const entry = await queue.entry(tenantOf(input), entryId);
-          assert.equal(new TextDecoder().decode(entry.input), input, `entry ${entryId}`);
-          if (ack.closed.has(entryId)) assert.equal(entry.outcome, 'succeeded', `entry ${entryId} was acknowledged closed`);
-        }
+        await assertAcknowledgedKept(queue, ack, tenantOf);
       } finally {
         await queue.stop();
       }
