@@ -9,15 +9,11 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { decodeSnapshot, decodeSnapshotState, encodeSnapshot } from '../../src/events/snapshot-codec.ts';
 import { openKafkaLog } from '../../src/log/kafka/kafka-log.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { onCleanup } from '../support/cleanup.ts';
 import { deleteTopic, kafkaBrokers, uniqueTopic } from '../log/kafka-test-support.ts';
-import { ARRAYS, COUNT_LIES, withCountLie } from '../events/snapshot-counts.ts';
-import { notIgnored, openInChild, smallWorkload } from './snapshot-damage.ts';
-
-const DAMAGES = COUNT_LIES.flatMap(([lie, bytes]) => ARRAYS.map((field) => ({ what: `${field}: ${lie}`, field, bytes })));
+import { COUNT_DAMAGES, notIgnored, openInChild, saveCountLies, smallWorkload } from './snapshot-damage.ts';
 
 it(
   'a checksummed snapshot on Kafka whose array count lies is ignored, every array of the state, each lie',
@@ -25,16 +21,10 @@ it(
   async (t) => {
     const topic = uniqueTopic('runlog-snapshot-count');
     onCleanup(t, () => deleteTopic(topic));
-    await smallWorkload(await openRunQueueOnLog(await openKafkaLog({ brokers: kafkaBrokers(), topic, partitions: DAMAGES.length })));
+    await smallWorkload(await openRunQueueOnLog(await openKafkaLog({ brokers: kafkaBrokers(), topic, partitions: COUNT_DAMAGES.length })));
     const log = await openKafkaLog({ brokers: kafkaBrokers(), topic });
     try {
-      for (const [partition, { field, bytes }] of DAMAGES.entries()) {
-        const stored = (await log.snapshots!.list(partition))[0];
-        assert.ok(stored, `partition ${partition} has a snapshot`);
-        const snapshot = decodeSnapshot(await stored.read());
-        const state = withCountLie(decodeSnapshotState(snapshot.state), field, bytes);
-        await log.snapshots!.save(partition, encodeSnapshot({ ...snapshot, state }), snapshot.nextOffset);
-      }
+      await saveCountLies(log.snapshots!);
     } finally {
       await log.close();
     }
@@ -42,7 +32,7 @@ it(
     assert.deepEqual(
       notIgnored(
         opened,
-        DAMAGES.map((d) => d.what),
+        COUNT_DAMAGES.map((d) => d.what),
       ),
       [],
     );

@@ -19,29 +19,19 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { decodeSnapshot, decodeSnapshotState, encodeSnapshot } from '../../src/events/snapshot-codec.ts';
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import { runlogChild } from '../cli/run-cli.ts';
-import { ARRAYS, COUNT_LIES, withCountLie } from '../events/snapshot-counts.ts';
-import { fatal, notIgnored, openInChild, smallWorkload } from './snapshot-damage.ts';
+import { COUNT_DAMAGES, fatal, notIgnored, openInChild, saveCountLies, smallWorkload } from './snapshot-damage.ts';
 
 /** One damage a partition: each array with each lie. */
-const DAMAGES = COUNT_LIES.flatMap(([lie, bytes]) => ARRAYS.map((field) => ({ what: `${field}: ${lie}`, field, bytes })));
-
 describe('a checksummed snapshot whose array count lies is refused, every array of the state, each lie', () => {
   let dir = '';
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'runlog-snapshot-count-'));
-    await smallWorkload(await openRunQueueOnLog(await openFileLog({ dir, partitions: DAMAGES.length, fsync: false })));
+    await smallWorkload(await openRunQueueOnLog(await openFileLog({ dir, partitions: COUNT_DAMAGES.length, fsync: false })));
     const log = await openFileLog({ dir, fsync: false });
-    for (const [partition, { field, bytes }] of DAMAGES.entries()) {
-      const stored = (await log.snapshots!.list(partition))[0];
-      assert.ok(stored, `partition ${partition} has a snapshot`);
-      const snapshot = decodeSnapshot(await stored.read());
-      const state = withCountLie(decodeSnapshotState(snapshot.state), field, bytes);
-      await log.snapshots!.save(partition, encodeSnapshot({ ...snapshot, state }), snapshot.nextOffset);
-    }
+    await saveCountLies(log.snapshots!);
     await log.close();
   });
   after(() => rm(dir, { recursive: true, force: true }));
@@ -51,7 +41,7 @@ describe('a checksummed snapshot whose array count lies is refused, every array 
     assert.deepEqual(
       notIgnored(
         opened,
-        DAMAGES.map((d) => d.what),
+        COUNT_DAMAGES.map((d) => d.what),
       ),
       [],
     );
@@ -61,7 +51,7 @@ describe('a checksummed snapshot whose array count lies is refused, every array 
     const run = await runlogChild(['verify', '--dir', dir, '--json'], { env: { ...process.env, NODE_OPTIONS: '--max-old-space-size=64' } });
     assert.equal(run.code, 1, `exit ${run.code}: ${fatal(run.stderr)}`);
     const report = JSON.parse(run.stdout) as { partitions: { partition: number; snapshots: { verdict: string; reasons: string[] }[] }[] };
-    const problems = DAMAGES.flatMap(({ what }, partition) => {
+    const problems = COUNT_DAMAGES.flatMap(({ what }, partition) => {
       const verdicts = report.partitions.find((p) => p.partition === partition)?.snapshots ?? [];
       const newest = verdicts[0];
       if (newest === undefined) return [`${what}: no verdict`];

@@ -7,8 +7,12 @@
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import assert from 'node:assert/strict';
+import { decodeSnapshot, decodeSnapshotState, encodeSnapshot } from '../../src/events/snapshot-codec.ts';
+import type { SnapshotStore } from '../../src/log/snapshot-store.ts';
 import type { RunQueue } from '../../src/queue/run-queue.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
+import { ARRAYS, COUNT_LIES, withCountLie, type StateArray } from '../events/snapshot-counts.ts';
 
 /**
  * Submits 180 entries over 60 threads (each test asserts that every partition it damages got
@@ -22,6 +26,22 @@ export async function smallWorkload(queue: RunQueue): Promise<void> {
     await queue.close(taken!.lease, { status: 'succeeded', result: 'ok' });
   }
   await queue.stop(); // its snapshots
+}
+
+/** Each array of the state with each lie of COUNT_LIES: one damage a partition (10). */
+export const COUNT_DAMAGES: readonly { what: string; field: StateArray; bytes: readonly number[] }[] = COUNT_LIES.flatMap(([lie, bytes]) =>
+  ARRAYS.map((field) => ({ what: `${field}: ${lie}`, field, bytes })),
+);
+
+/** Saves, as each partition's newest snapshot, its newest one with COUNT_DAMAGES[partition]'s lie in its state, checksummed. */
+export async function saveCountLies(store: SnapshotStore): Promise<void> {
+  for (const [partition, { field, bytes }] of COUNT_DAMAGES.entries()) {
+    const stored = (await store.list(partition))[0];
+    assert.ok(stored, `partition ${partition} has a snapshot`);
+    const snapshot = decodeSnapshot(await stored.read());
+    const state = withCountLie(decodeSnapshotState(snapshot.state), field, bytes);
+    await store.save(partition, encodeSnapshot({ ...snapshot, state }), snapshot.nextOffset);
+  }
 }
 
 /** What the child said of one partition's open. */
