@@ -21,6 +21,7 @@ import {
 import type { PartitionState } from '../../src/events/snapshot-types.ts';
 import { scratchDir } from '../support/cleanup.ts';
 import { GOLDEN_ENVELOPE, GOLDEN_STATE } from './golden-snapshots.ts';
+import { avroLong, countOffset } from './snapshot-counts.ts';
 import { refusalTests, refused } from './snapshot-refusals.ts';
 
 /** Bytes read by position, counting what is read. */
@@ -135,5 +136,42 @@ test("the checksum computed on another thread from a file's descriptor: a whole 
     } finally {
       await handle.close();
     }
+  }
+});
+
+test('an array written as a sized block (a negative count, then its byte size, as other Avro writers may) reads the same, whole or where it lies', () => {
+  const state = Buffer.from(encodeSnapshotState(GOLDEN_STATE));
+  const at = countOffset(GOLDEN_STATE, 'answers'); // the last field: its items, then the array's end (0)
+  const count = GOLDEN_STATE.answers.length;
+  assert.ok(count > 1 && count < 64 && state[at] === count * 2 && state.at(-1) === 0, 'one block of a one-byte count, then the end');
+  const items = state.subarray(at + 1, state.length - 1);
+  const sized = Buffer.concat([
+    state.subarray(0, at),
+    Buffer.from([...avroLong(BigInt(-count)), ...avroLong(BigInt(items.length))]),
+    items,
+    Buffer.from([0]),
+  ]);
+  const expected = decodeSnapshotState(state);
+  assert.deepEqual(decodeSnapshotState(sized), expected);
+  const { state: read } = readWhere(encodeSnapshot({ ...GOLDEN_ENVELOPE, state: sized }));
+  const withoutColumns = decodeSnapshotState(state);
+  withoutColumns.closedIndex = []; // read where it lies, the columns are found, not read
+  assert.deepEqual(read, withoutColumns);
+  // The same block said to be a byte longer or shorter than its items: Corrupt, both ways.
+  for (const size of [items.length - 1, items.length + 1]) {
+    const wrong = Buffer.concat([
+      state.subarray(0, at),
+      Buffer.from([...avroLong(BigInt(-count)), ...avroLong(BigInt(size))]),
+      items,
+      Buffer.from([0]),
+    ]);
+    assert.ok(
+      refused(() => decodeSnapshotState(wrong)),
+      `size ${size}`,
+    );
+    assert.ok(
+      refused(() => readWhere(encodeSnapshot({ ...GOLDEN_ENVELOPE, state: wrong }))),
+      `size ${size}, where it lies`,
+    );
   }
 });
