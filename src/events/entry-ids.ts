@@ -31,8 +31,43 @@ export type ParsedEntryId = { partition: number; token: string; seq: null } | { 
 const TOKEN_ID = /^(0|[1-9]\d{0,5})-([A-Za-z0-9_-]{21}[AQgw])$/;
 const PLAIN_ID = /^(0|[1-9]\d{0,5})-([1-9]\d{0,15})$/;
 
+/** The id of `seq`: its block from the window (encrypting the next TOKENS_AHEAD blocks when it is past it), or encrypted alone. */
 export function formatEntryId(partition: number, seq: number, secret: Uint8Array): string {
-  return `${partition}-${tokenOf(seq, secret)}`;
+  let window = windows.get(secret);
+  const at = window === undefined ? -1 : seq - window.first;
+  if (window !== undefined && at >= 0 && at < TOKENS_AHEAD) return idOf(partition, window.tokens, at * 16);
+  if (window !== undefined && seq < window.first) return idOf(partition, encrypted(seq, 1, secret), 0);
+  window = { first: seq, tokens: encrypted(seq, TOKENS_AHEAD, secret) };
+  windows.set(secret, window);
+  return idOf(partition, window.tokens, 0);
+}
+
+const BASE64URL = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_', 'latin1');
+/** Room for an id: a partition number's digits (a safe integer: at most 16), '-', and a token's 22 characters. */
+const idScratch = Buffer.allocUnsafe(64);
+
+/**
+ * `<partition>-<token>` of the block at `at` of `tokens`, written into a scratch buffer and read
+ * out as one string: a token string joined to its prefix would be a rope, flattened (copied
+ * again) the first time the id is hashed or written, and two strings more per submission.
+ * The token is the block in unpadded base64url (Buffer's 'base64url', 22 characters).
+ */
+function idOf(partition: number, tokens: Buffer, at: number): string {
+  const prefix = String(partition);
+  let pos = 0;
+  for (; pos < prefix.length; pos++) idScratch[pos] = prefix.charCodeAt(pos);
+  idScratch[pos++] = 0x2d; // '-'
+  for (let i = at; i < at + 15; i += 3) {
+    const bits = (tokens[i]! << 16) | (tokens[i + 1]! << 8) | tokens[i + 2]!;
+    idScratch[pos++] = BASE64URL[bits >>> 18]!;
+    idScratch[pos++] = BASE64URL[(bits >>> 12) & 63]!;
+    idScratch[pos++] = BASE64URL[(bits >>> 6) & 63]!;
+    idScratch[pos++] = BASE64URL[bits & 63]!;
+  }
+  const last = tokens[at + 15]!;
+  idScratch[pos++] = BASE64URL[last >>> 2]!;
+  idScratch[pos++] = BASE64URL[(last & 3) << 4]!;
+  return idScratch.toString('latin1', 0, pos);
 }
 
 /**
@@ -50,16 +85,6 @@ interface Window {
 }
 
 const windows = new WeakMap<Uint8Array, Window>();
-
-function tokenOf(seq: number, secret: Uint8Array): string {
-  let window = windows.get(secret);
-  const at = window === undefined ? -1 : seq - window.first;
-  if (window !== undefined && at >= 0 && at < TOKENS_AHEAD) return window.tokens.toString('base64url', at * 16, at * 16 + 16);
-  if (window !== undefined && seq < window.first) return encrypted(seq, 1, secret).toString('base64url');
-  window = { first: seq, tokens: encrypted(seq, TOKENS_AHEAD, secret) };
-  windows.set(secret, window);
-  return window.tokens.toString('base64url', 0, 16);
-}
 
 /** The blocks of sequences seq, seq + 1, ... (count of them), encrypted under `secret`. */
 function encrypted(seq: number, count: number, secret: Uint8Array): Buffer {
