@@ -87,7 +87,7 @@ export class RowTable {
     const scale = this.#scale;
     const regions = Math.ceil(slots.length / REGION);
     const next = new Uint32Array(regions + 1);
-    const firsts = scratch.stretch();
+    const firsts = scratch.stretch(count);
     const stretches = (visit: (start: number, length: number) => void): void => {
       for (let start = 0; start < count; start += firsts.length) {
         const length = Math.min(firsts.length, count - start);
@@ -134,11 +134,13 @@ export class RowTable {
 export class FillScratch {
   #first = new Uint32Array(0);
   #tags = new Uint32Array(0);
-  #stretch: Uint32Array | null = null;
+  #stretch = new Uint32Array(0);
 
-  /** Where a stretch of hashes is written, then turned into first slots. */
-  stretch(): Uint32Array {
-    return (this.#stretch ??= new Uint32Array(STRETCH));
+  /** Where a stretch of hashes is written, then turned into first slots: STRETCH long, or `count` when fewer (a small table's rebuild makes no 256 KiB array). */
+  stretch(count: number): Uint32Array {
+    const length = Math.max(1, Math.min(STRETCH, count));
+    if (this.#stretch.length < length) this.#stretch = new Uint32Array(length);
+    return this.#stretch;
   }
 
   arrays(count: number): [Uint32Array, Uint32Array] {
