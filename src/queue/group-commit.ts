@@ -27,12 +27,28 @@
  */
 import { APPEND_BUILT, appendBytes, consumedKey, type AppendRecord, type ConsumedOffset, type EventLog } from '../log/event-log.ts';
 
-interface Pending {
+/**
+ * A group: the records of the commands that joined it, in order, appended as one. Formed as
+ * commands write (a command joins the last unstarted group if its records fit beside the
+ * others' and it consumes no other offsets), so a command costs no promise of its own: every
+ * command of a group awaits the group's one promise and finds its offsets at its index.
+ */
+interface Group {
   records: AppendRecord[];
-  consumed: ConsumedOffset | null;
   bytes: number;
-  resolve: (offsets: bigint[]) => void;
+  /** The highest offset its commands consumed, and whose it is (consumedKey), if any. */
+  consumed: ConsumedOffset | null;
+  consumedKey: string | null;
+  /** Resolves with the offsets of all its records once they are durable. */
+  durable: Promise<readonly bigint[]>;
+  resolve: (offsets: readonly bigint[]) => void;
   reject: (error: unknown) => void;
+}
+
+/** Where a command's records went: its group's offsets, once durable, hold theirs from `at` on. */
+export interface Written {
+  durable: Promise<readonly bigint[]>;
+  at: number;
 }
 
 /** Who hears of a failed append: first at once, then once nothing is in flight any more. */
@@ -42,13 +58,14 @@ export interface GroupCommitOwner {
 }
 
 export class GroupCommit {
-  private queue: Pending[] = [];
+  /** Groups not started yet, oldest first; commands join the last. */
+  private queue: Group[] = [];
   private readonly maxInFlight: number;
   private inFlight = 0;
   private scheduled = false;
   private failure: unknown = null;
   private failureReported = false;
-  /** The last write's promise (its caller handles its rejection); barrier() waits for it to settle. */
+  /** The last group written to (its callers handle its rejection); barrier() waits for it to settle. */
   private lastWrite: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -65,17 +82,44 @@ export class GroupCommit {
   }
 
   /**
-   * Resolves with the records' offsets once they are durable (and `consumed` committed with
-   * them, when given). The records must fit one append (record-bounds.ts).
+   * Queues `records` (and `consumed`, committed with them) in a group. Its `durable` resolves
+   * with the group's offsets once they are durable: the records' own are those from `at` on
+   * (offsetsOf). The caller must await `durable` at once (its rejection is the caller's to
+   * handle). The records must fit one append (record-bounds.ts).
    */
-  write(records: AppendRecord[], consumed: ConsumedOffset | null = null): Promise<bigint[]> {
-    if (this.failure !== null) return Promise.reject(this.failure);
-    const written = new Promise<bigint[]>((resolve, reject) => {
-      this.queue.push({ records, consumed, bytes: appendBytes(records), resolve, reject });
-      this.schedule();
+  write(records: AppendRecord[], consumed: ConsumedOffset | null = null): Written {
+    if (this.failure !== null) return { durable: Promise.reject(this.failure), at: 0 };
+    const bytes = appendBytes(records);
+    const key = consumed === null ? null : consumedKey(consumed);
+    const group = this.groupFor(bytes, key);
+    const at = group.records.length;
+    for (let r = 0; r < records.length; r++) group.records.push(records[r]!);
+    group.bytes += bytes;
+    if (consumed !== null && (group.consumed === null || consumed.offset > group.consumed.offset)) group.consumed = consumed;
+    group.consumedKey ??= key;
+    this.lastWrite = group.durable;
+    this.schedule();
+    return { durable: group.durable, at };
+  }
+
+  /** The last unstarted group if records of `bytes` consuming `key`'s offsets fit in it (an empty group takes anything), else a new one. */
+  private groupFor(bytes: number, key: string | null): Group {
+    const last = this.queue[this.queue.length - 1];
+    if (
+      last !== undefined &&
+      (last.records.length === 0 || last.bytes + bytes <= this.log.maxAppendBytes) &&
+      (key === null || last.consumedKey === null || key === last.consumedKey)
+    )
+      return last;
+    let resolve!: (offsets: readonly bigint[]) => void;
+    let reject!: (error: unknown) => void;
+    const durable = new Promise<readonly bigint[]>((res, rej) => {
+      resolve = res;
+      reject = rej;
     });
-    this.lastWrite = written;
-    return written;
+    const group: Group = { records: [], bytes: 0, consumed: null, consumedKey: null, durable, resolve, reject };
+    this.queue.push(group);
+    return group;
   }
 
   /** Resolves once everything written before the call is durable (or has failed). */
@@ -95,7 +139,7 @@ export class GroupCommit {
 
   private startGroup(): void {
     if (this.failure !== null || this.queue.length === 0 || this.inFlight >= this.maxInFlight) return;
-    const group = this.takeGroup();
+    const group = this.queue.shift()!;
     this.inFlight++;
     if (this.queue.length > 0) this.schedule(); // more than one append's worth queued: the next may go in flight too
     void this.appendGroup(group).finally(() => {
@@ -105,49 +149,15 @@ export class GroupCommit {
     });
   }
 
-  /**
-   * The queued commands, oldest first, that fit one append together (always at least one) and consume one group's offsets if any.
-   * (Indexed loops here and below, not for...of: in this path the iterators were not optimised away, ~1 KB of garbage per lifecycle.)
-   */
-  private takeGroup(): Pending[] {
-    const queue = this.queue;
-    let bytes = 0;
-    let taken = 0;
-    let consumed: string | null = null;
-    for (; taken < queue.length; taken++) {
-      const pending = queue[taken]!;
-      if (taken > 0 && bytes + pending.bytes > this.log.maxAppendBytes) break;
-      const key = pending.consumed === null ? null : consumedKey(pending.consumed);
-      if (key !== null && consumed !== null && key !== consumed) break;
-      consumed ??= key;
-      bytes += pending.bytes;
-    }
-    if (taken < queue.length) return queue.splice(0, taken);
-    this.queue = [];
-    return queue;
-  }
-
-  private async appendGroup(group: Pending[]): Promise<void> {
+  private async appendGroup(group: Group): Promise<void> {
     try {
-      // A loop, not flatMap: flatMap over many small arrays costs a multiple of it in V8.
-      const records: AppendRecord[] = [];
-      for (let g = 0; g < group.length; g++) {
-        const commandRecords = group[g]!.records;
-        for (let r = 0; r < commandRecords.length; r++) records.push(commandRecords[r]!);
-      }
-      const consumed = highestConsumed(group);
-      const offsets = await this.append(records, consumed);
-      let next = 0;
-      for (let g = 0; g < group.length; g++) {
-        const pending = group[g]!;
-        pending.resolve(offsets.slice(next, next + pending.records.length));
-        next += pending.records.length;
-      }
+      group.resolve(await this.append(group.records, group.consumed));
     } catch (error) {
       const first = this.failure === null;
       this.failure ??= error;
       if (first) this.owner.failed(error);
-      for (const pending of [...group, ...this.queue]) pending.reject(error);
+      group.reject(error);
+      for (const queued of this.queue) queued.reject(error);
       this.queue = [];
     }
   }
@@ -167,13 +177,9 @@ export class GroupCommit {
   }
 }
 
-function highestConsumed(group: readonly Pending[]): ConsumedOffset | null {
-  let highest: ConsumedOffset | null = null;
-  for (let g = 0; g < group.length; g++) {
-    const consumed = group[g]!.consumed;
-    if (consumed !== null && (highest === null || consumed.offset > highest.offset)) highest = consumed;
-  }
-  return highest;
+/** A command's own offsets: `count` from `at` of its group's (GroupCommit.write). */
+export function offsetsOf(group: readonly bigint[], at: number, count: number): bigint[] {
+  return group.slice(at, at + count);
 }
 
 function noop(): void {}

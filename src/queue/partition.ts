@@ -56,7 +56,7 @@ import { decide, expiredTicket, wakesWorkers, type ClosedReader } from './decide
 import { readClosedEntry, type ClosedEntryCache } from './closed-entries.ts';
 import type { ClosedEntry } from '../../projections/closed-entry.ts';
 import type { ClosedTicket } from '../../projections/closed-tickets.ts';
-import { GroupCommit } from './group-commit.ts';
+import { GroupCommit, offsetsOf, type Written } from './group-commit.ts';
 import { checkRecordsFit } from './record-bounds.ts';
 import { recordsOf } from './records.ts';
 import { PartitionLead } from './partition-lead.ts';
@@ -343,16 +343,17 @@ export class Partition {
     }
     const { records, closed, bytes } = this.#fold(events, options.tombstones);
     this.#inFlight++;
-    let offsets: bigint[];
+    const written = this.#writer.write(records, options.consumed ?? null);
+    let offsets: readonly bigint[]; // the group's: this command's records are those from written.at on
     try {
-      offsets = await this.#writer.write(records, options.consumed ?? null);
+      offsets = await written.durable;
     } catch (error) {
       throw this.#lostToAnother(error) ? this.#claimedMeanwhile(error) : error;
     } finally {
       this.#leaveFlight();
     }
-    this.#view.appended(offsets[offsets.length - 1]!);
-    this.#settled(events, offsets);
+    this.#view.appended(offsets[written.at + records.length - 1]!);
+    this.#settled(events, offsets, written.at);
     this.#durable(closed, records.length, bytes);
   }
 
@@ -441,13 +442,15 @@ export class Partition {
    * few appends as fit the log's limit), and tells the view their last offset.
    */
   async #append(commands: AppendRecord[][], consumed: ConsumedOffset | null): Promise<bigint[]> {
-    const writes: Promise<bigint[]>[] = [];
+    const writes: Written[] = [];
+    const counts: number[] = [];
     let batch: AppendRecord[] = [];
     let bytes = 0;
     for (const records of commands) {
       const size = appendBytes(records);
       if (batch.length > 0 && bytes + size > this.log.maxAppendBytes) {
         writes.push(this.#writer.write(batch, consumed));
+        counts.push(batch.length);
         batch = [];
         bytes = 0;
       }
@@ -455,9 +458,11 @@ export class Partition {
       bytes += size;
     }
     writes.push(this.#writer.write(batch, consumed));
+    counts.push(batch.length);
     let offsets: bigint[][];
     try {
-      offsets = await Promise.all(writes);
+      const groups = await Promise.all(writes.map((written) => written.durable));
+      offsets = groups.map((group, i) => offsetsOf(group, writes[i]!.at, counts[i]!));
     } catch (error) {
       throw this.#lostToAnother(error) ? this.#claimedMeanwhile(error) : error;
     }
