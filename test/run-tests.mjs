@@ -3,6 +3,11 @@
 // Node 20's --test takes file paths, not globs, so this builds the list.
 // Kafka tests (`*.kafka.test.ts`) need a broker: with KAFKA_BROKERS unset, the broker in
 // test/broker/ is fetched and started for the run and stopped after it.
+// Files run CONCURRENCY at a time (RUNLOG_TEST_CONCURRENCY, default: the cores, at least 2).
+// node's own default is one less than the cores: one at a time on a 2-core machine, where most
+// of a file's time is spent waiting (on the broker, child processes, fsync) rather than computing.
+// After the spec output, test/file-times.mjs lists the slowest files (RUNLOG_TEST_TIMES).
+import { availableParallelism } from 'node:os';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -37,11 +42,29 @@ async function withBroker(needsKafka, body) {
   }
 }
 
+const CONCURRENCY = Number(process.env.RUNLOG_TEST_CONCURRENCY ?? Math.max(2, availableParallelism()));
+if (!Number.isInteger(CONCURRENCY) || CONCURRENCY < 1)
+  throw new Error(`RUNLOG_TEST_CONCURRENCY must be a whole number from 1, got ${CONCURRENCY}`);
+
 const files = findTests(join(root, 'test'))
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
   .sort();
 const needsKafka = files.some((f) => f.endsWith('.kafka.test.ts'));
 const code = await withBroker(needsKafka, (env) =>
-  run(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], env),
+  run(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--test',
+      `--test-concurrency=${CONCURRENCY}`,
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${join(root, 'test', 'file-times.mjs')}`,
+      '--test-reporter-destination=stdout',
+      ...files,
+    ],
+    env,
+  ),
 );
 process.exit(code);
