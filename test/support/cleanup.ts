@@ -47,3 +47,19 @@ export async function scratchDir(t: AfterHooks, prefix: string): Promise<string>
   onCleanup(t, () => rm(dir, { recursive: true, force: true }));
   return dir;
 }
+
+/** Something that runs until its signal aborts: a Worker. */
+export interface Runs {
+  run(signal: AbortSignal): Promise<unknown>;
+}
+
+/** Starts `runner.run`; after the test, `beforeStop` (if any), then the run is aborted and awaited. */
+export function runUntilCleanup(t: AfterHooks, runner: Runs, beforeStop: () => void = () => {}): void {
+  const stop = new AbortController();
+  const running = runner.run(stop.signal);
+  onCleanup(t, async () => {
+    beforeStop();
+    stop.abort();
+    await running;
+  });
+}

@@ -13,7 +13,7 @@ import type { RunQueue } from '../../src/queue/run-queue.ts';
 import { Worker } from '../../src/worker/worker.ts';
 import type { WorkerEvent } from '../../src/worker/types.ts';
 import { submitOf } from '../contract/fixtures.ts';
-import { onCleanup, scratchDir } from '../support/cleanup.ts';
+import { onCleanup, runUntilCleanup, scratchDir } from '../support/cleanup.ts';
 
 async function fileQueue(t: Parameters<typeof scratchDir>[0], maxInputBytes = 1024): Promise<RunQueue> {
   const dir = await scratchDir(t, 'runlog-closer-');
@@ -66,12 +66,7 @@ describe("a Worker's closes of one turn", () => {
       if (entry.thread === 'cancelled') void queue.cancel('acme', entry.entryId);
       return `done ${entry.thread}`;
     });
-    const stop = new AbortController();
-    const running = worker.run(stop.signal);
-    onCleanup(t, async () => {
-      stop.abort();
-      await running;
-    });
+    runUntilCleanup(t, worker);
     await worker.waitIdle();
     const outcomes = new Map<string, string | null>();
     for (const [thread, entryId] of tickets) outcomes.set(thread, (await queue.entry('acme', entryId)).outcome);

@@ -13,7 +13,7 @@ import type { RunQueueApi, StartRequest } from '../../src/queue/types.ts';
 import type { WorkerEvent } from '../../src/worker/types.ts';
 import { Worker } from '../../src/worker/worker.ts';
 import { submitOf } from '../contract/fixtures.ts';
-import { onCleanup, scratchDir } from '../support/cleanup.ts';
+import { onCleanup, runUntilCleanup, scratchDir } from '../support/cleanup.ts';
 
 interface Takes {
   inFlight: number;
@@ -70,12 +70,7 @@ it(
       await new Promise((resolve) => setImmediate(resolve));
       active--;
     });
-    const stop = new AbortController();
-    const running = worker.run(stop.signal);
-    onCleanup(t, async () => {
-      stop.abort();
-      await running;
-    });
+    runUntilCleanup(t, worker);
     await worker.waitIdle();
     assert.equal(takes.mostInFlight, 2, 'a second take is sent while the first is in flight');
     assert.ok(

@@ -13,7 +13,7 @@ import type { RunQueue } from '../../src/queue/run-queue.ts';
 import type { WorkerEvent } from '../../src/worker/types.ts';
 import { Worker } from '../../src/worker/worker.ts';
 import { FakeClock, submitOf } from '../contract/fixtures.ts';
-import { onCleanup, scratchDir } from '../support/cleanup.ts';
+import { onCleanup, runUntilCleanup, scratchDir } from '../support/cleanup.ts';
 
 const LEASE_MS = 1_000;
 
@@ -64,13 +64,7 @@ async function scene(t: TestContext): Promise<Scene> {
       active--;
     });
   });
-  const stop = new AbortController();
-  const running = worker.run(stop.signal);
-  onCleanup(t, async () => {
-    release();
-    stop.abort();
-    await running;
-  });
+  runUntilCleanup(t, worker, release);
   return { queue, clock, events, ran, mostActive: () => mostActive, slowRunning, releaseSlow: release, worker };
 }
 
