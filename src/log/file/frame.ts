@@ -161,6 +161,19 @@ function utf8(buf: Buffer, start: number, end: number): string {
 }
 
 /**
+ * The little-endian u32 (i32) at `at` of `buf`, read byte by byte: Buffer's readUInt32LE
+ * validates its argument on every call, which costs more than the read in a walk over every
+ * record. Callers check that the four bytes lie inside the frame first.
+ */
+function uint32At(buf: Buffer, at: number): number {
+  return (buf[at]! | (buf[at + 1]! << 8) | (buf[at + 2]! << 16) | (buf[at + 3]! << 24)) >>> 0;
+}
+
+function int32At(buf: Buffer, at: number): number {
+  return buf[at]! | (buf[at + 1]! << 8) | (buf[at + 2]! << 16) | (buf[at + 3]! << 24);
+}
+
+/**
  * Walks the records of a checked frame at `pos`, calling `each` with its offset's delta from
  * the frame's base for those whose delta is >= `skipBelow`. Returns false if the payload's
  * structure is inconsistent (only a bug or deliberate damage can do that: the CRC matched).
@@ -172,13 +185,13 @@ function walkFrame(
   skipBelow: number,
   each: (delta: number, keyStart: number, valueStart: number, valueEnd: number) => void,
 ): boolean {
-  const count = buf.readUInt32LE(pos + 20);
+  const count = uint32At(buf, pos + 20);
   let p = pos + FRAME_HEADER_BYTES + PAYLOAD_HEADER_BYTES;
   for (let i = 0; i < count; i++) {
     if (p + RECORD_HEADER_BYTES > end) return false;
-    const delta = buf.readUInt32LE(p);
-    const keyLength = buf.readUInt32LE(p + 4);
-    const valueLength = buf.readInt32LE(p + 8);
+    const delta = uint32At(buf, p);
+    const keyLength = uint32At(buf, p + 4);
+    const valueLength = int32At(buf, p + 8);
     const keyStart = p + RECORD_HEADER_BYTES;
     const valueStart = keyStart + keyLength;
     p = valueStart + Math.max(valueLength, 0);
@@ -225,19 +238,55 @@ export function decodeFrame(
   });
 }
 
+/** visitFrame's answers that are no offset: the frame's record structure is inconsistent; its offsets are not all safe integers. */
+export const FRAME_INCONSISTENT = -2;
+export const FRAME_OFFSETS_TOO_LARGE = -3;
+
+/** What a visit may hand out: at most `max` records, of offsets below `below`. visitFrame counts them in `visited`, and sets `ended` once it met one at or past `below`. */
+export interface VisitBudget {
+  readonly max: number;
+  readonly below: number;
+  visited: number;
+  ended: boolean;
+}
+
 /**
  * The records of a checked frame at `pos` with an offset >= `from`, handed to `visit` where they
- * lie, no record object made (a replay decodes each value at once). Answers false if the
- * payload's structure is inconsistent, null (nothing visited) if the frame's offsets are not
- * all safe integers: the caller then reads it with decodeFrame.
+ * lie, no record object made (a replay decodes each value at once), within `budget` (taken
+ * from it). The frame is walked whole all the same. Answers the offset of the last record
+ * visited (-1: none), FRAME_INCONSISTENT if the payload's structure is inconsistent, or
+ * FRAME_OFFSETS_TOO_LARGE (nothing visited) if the frame's offsets are not all safe integers:
+ * the caller then reads it with decodeFrame. One loop, no callback between it and `visit`: it
+ * runs for every record of a replay.
  */
-export function visitFrame(buf: Buffer, pos: number, end: number, from: bigint, visit: RecordVisitor): boolean | null {
+export function visitFrame(buf: Buffer, pos: number, end: number, from: bigint, budget: VisitBudget, visit: RecordVisitor): number {
   const base = buf.readBigUInt64LE(pos + 12);
   const smallBase = smallBaseOf(base);
-  if (smallBase < 0) return null;
-  return walkFrame(buf, pos, end, skipBelowOf(base, from), (delta, keyStart, valueStart, valueEnd) =>
-    visit(smallBase + delta, buf, keyStart, valueStart, valueEnd),
-  );
+  if (smallBase < 0) return FRAME_OFFSETS_TOO_LARGE;
+  const skipBelow = skipBelowOf(base, from);
+  const count = uint32At(buf, pos + 20);
+  let last = -1;
+  let p = pos + FRAME_HEADER_BYTES + PAYLOAD_HEADER_BYTES;
+  for (let i = 0; i < count; i++) {
+    if (p + RECORD_HEADER_BYTES > end) return FRAME_INCONSISTENT;
+    const delta = uint32At(buf, p);
+    const keyLength = uint32At(buf, p + 4);
+    const valueLength = int32At(buf, p + 8);
+    const keyStart = p + RECORD_HEADER_BYTES;
+    const valueStart = keyStart + keyLength;
+    p = valueStart + Math.max(valueLength, 0);
+    if (p > end || valueLength < -1) return FRAME_INCONSISTENT;
+    if (delta < skipBelow || budget.ended || budget.visited === budget.max) continue;
+    const offset = smallBase + delta;
+    if (offset >= budget.below) {
+      budget.ended = true;
+      continue;
+    }
+    budget.visited++;
+    last = offset;
+    visit(offset, buf, keyStart, valueStart, valueLength < 0 ? -1 : p);
+  }
+  return p === end ? last : FRAME_INCONSISTENT;
 }
 
 /**
@@ -246,16 +295,16 @@ export function visitFrame(buf: Buffer, pos: number, end: number, from: bigint, 
  */
 export function lastOffsetOfFrame(buf: Buffer, pos: number, end: number): bigint | null {
   const base = buf.readBigUInt64LE(pos + 12);
-  const count = buf.readUInt32LE(pos + 20);
+  const count = uint32At(buf, pos + 20);
   let p = pos + FRAME_HEADER_BYTES + PAYLOAD_HEADER_BYTES;
   let previous = -1;
   for (let i = 0; i < count; i++) {
     if (p + RECORD_HEADER_BYTES > end) return null;
-    const delta = buf.readUInt32LE(p);
-    const valueLength = buf.readInt32LE(p + 8);
+    const delta = uint32At(buf, p);
+    const valueLength = int32At(buf, p + 8);
     if (delta <= previous || valueLength < -1) return null;
     previous = delta;
-    p += RECORD_HEADER_BYTES + buf.readUInt32LE(p + 4) + Math.max(valueLength, 0);
+    p += RECORD_HEADER_BYTES + uint32At(buf, p + 4) + Math.max(valueLength, 0);
   }
   return p === end && count > 0 ? base + BigInt(previous) : null;
 }

@@ -6,7 +6,7 @@
  */
 import { RunlogError } from '../../errors.ts';
 import type { BatchedRecords, LogRecord, RecordVisitor } from '../event-log.ts';
-import { decodeFrame, lastOffsetOfFrame, visitFrame } from './frame.ts';
+import { FRAME_INCONSISTENT, FRAME_OFFSETS_TOO_LARGE, decodeFrame, lastOffsetOfFrame, visitFrame, type VisitBudget } from './frame.ts';
 import { readFrames, type FrameView } from './frame-reader.ts';
 import { segmentIndexFor, type Segment } from './segment.ts';
 
@@ -51,22 +51,15 @@ export function readSegments(segments: () => readonly Segment[], range: ReadRang
  */
 async function visitSegments(segments: () => readonly Segment[], range: ReadRange, visitor: RecordVisitor): Promise<number> {
   let next = range.from;
-  let left = range.maxRecords;
-  let visited = 0;
   const end = range.end;
-  let lastVisited = -1;
-  // Offsets are safe integers here (visitFrame answers null otherwise); `end` and `left` bound the visit.
-  const endNumber = end > BigInt(Number.MAX_SAFE_INTEGER) ? Number.POSITIVE_INFINITY : Number(end);
-  let pastEnd = false;
-  const bounded: RecordVisitor = (offset, buf, keyStart, valueStart, valueEnd) => {
-    if (offset >= endNumber) pastEnd = true;
-    if (pastEnd || left === 0) return;
-    left--;
-    visited++;
-    lastVisited = offset;
-    visitor(offset, buf, keyStart, valueStart, valueEnd);
+  // Offsets are safe integers here (visitFrame refuses others); `end` and `maxRecords` bound the visit.
+  const budget: VisitBudget = {
+    max: range.maxRecords,
+    below: end > BigInt(Number.MAX_SAFE_INTEGER) ? Number.POSITIVE_INFINITY : Number(end),
+    visited: 0,
+    ended: false,
   };
-  while (next < end && left > 0) {
+  while (next < end && budget.visited < budget.max) {
     const segment = acquireSegmentFor(segments, next);
     if (segment === null) break;
     try {
@@ -75,13 +68,14 @@ async function visitSegments(segments: () => readonly Segment[], range: ReadRang
         if (frame.count === 0) continue;
         // A frame this process checked whole before (the active segment's, at open) is not walked first again.
         const last = frame.checked ? null : checkedLast(segment, frame);
+        const lastVisited = visitFrame(buf, pos, frameEnd, next, budget, visitor);
         // Offsets past 2^53 - 2^32 (9e15 records: a damaged or crafted file) cannot be visited as numbers.
-        const walked = visitFrame(buf, pos, frameEnd, next, bounded);
-        if (walked === null) throw corruptAt(segment, filePos, `offset ${last ?? frame.base} is too large to visit`);
+        if (lastVisited === FRAME_OFFSETS_TOO_LARGE)
+          throw corruptAt(segment, filePos, `offset ${last ?? frame.base} is too large to visit`);
         // Only a checked frame whose bytes changed on disk since (someone else wrote the file) can be inconsistent here.
-        if (!walked) throw corruptAt(segment, filePos, 'inconsistent record structure');
+        if (lastVisited === FRAME_INCONSISTENT) throw corruptAt(segment, filePos, 'inconsistent record structure');
         if (lastVisited >= 0) next = BigInt(lastVisited) + 1n;
-        if (left === 0 || pastEnd || (last !== null && last >= end)) return visited;
+        if (budget.visited === budget.max || budget.ended || (last !== null && last >= end)) return budget.visited;
       }
     } finally {
       await segment.release();
@@ -90,7 +84,7 @@ async function visitSegments(segments: () => readonly Segment[], range: ReadRang
     if (after === null) break; // the active segment was read to its end
     if (after > next) next = after;
   }
-  return visited;
+  return budget.visited;
 }
 
 /** The last offset of a frame checked whole (structure, and the segment's seal), or Corrupt. */
