@@ -19,6 +19,7 @@ import { compileToEvent, fieldPlans, toAvroValue, type ToEvent } from './event-v
 import { isOf, textFields, type TextField } from './well-formed.ts';
 import { BodyError, compileBodyReader, compileFoldReader, type BodyReader, type Cursor } from './body-reader.ts';
 import { compileBodyWriter, type BodyWriter } from './body-writer.ts';
+import { FingerprintTable } from './fingerprint-table.ts';
 import { copyToSlab } from './slab.ts';
 
 export const SINGLE_OBJECT_MARKER: readonly [number, number] = [0xc3, 0x01];
@@ -95,8 +96,10 @@ export function createCodec(schemas: readonly SchemaVersion<string>[], options: 
 
 class AvroCodec<V extends { type: string }> implements Codec<V> {
   readonly #writers = new Map<string, Writer>();
-  /** Readers keyed by the low 32 bits of the fingerprint (read without BigInt per record). */
+  /** Readers keyed by the low 32 bits of the fingerprint (read without BigInt per record), as they are added. */
   readonly #readers = new Map<number, Reader[]>();
+  /** The same, for the lookup per record. */
+  readonly #table: FingerprintTable<Reader>;
   readonly #scratch = Buffer.allocUnsafe(SCRATCH_LENGTH);
   /**
    * avsc and the body readers read Buffers. A Uint8Array is read through a Buffer over its
@@ -113,6 +116,7 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
     this.#names = names;
     for (const version of newestPerType(schemas)) this.#writers.set(version.eventType, createWriter(version, bodyReaders));
     for (const version of schemas) this.#addReader(version, bodyReaders);
+    this.#table = tableOf(this.#readers, (reader) => reader);
   }
 
   encode(event: V): Uint8Array {
@@ -217,19 +221,13 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
   }
 
   foldDecoder(unread: UnreadFields<V['type']>): (buf: Buffer, start: number, end: number) => V {
-    const table = new Map<number, Reader[]>();
-    for (const [low, readers] of this.#readers) {
-      table.set(
-        low,
-        readers.map((reader) => {
-          const fields = (unread as Record<string, readonly string[] | undefined>)[reader.version.eventType];
-          // Only a compiled body reader (a record of the newest schema) has a fold reader; the rest decode whole.
-          if (fields === undefined || reader.body === null) return reader;
-          const fold = compileFoldReader(reader.version.eventType, reader.version.schema, new Set(fields));
-          return fold === null ? reader : { ...reader, body: fold };
-        }),
-      );
-    }
+    const table = tableOf(this.#readers, (reader) => {
+      const fields = (unread as Record<string, readonly string[] | undefined>)[reader.version.eventType];
+      // Only a compiled body reader (a record of the newest schema) has a fold reader; the rest decode whole.
+      if (fields === undefined || reader.body === null) return reader;
+      const fold = compileFoldReader(reader.version.eventType, reader.version.schema, new Set(fields));
+      return fold === null ? reader : { ...reader, body: fold };
+    });
     return (buf, start, end) => {
       const reader = this.#readerAt(buf, start, end - start, table);
       if (reader.body !== null) return this.#readBody(reader, reader.body, buf, start + HEADER_LENGTH, end);
@@ -259,7 +257,7 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
   }
 
   /** The reader of the record of `length` bytes at `at` of `bytes`, by its single-object header. */
-  #readerAt(bytes: Uint8Array, at: number, length: number, readers = this.#readers): Reader {
+  #readerAt(bytes: Uint8Array, at: number, length: number, readers = this.#table): Reader {
     if (length < HEADER_LENGTH) {
       throw corrupt(`${this.#names.noun} record of ${length} bytes is shorter than the ${HEADER_LENGTH}-byte single-object header`);
     }
@@ -268,7 +266,8 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
     }
     const low = readUint32LE(bytes, at + 2);
     const high = readUint32LE(bytes, at + 6);
-    for (const reader of readers.get(low) ?? []) if (reader.fingerprintHigh === high) return reader;
+    const reader = readers.get(low, high);
+    if (reader !== undefined) return reader;
     const fingerprint = (BigInt(high) << 32n) | BigInt(low);
     throw corrupt(`unknown writer schema fingerprint 0x${fingerprint.toString(16).padStart(16, '0')}`);
   }
@@ -291,6 +290,13 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
     if (!writer) throw invalidArgument(`no schema for ${this.#names.noun} type ${describe(eventType)}`);
     return writer;
   }
+}
+
+/** The readers of `byLow` (keyed by their fingerprint's low half), each as `as` makes it, in a table for the lookup per record. */
+function tableOf(byLow: ReadonlyMap<number, readonly Reader[]>, as: (reader: Reader) => Reader): FingerprintTable<Reader> {
+  return new FingerprintTable(
+    [...byLow].flatMap(([low, readers]) => readers.map((reader) => [low, reader.fingerprintHigh, as(reader)] as const)),
+  );
 }
 
 function newestPerType(schemas: readonly SchemaVersion<string>[]): SchemaVersion<string>[] {
