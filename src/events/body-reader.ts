@@ -15,6 +15,7 @@
  * into Corrupt) or reads past `end`, which the caller checks.
  */
 import type { AvroRecordSchema } from './schemas.ts';
+import { StringCache } from './string-cache.ts';
 
 /** A read position in a buffer; reused across records (no allocation per record). */
 export interface Cursor {
@@ -102,53 +103,37 @@ function readString(c: Cursor): string {
 }
 
 /**
- * Fields whose values repeat across records (a tenant, thread, agent or holder names many
- * entries) are read through a small cache of recent strings: a hit hands out the string
- * read before, so the events of a replay (and what a view keeps of them) share one string
- * instead of each allocating its own. A hit is checked byte by byte, so the cache can only
- * save work, never change what is read. Other strings (ids, messages) are read as they are.
+ * Fields whose values repeat across records are read through a cache of recent strings
+ * (string-cache.ts): names (a tenant, thread, agent or holder names many entries) in one,
+ * entry ids (each in every event of its entry) in another, so that the ids of the entries in
+ * flight do not push the names out. Other strings (run ids, messages) are read as they are.
  */
-const INTERNED_FIELDS: ReadonlySet<string> = new Set(['tenant', 'thread', 'agent', 'holder']);
-const INTERN_MAX_BYTES = 48;
-const INTERN_SLOTS = 4096; // a power of two
-const internBytes: Array<Uint8Array | undefined> = new Array(INTERN_SLOTS);
-const internStrings: string[] = new Array<string>(INTERN_SLOTS).fill('');
+const NAMES = new StringCache(4096);
+const ENTRY_IDS = new StringCache(4096);
+const CACHED_FIELDS: ReadonlyMap<string, StringCache> = new Map([
+  ['tenant', NAMES],
+  ['thread', NAMES],
+  ['agent', NAMES],
+  ['holder', NAMES],
+  ['entryId', ENTRY_IDS],
+]);
 
-function readInternedString(c: Cursor): string {
-  const length = readLength(c);
-  const start = c.pos;
-  const buf = c.buf;
-  c.pos += length;
-  if (length > INTERN_MAX_BYTES) return (buf as unknown as Utf8Slicing).utf8Slice(start, start + length);
-  const slot = internSlot(buf, start, length);
-  const known = internBytes[slot];
-  if (known !== undefined && known.length === length) {
-    let same = true;
-    for (let i = 0; i < length; i++)
-      if (known[i] !== buf[start + i]) {
-        same = false;
-        break;
-      }
-    if (same) return internStrings[slot]!;
-  }
-  const text = (buf as unknown as Utf8Slicing).utf8Slice(start, start + length);
-  internBytes[slot] = new Uint8Array(buf.subarray(start, start + length)); // a copy: `buf` is the caller's, reused
-  internStrings[slot] = text;
-  return text;
+function cachedStringReader(cache: StringCache): (c: Cursor) => string {
+  return (c) => {
+    const length = readLength(c);
+    const start = c.pos;
+    c.pos += length;
+    return cache.text(c.buf, start, length);
+  };
 }
 
-/**
- * The cache slot of a string's bytes: a hash of its length and its first and last four bytes,
- * where names that differ mostly differ (order-17, order-18). Two strings in one slot only
- * cost a miss: a hit is checked byte by byte.
- */
-function internSlot(buf: Buffer, start: number, length: number): number {
-  const end = start + length;
-  const head = length === 0 ? 0 : buf[start]! | (buf[start + (length >> 2)]! << 8) | (buf[start + (length >> 1)]! << 16);
-  const tail =
-    length === 0 ? 0 : buf[end - 1]! | (buf[end - 2 + (length < 2 ? 1 : 0)]! << 8) | (buf[end - 3 + (length < 3 ? 2 : 0)]! << 16);
-  const hash = Math.imul(head ^ Math.imul(tail, 0x9e3779b1) ^ length, 0x85ebca6b);
-  return (hash ^ (hash >>> 15)) & (INTERN_SLOTS - 1);
+const CACHED_READERS: ReadonlyMap<string, (c: Cursor) => string> = new Map(
+  [...CACHED_FIELDS].map(([field, cache]) => [field, cachedStringReader(cache)]),
+);
+
+/** How to read a field of `type` named `name`: through a string cache for the fields above. */
+function fieldReader(name: string, type: unknown): ((c: Cursor) => unknown) | null {
+  return (type === 'string' ? CACHED_READERS.get(name) : undefined) ?? valueReader(type);
 }
 
 /** Values this small are copied byte by byte: cheaper than making a view to copy from. */
@@ -256,7 +241,7 @@ export function compileBodyReader(eventType: string, schema: AvroRecordSchema): 
   const readers: Array<(c: Cursor) => unknown> = [];
   const parts: string[] = [];
   for (const field of schema.fields) {
-    const read = field.type === 'string' && INTERNED_FIELDS.has(field.name) ? readInternedString : valueReader(field.type);
+    const read = fieldReader(field.name, field.type);
     if (read === null || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(field.name) || field.name === 'type') return null;
     parts.push(`${field.name}: r[${readers.length}](c)`);
     readers.push(read);
@@ -284,7 +269,7 @@ export function compileFoldReader(eventType: string, schema: AvroRecordSchema, u
   const parts: string[] = [];
   const into: Record<string, unknown> = { type: eventType };
   for (const field of schema.fields) {
-    const read = field.type === 'string' && INTERNED_FIELDS.has(field.name) ? readInternedString : valueReader(field.type);
+    const read = fieldReader(field.name, field.type);
     if (read === null || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(field.name) || field.name === 'type') return null;
     if (unread.has(field.name)) {
       if (field.type !== 'string') return null;

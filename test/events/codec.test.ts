@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { RELEASED_SCHEMAS, createCodec, decodeEvent, encodeEvent, schemaFor, writerSchemaFingerprint } from '../../src/events/codec.ts';
 import { loadSchemaDir } from '../../src/events/schemas.ts';
+import { slotOf } from '../../src/events/string-cache.ts';
 import { EVENT_TYPES, type RunlogEvent, type Submitted } from '../../src/events/types.ts';
 import { isRunlogError, type ErrorCode } from '../../src/errors.ts';
 import { GOLDEN_EVENTS } from './golden-events.ts';
@@ -149,12 +150,10 @@ test('encoded records are independent copies: changing one changes no other', ()
   assert.ok(samples.every((event) => Object.getPrototypeOf(encodeEvent(event)) === Uint8Array.prototype));
 });
 
-/** The interning cache's slot of a short string's bytes, as body-reader.ts computes it (FNV-1a, 4096 slots). */
+/** The string cache's slot of a short string's bytes (string-cache.ts; body-reader.ts's caches have 4096 slots). */
 function internSlot(text: string): number {
   const bytes = Buffer.from(text);
-  let hash = 0x811c9dc5;
-  for (const byte of bytes) hash = Math.imul(hash ^ byte, 0x01000193);
-  return (hash ^ bytes.length) & 4095;
+  return slotOf(bytes, 0, bytes.length, 4096);
 }
 
 test('interned fields read what the record holds, also when its buffer is reused and another string shares the cache slot', () => {
@@ -174,8 +173,11 @@ test('interned fields read what the record holds, also when its buffer is reused
     scratch.set(bytes, 7); // the same place of one reused buffer, as the file log's reader reuses its chunk
     return decodeEvent(new Uint8Array(scratch.buffer, scratch.byteOffset + 7, bytes.length));
   };
-  for (const tenant of [first, second, first, second, second, first])
-    assert.equal(readBack({ ...leased, tenant, holder: tenant }).tenant, tenant);
+  // Names and entry ids have caches of their own, each of 4096 slots.
+  for (const tenant of [first, second, first, second, second, first]) {
+    const read = readBack({ ...leased, tenant, holder: tenant, entryId: tenant }) as typeof leased;
+    assert.deepEqual([read.tenant, read.holder, read.entryId], [tenant, tenant, tenant]);
+  }
   fc.assert(
     fc.property(anyEvent, (event) => assert.deepEqual(readBack(event), event)),
     { numRuns: 500 },
