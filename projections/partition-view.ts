@@ -88,7 +88,7 @@ export class PartitionView {
     return this.#entries;
   }
 
-  /** The threads with an open entry. */
+  /** The threads with an open entry (during a catch-up, also those it emptied: indexHeads drops them). */
   get threads(): Map<string, ThreadState<EntryState>> {
     return this.#threads;
   }
@@ -320,7 +320,8 @@ export class PartitionView {
   private leaveOpen(entry: EntryState): void {
     this.#entries = without(this.#entries, entry.entryId);
     const thread = entry.threadState;
-    if (thread.openCount === 0) this.#threads = without(this.#threads, thread.key);
+    // A catch-up keeps an emptied thread until indexHeads: the thread's next entry, often soon, finds it rather than making it again.
+    if (thread.openCount === 0 && !this.#headsDeferred) this.#threads = without(this.#threads, thread.key);
     if (entry.key !== null) {
       const keyId = submissionKeyId(entry.tenant, entry.thread, entry.key);
       if (this.#submissionKeys.get(keyId) === entry.entryId) this.#submissionKeys = without(this.#submissionKeys, keyId);
@@ -384,14 +385,20 @@ export class PartitionView {
     this.#headsDeferred = true;
   }
 
-  /** Ends deferHeads: every thread's current head is offered (its version bumped: items offered before it are stale). */
+  /**
+   * Ends deferHeads: every thread's current head is offered (its version bumped: items offered
+   * before it are stale), and the threads the catch-up emptied are dropped.
+   */
   indexHeads(): void {
     if (!this.#headsDeferred) return;
     this.#headsDeferred = false;
+    let emptied = 0;
     for (const thread of this.#threads.values()) {
       const head = thread.head();
       if (head !== undefined) this.reindex(head);
+      else emptied++;
     }
+    if (emptied > 0) this.#threads = new Map([...this.#threads].filter(([, thread]) => thread.openCount > 0));
   }
 
   private threadOf(tenant: string, threadName: string): ThreadState<EntryState> {

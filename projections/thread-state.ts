@@ -1,5 +1,6 @@
 /**
- * One thread's open entries in run order (the view drops a thread once none is open). Closed
+ * One thread's open entries in run order (the view drops a thread once none is open, or at the
+ * end of a catch-up that emptied it: an entry appended to an emptied thread starts it afresh). Closed
  * entries are skipped lazily at the head (an entry in the middle may close first: cancel,
  * expiry, thread deletion), and the array is trimmed once enough closed entries have piled
  * up in front of the head.
@@ -57,9 +58,13 @@ export class ThreadState<E extends ThreadMember> {
   }
 
   append(entry: E): void {
-    // A thread's first entry gets an array of one (a push onto [] reserves 17 slots: most threads hold one entry).
-    if (this.queue.length === 0) this.queue = [entry];
-    else this.queue.push(entry);
+    // A thread's first entry gets an array of one (a push onto [] reserves 17 slots: most threads hold one entry); so
+    // does the first after all its entries closed (a view's catch-up keeps an emptied thread: partition-view.ts indexHeads).
+    if (this.openCount === 0) {
+      this.queue = [entry];
+      this.start = 0;
+      this.#offHead = null;
+    } else this.queue.push(entry);
     this.openCount++;
   }
 
