@@ -113,7 +113,8 @@ function restoreEntry(view: PartitionView, tenant: string, thread: string, entry
   // Where its records lie (the ticket index learns them when it closes).
   const restored = view.entries.get(entry.entryId)!;
   restored.submittedOffset = entry.submittedOffset;
-  restored.attemptOffsets = entry.attempts.map((attempt) => attempt.offset);
+  // Set only when it has attempts: an entry that never ran keeps its shared default (entry-state.ts RunState).
+  if (entry.attempts.length > 0) restored.attemptOffsets = entry.attempts.map((attempt) => attempt.offset);
 }
 
 // ---- Submission keys ----------------------------------------------------------------------
