@@ -370,6 +370,8 @@ export class Partition {
     this.#requireServing();
     const closedReader = this.#closedReader(fetched);
     const records: AppendRecord[][] = [];
+    /** Each command's records' size as limits count it (checkRecordsFit measured them as they were folded). */
+    const sizes: number[] = [];
     const events: RunlogEvent[][] = [];
     const closed: ClosedEntry[] = [];
     let bytes = 0;
@@ -388,6 +390,8 @@ export class Partition {
             return error;
           }
           records.push(folded.records);
+          // checkRecordsFit measured the events' records; tombstones after them (a prune's) are measured here.
+          sizes.push(folded.records.length === decision.events.length ? folded.bytes : appendBytes(folded.records));
           bytes += folded.bytes;
           events.push(decision.events);
           for (const entry of folded.closed) closed.push(entry);
@@ -401,7 +405,7 @@ export class Partition {
         this.#inFlight++;
         let offsets: bigint[];
         try {
-          offsets = await this.#append(records, null);
+          offsets = await this.#append(records, sizes, null);
         } finally {
           this.#leaveFlight();
         }
@@ -439,15 +443,17 @@ export class Partition {
 
   /**
    * Appends a batch's folded records durably (each command's records kept in one append; as
-   * few appends as fit the log's limit), and tells the view their last offset.
+   * few appends as fit the log's limit), and tells the view their last offset. `sizes`: each
+   * command's records' size (appendBytes), known from when they were folded.
    */
-  async #append(commands: AppendRecord[][], consumed: ConsumedOffset | null): Promise<bigint[]> {
+  async #append(commands: AppendRecord[][], sizes: readonly number[], consumed: ConsumedOffset | null): Promise<bigint[]> {
     const writes: Written[] = [];
     const counts: number[] = [];
     let batch: AppendRecord[] = [];
     let bytes = 0;
-    for (const records of commands) {
-      const size = appendBytes(records);
+    for (let i = 0; i < commands.length; i++) {
+      const records = commands[i]!;
+      const size = sizes[i]!;
       if (batch.length > 0 && bytes + size > this.log.maxAppendBytes) {
         writes.push(this.#writer.write(batch, consumed));
         counts.push(batch.length);
