@@ -75,8 +75,16 @@ export class ThreadState<E extends ThreadMember> {
     return this.queue[this.start];
   }
 
+  /** Its open entries, head first: one array of openCount items (a snapshot lists every thread's). */
   openEntries(): E[] {
-    return this.queue.slice(this.start).filter((entry) => !entry.closed);
+    const open: E[] = new Array(this.openCount);
+    let count = 0;
+    for (let i = this.start; i < this.queue.length; i++) {
+      const entry = this.queue[i]!;
+      if (!entry.closed) open[count++] = entry;
+    }
+    open.length = count;
+    return open;
   }
 
   private trim(): void {
