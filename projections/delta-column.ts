@@ -93,9 +93,9 @@ export class DeltaColumn {
 
   /** Sets chunk `c`'s rows from `values` (at most CHUNK of them; rows c * CHUNK on, elements too: rowBase 0): Int16 when every difference fits. */
   loadChunk(c: number, values: Float64Array): void {
-    this.ensure((c + 1) * CHUNK);
+    this.ensure(c * CHUNK); // not chunk c itself: its deltas are made below, at the width they need (no chunk made twice)
     const deltas = (scratch ??= new Int32Array(CHUNK));
-    const bases = this.#bases[c]!;
+    const bases = (this.#bases[c] ??= new Float64Array(BLOCKS_PER_CHUNK).fill(NaN));
     let narrow = true;
     for (let j = 0, base = 0; j < values.length; j++) {
       const value = values[j]!;

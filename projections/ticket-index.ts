@@ -333,7 +333,6 @@ export class TicketIndex {
     const [n, m] = [readers.rows, readers.attempts];
     const checks = new RowChecks(readers, offsetsBelow);
     let runTags: Uint32Array | null = null;
-    this.#ensureAttempts(m);
     const [closeDeltas, attemptDeltas] = [new Uint32Array(CHUNK), new Uint32Array(CHUNK)];
     for (let start = 0, c = 0, a = 0; start < n; start += CHUNK, c++) {
       const end = Math.min(n, start + CHUNK);
@@ -378,7 +377,9 @@ export class TicketIndex {
     checks.finish();
     for (let start = 0, c = 0; start < m; start += CHUNK, c++)
       this.#runHash.loadChunk(c, readers.runHash.read(start, Math.min(m, start + CHUNK)));
+    // Every chunk was made by loadChunk, once (ensure would have made each, then loadChunk again).
     this.#capacity = Math.ceil(n / CHUNK) * CHUNK;
+    this.#attemptCapacity = Math.ceil(m / CHUNK) * CHUNK;
     this.#tenants.push(...readers.tenants);
     for (const [id, tenant] of readers.tenants.entries()) this.#tenantIds.set(tenant, id);
     this.#next = this.#live = n;

@@ -67,8 +67,11 @@ export function restoreView(
   closedColumns?: StoredTicketColumns,
 ): PartitionView {
   const view = new PartitionView(partition);
-  restoreOpenEntries(view, state.threads);
+  // The closed tickets first: their index's arrays are most of what a restore allocates, and
+  // fresh array memory brings full collections on (one per 64 MB or so), each marking the whole
+  // heap: made before the open entries are, they mark a heap without them.
   restoreClosed(view, state, nextOffset, closedColumns);
+  restoreOpenEntries(view, state.threads);
   restoreAnswers(view, state.answers);
   restoreSubmissionKeys(view, state.submissionKeys);
   Object.assign(view.metrics, state.metrics);
