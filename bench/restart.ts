@@ -29,6 +29,7 @@ import { restoreView } from '../projections/view-snapshot.ts';
 import type { LogConfig } from '../src/log/event-log.ts';
 import type { RunlogWarning } from '../src/warnings.ts';
 import type { LogSite } from './logs.ts';
+import { profiled } from './profile.ts';
 import type { Row } from './rows.ts';
 import { submittedEvent } from './submitted-event.ts';
 import { AGENT, TENANT, benchEntryId, lifecycleEvents, recordsOf } from './throughput.ts';
@@ -162,7 +163,7 @@ export async function restartTime(site: LogSite, closed: number, open: number, r
     throw new Error(`expected one snapshot after the stop, found ${files.join(', ') || 'none'}: ${JSON.stringify(warnings)}`);
   const snapshotBytes = (await stat(join(snapshotDir, files[0]!))).size;
   const cpuBefore = process.cpuUsage();
-  const [second, restartSeconds] = await timed(() => openRunQueue({ log: config, onWarning, snapshots: false }));
+  const [second, restartSeconds] = await timed(() => profiled('restart', () => openRunQueue({ log: config, onWarning, snapshots: false })));
   const cpu = process.cpuUsage(cpuBefore);
   const restartCpuSeconds = (cpu.user + cpu.system) / 1e6;
   const load = loadavg()[0]!;
