@@ -14,9 +14,10 @@
 const MIN_CAPACITY = 16;
 /** Hashes `fill` asks for at a time. */
 const STRETCH = 65_536;
-/** Slots per region of `fill` (16 KiB). */
-const REGION_BITS = 12;
+/** Slots per region of `fill` (256 KiB: a core's cache holds one; at most 2^16, a place in one fits 2 bytes). */
+const REGION_BITS = 16;
 const REGION = 1 << REGION_BITS;
+const IN_REGION = REGION - 1;
 /** Use right after a rebuild; no room past 3/4. */
 const REBUILT_LOAD = 0.5;
 
@@ -100,19 +101,23 @@ export class RowTable {
       for (let j = 0; j < length; j++) next[(firsts[j]! >>> REGION_BITS) + 1]!++;
     });
     for (let r = 1; r <= regions; r++) next[r]! += next[r - 1]!;
-    const [sortedFirst, sortedTags] = scratch.arrays(count);
+    // Sorted by region, each tag with its first slot's place in its region (2 bytes: the region's number is where it lies).
+    const [sortedPlace, sortedTags] = scratch.arrays(count);
     stretches((start, length) => {
       for (let j = 0; j < length; j++) {
         const first = firsts[j]!;
         const at = next[first >>> REGION_BITS]!++;
-        sortedFirst[at] = first;
+        sortedPlace[at] = first & IN_REGION;
         sortedTags[at] = tags === null ? start + j + 1 : tags[start + j]!;
       }
     });
-    for (let k = 0; k < count; k++) {
-      let i = sortedFirst[k]!;
-      while (slots[i] !== 0) i = i + 1 === slots.length ? 0 : i + 1;
-      slots[i] = sortedTags[k]!;
+    // next[r] is now where region r's tags end (and r + 1's begin).
+    for (let r = 0, k = 0; r < regions; r++) {
+      for (const base = r << REGION_BITS; k < next[r]!; k++) {
+        let i = base + sortedPlace[k]!;
+        while (slots[i] !== 0) i = i + 1 === slots.length ? 0 : i + 1;
+        slots[i] = sortedTags[k]!;
+      }
     }
     this.#used = count;
   }
@@ -132,7 +137,7 @@ export class RowTable {
 
 /** The arrays RowTable.fill sorts tags in, kept for the next fill. */
 export class FillScratch {
-  #first = new Uint32Array(0);
+  #place = new Uint16Array(0);
   #tags = new Uint32Array(0);
   #stretch = new Uint32Array(0);
 
@@ -143,8 +148,8 @@ export class FillScratch {
     return this.#stretch;
   }
 
-  arrays(count: number): [Uint32Array, Uint32Array] {
-    if (this.#first.length < count) [this.#first, this.#tags] = [new Uint32Array(count), new Uint32Array(count)];
-    return [this.#first, this.#tags];
+  arrays(count: number): [Uint16Array, Uint32Array] {
+    if (this.#place.length < count) [this.#place, this.#tags] = [new Uint16Array(count), new Uint32Array(count)];
+    return [this.#place, this.#tags];
   }
 }
