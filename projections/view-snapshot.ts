@@ -58,19 +58,24 @@ function stateBesideThreads(view: PartitionView): Omit<PartitionState, 'threads'
 /**
  * A view of `partition` holding what `state` says, having folded every record below `nextOffset`.
  * `closedColumns`: the ticket index's columns when they are read from where they lie
- * (snapshot-columns.ts sourcedColumns; state.closedIndex is then empty).
+ * (snapshot-columns.ts sourcedColumns; state.closedIndex is then empty); the state may then
+ * come as the function that decodes it (see below).
  */
 export function restoreView(
   partition: number,
-  state: PartitionState,
+  stateOrDecode: PartitionState | (() => PartitionState),
   nextOffset: bigint,
   closedColumns?: StoredTicketColumns,
 ): PartitionView {
   const view = new PartitionView(partition);
-  // The closed tickets first: their index's arrays are most of what a restore allocates, and
-  // fresh array memory brings full collections on (one per 64 MB or so), each marking the whole
-  // heap: made before the open entries are, they mark a heap without them.
-  restoreClosed(view, state, nextOffset, closedColumns);
+  // The closed tickets first, and, when they come as columns, before the rest of the state is
+  // even decoded (`stateOrDecode` a function: snapshot-stream.ts walkSnapshotState): their
+  // index's arrays are most of what a restore allocates, and fresh array memory brings full
+  // collections on (one per 64 MB or so), each marking the whole heap: made first, they mark
+  // a heap without the open entries, decoded or restored.
+  if (closedColumns !== undefined) loadClosedIndex(view, closedColumns, nextOffset);
+  const state = typeof stateOrDecode === 'function' ? stateOrDecode() : stateOrDecode;
+  restoreClosed(view, state, nextOffset, closedColumns !== undefined);
   restoreOpenEntries(view, state.threads);
   restoreAnswers(view, state.answers);
   restoreSubmissionKeys(view, state.submissionKeys);
@@ -89,10 +94,14 @@ function closedPart(view: PartitionView): Pick<PartitionState, 'closedEntries' |
   return { closedEntries: [], closedIndex: toSnapshotColumns(view.closed.index.toColumns()) };
 }
 
-function restoreClosed(view: PartitionView, state: PartitionState, nextOffset: bigint, closedColumns?: StoredTicketColumns): void {
-  // Loaded straight from the snapshot's bytes or file (no column copied out first), checked as it is loaded: no record past what it covers.
-  const columns = closedColumns ?? (state.closedIndex.length > 0 ? storedColumns(state.closedIndex) : null);
-  if (columns !== null && Object.keys(columns).length > 0) view.closed.index = TicketIndex.fromColumns(columns, Number(nextOffset));
+/** `loaded`: the index was loaded from columns read where they lie (loadClosedIndex; state.closedIndex is then empty). */
+function restoreClosed(view: PartitionView, state: PartitionState, nextOffset: bigint, loaded: boolean): void {
+  if (!loaded && state.closedIndex.length > 0) loadClosedIndex(view, storedColumns(state.closedIndex), nextOffset);
   // Closed entries kept whole (a snapshot from before the ticket index) say nothing of where their records lie.
   if (state.closedEntries.length > 0) throw new Error("the snapshot keeps closed entries whole, without their records' offsets");
+}
+
+/** Loaded straight from the snapshot's bytes or file (no column copied out first), checked as it is loaded: no record past what it covers. */
+function loadClosedIndex(view: PartitionView, columns: StoredTicketColumns, nextOffset: bigint): void {
+  if (Object.keys(columns).length > 0) view.closed.index = TicketIndex.fromColumns(columns, Number(nextOffset));
 }

@@ -160,6 +160,18 @@ function matches(digest: Uint8Array, stored: Buffer): void {
 
 /** Step 3 above (after step 2): the state but its columns (closedIndex empty), and where the columns lie. */
 export function readSnapshotState(source: SnapshotSource, head: SnapshotHead): { state: PartitionState; columns: SourcedColumn[] } {
+  const { columns, decode } = walkSnapshotState(source, head);
+  return { state: decode(), columns };
+}
+
+/**
+ * Step 3 with the state's decode left to the caller: the state walked whole (every field
+ * within its bytes, or Corrupt) and where the columns lie; `decode` answers the state
+ * readSnapshotState answers. So the ticket index can be loaded from the columns before the
+ * open entries are decoded: loading it brings full collections on, which then mark a heap
+ * without them (tens of MB at 100k open entries).
+ */
+export function walkSnapshotState(source: SnapshotSource, head: SnapshotHead): { columns: SourcedColumn[]; decode: () => PartitionState } {
   const { stateStart, stateLength } = head;
   const end = stateStart + stateLength;
   const cursor = new WindowCursor(source, stateStart, end);
@@ -178,7 +190,7 @@ export function readSnapshotState(source: SnapshotSource, head: SnapshotHead): {
   const rest = new Uint8Array(before + 1 + (end - columnsEnd));
   source.read(rest.subarray(0, before), stateStart);
   source.read(rest.subarray(before + 1), columnsEnd);
-  return { state: decodeWalkedState(rest), columns }; // walked above, every field (the columns hand-read)
+  return { columns, decode: () => decodeWalkedState(rest) }; // walked above, every field (the columns hand-read)
 }
 
 /** closedIndex: blocks of Column records (name, bytes, strings), the bytes skipped. */

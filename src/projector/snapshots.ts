@@ -15,8 +15,8 @@ import { decodeSnapshot, decodeSnapshotState, encodeSnapshot, encodeSnapshotStat
 import {
   checksumAside,
   readSnapshotHead,
-  readSnapshotState,
   verifySnapshotChecksum,
+  walkSnapshotState,
   type SnapshotSource,
 } from '../events/snapshot-stream.ts';
 import type { EventLog } from '../log/event-log.ts';
@@ -136,8 +136,8 @@ async function sourcedView(
     }
     const staleness = stale(head.nextOffset, head.takenAt);
     if (staleness !== null) throw new Error(`it is stale: ${staleness}`);
-    const { state, columns } = readSnapshotState(source, head);
-    const view = restoreView(partition, state, head.nextOffset, sourcedColumns(columns, source));
+    const { columns, decode } = walkSnapshotState(source, head);
+    const view = restoreView(partition, decode, head.nextOffset, sourcedColumns(columns, source));
     await checked;
     covered.set(view, { nextOffset: head.nextOffset, size: source.size });
     return view;
