@@ -8,11 +8,12 @@
  *      is parsed from the first bytes (readSnapshotHead);
  *   2. the checksum is computed over the state read a window at a time into one reused buffer,
  *      and compared with the stored one; the file must end right after it (verifySnapshotChecksum);
- *   3. only then is the state walked (readSnapshotState): the fields before the ticket index's
- *      columns are skipped (avro-skip.ts) and the columns' places noted, not read; the state's
- *      other fields (open entries, keys, answers) are walked, then read and decoded as
- *      decodeSnapshotState decodes them, with an empty closedIndex in the columns' place. The columns are then read
- *      a stretch at a time by whoever loads them (projections/snapshot-columns.ts sourcedColumns).
+ *   3. only then is the state walked (readSnapshotState, or walkSnapshotState to decode later):
+ *      the fields before the ticket index's columns are skipped (avro-skip.ts) and the columns'
+ *      places noted, not read; the state's other fields (open entries, keys, answers) are
+ *      walked, then read and decoded as decodeSnapshotState decodes them, with an empty
+ *      closedIndex in the columns' place. The columns are then read a stretch at a time by
+ *      whoever loads them (projections/snapshot-columns.ts sourcedColumns).
  * The source must not change between the steps (a file is read through one open handle; a
  * snapshot file is written once and renamed into place, never rewritten).
  */
