@@ -4,7 +4,7 @@ import type { RemoteLatency } from './remote.ts';
 import type { MemoryPerEntry } from './memory.ts';
 import type { MemoryPerClosedEntry } from './memory-closed.ts';
 import type { Replay } from './replay.ts';
-import type { Rate } from './throughput.ts';
+import { commandsPerLifecycle, type Rate } from './throughput.ts';
 import type { ClusterRate } from './cluster/cluster-rate.ts';
 
 export interface Row {
@@ -61,17 +61,17 @@ function cpuAndLoad(rate: Rate): string {
   return `${cpu}${rate.load === undefined ? '' : `; load ${rate.load}`}`;
 }
 
-export function lifecycleRows(lifecycle: Rate | undefined, raw: Rate | undefined, targets: LifecycleTargets): Row[] {
+export function lifecycleRows(
+  lifecycle: Rate | undefined,
+  started: Rate | undefined,
+  raw: Rate | undefined,
+  targets: LifecycleTargets,
+): Row[] {
   const rows: Row[] = [];
-  if (lifecycle !== undefined) {
-    rows.push({
-      name: 'lifecycles (64 callers)',
-      value: perSecond(lifecycle.perSecond),
-      target: `>= ${perSecond(targets.lifecyclesPerSecond)}`,
-      verdict: verdict(lifecycle.perSecond >= targets.lifecyclesPerSecond),
-      note: `${lifecycle.count} lifecycles in ${lifecycle.seconds.toFixed(1)} s = ${perSecond(lifecycle.perSecond * 4)} events${commits(lifecycle)}${cpuAndLoad(lifecycle)}`,
-    });
-  }
+  if (started !== undefined)
+    rows.push(lifecycleRow('lifecycles (64 callers, takeStarted)', started, commandsPerLifecycle('take-started'), targets));
+  if (lifecycle !== undefined)
+    rows.push(lifecycleRow('lifecycles (64 callers, take + startAttempt)', lifecycle, commandsPerLifecycle('take-then-start'), targets));
   if (raw !== undefined) {
     rows.push({
       name: 'raw appends (same bytes, 64 callers)',
@@ -91,6 +91,20 @@ export function lifecycleRows(lifecycle: Rate | undefined, raw: Rate | undefined
     }
   }
   return rows;
+}
+
+/**
+ * A lifecycle run's row: `commands` durable commands per lifecycle (submit, takeStarted, close;
+ * or submit, take, startAttempt, close), 4 events either way.
+ */
+function lifecycleRow(name: string, rate: Rate, commands: number, targets: LifecycleTargets): Row {
+  return {
+    name,
+    value: perSecond(rate.perSecond),
+    target: `>= ${perSecond(targets.lifecyclesPerSecond)}`,
+    verdict: verdict(rate.perSecond >= targets.lifecyclesPerSecond),
+    note: `${rate.count} lifecycles in ${rate.seconds.toFixed(1)} s = ${perSecond(rate.perSecond * 4)} events, ${perSecond(rate.perSecond * commands)} commands (${commands} a lifecycle)${commits(rate)}${cpuAndLoad(rate)}`,
+  };
 }
 
 /** Lifecycles/s on more partitions than the measured layout (Kafka: a cluster's topic), measured in the same run: shown beside it, without a target. */

@@ -121,6 +121,7 @@ function progress(message: string): void {
 const rows: Row[] = [];
 const targets = lifecycleTargetsFor(kind);
 let lifecycle: Rate | undefined;
+let lifecycleStarted: Rate | undefined;
 
 if (only.has('memory')) {
   const count = quick ? 20_000 : 100_000;
@@ -149,12 +150,16 @@ if (only.has('lifecycle') || only.has('latency') || only.has('remote')) {
   progress(`lifecycle: ${CALLERS} callers for ${durationMs} ms`);
   lifecycle = await on('lifecycle', (site) => lifecycleRate(site, CALLERS, durationMs, warmupMs));
 }
+if (only.has('lifecycle')) {
+  progress(`lifecycle with takeStarted: ${CALLERS} callers for ${durationMs} ms`);
+  lifecycleStarted = await on('lifecycle-started', (site) => lifecycleRate(site, CALLERS, durationMs, warmupMs, 'take-started'));
+}
 if (only.has('raw')) {
   progress(`raw append: ${CALLERS} callers for ${durationMs} ms`);
   const raw = await on('raw', (site) => rawAppendRate(site, CALLERS, durationMs, warmupMs));
-  rows.push(...lifecycleRows(lifecycle, raw, targets));
+  rows.push(...lifecycleRows(lifecycle, lifecycleStarted, raw, targets));
 } else if (lifecycle !== undefined && only.has('lifecycle')) {
-  rows.push(...lifecycleRows(lifecycle, undefined, targets));
+  rows.push(...lifecycleRows(lifecycle, lifecycleStarted, undefined, targets));
 }
 if (kind === 'kafka' && only.has('lifecycle') && partitions !== SPREAD_PARTITIONS) {
   progress(`lifecycle on ${SPREAD_PARTITIONS} partitions: ${CALLERS} callers for ${durationMs} ms`);

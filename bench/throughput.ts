@@ -17,7 +17,7 @@ import { openLog } from '../src/log/open-log.ts';
 import { partitionOf } from '../src/log/partitioner.ts';
 import { formatEntryId } from '../src/queue/entry-id.ts';
 import { openRunQueue } from '../src/queue/open-run-queue.ts';
-import type { RunQueueApi } from '../src/queue/types.ts';
+import type { Lease, RunQueueApi } from '../src/queue/types.ts';
 import type { LogSite } from './logs.ts';
 import { profiled } from './profile.ts';
 import { submittedEvent } from './submitted-event.ts';
@@ -76,20 +76,51 @@ export async function concurrently(callers: number, durationMs: number, loop: (c
 }
 
 /**
- * One caller's lifecycle: submit on its own thread, take, startAttempt, close. The take may
- * find nothing: another caller may have taken this caller's previous entry and not closed it
- * yet, so the new one is not its thread's head. It then waits for work (onWork) and tries again.
+ * How a lifecycle caller leases and starts: `takeStarted` leases the entry and starts its
+ * attempt in one durable command (3 commands a lifecycle: submit, takeStarted, close, writing
+ * the same 4 events), as the Worker does; `take` then `startAttempt` are two (4 commands).
  */
-export async function lifecycle(queue: RunQueueApi, caller: number, n: number): Promise<void> {
+export type LifecycleShape = 'take-started' | 'take-then-start';
+
+/** The durable commands one lifecycle of `shape` makes. */
+export function commandsPerLifecycle(shape: LifecycleShape): number {
+  return shape === 'take-started' ? 3 : 4;
+}
+
+/**
+ * One caller's lifecycle: submit on its own thread, lease and start an attempt (as `shape`
+ * says), close. The lease may find nothing: another caller may have taken this caller's
+ * previous entry and not closed it yet, so the new one is not its thread's head. It then waits
+ * for work (onWork) and tries again.
+ */
+export async function lifecycle(queue: RunQueueApi, caller: number, n: number, shape: LifecycleShape = 'take-then-start'): Promise<void> {
   const holder = `caller-${caller}`;
   await queue.submit({ tenant: TENANT, thread: `thread-${caller}`, agent: AGENT, input: INPUT });
-  let taken = await queue.take({ agents: [AGENT], holder, ttlMs: 60_000 });
+  const lease = shape === 'take-started' ? await leaseStarted(queue, holder) : await leaseThenStart(queue, holder, n);
+  await queue.close(lease, { status: 'succeeded' });
+}
+
+/** takeStarted: one command leases the entry and starts its attempt. */
+async function leaseStarted(queue: RunQueueApi, holder: string): Promise<Lease> {
+  const request = { agents: [AGENT], holder, ttlMs: 60_000 };
+  let started = await queue.takeStarted(request);
+  while (started.length === 0) {
+    await nextWork(queue);
+    started = await queue.takeStarted(request);
+  }
+  return started[0]!.lease;
+}
+
+/** take, then startAttempt: two commands. */
+async function leaseThenStart(queue: RunQueueApi, holder: string, n: number): Promise<Lease> {
+  const request = { agents: [AGENT], holder, ttlMs: 60_000 };
+  let taken = await queue.take(request);
   while (taken === null) {
     await nextWork(queue);
-    taken = await queue.take({ agents: [AGENT], holder, ttlMs: 60_000 });
+    taken = await queue.take(request);
   }
   await queue.startAttempt(taken.lease, `${holder}-${n}`);
-  await queue.close(taken.lease, { status: 'succeeded' });
+  return taken.lease;
 }
 
 /** Resolves at the next onWork call (or after 10 ms, a safety net). */
@@ -105,22 +136,28 @@ function nextWork(queue: RunQueueApi): Promise<void> {
   });
 }
 
-export async function lifecycleRate(site: LogSite, callers: number, durationMs: number, warmupMs: number): Promise<Rate> {
+export async function lifecycleRate(
+  site: LogSite,
+  callers: number,
+  durationMs: number,
+  warmupMs: number,
+  shape: LifecycleShape = 'take-then-start',
+): Promise<Rate> {
   const queue = await openRunQueue({ log: site.config, partitions: site.partitions });
   try {
-    await concurrently(callers, warmupMs, (caller, n) => lifecycle(queue, caller, n));
+    await concurrently(callers, warmupMs, (caller, n) => lifecycle(queue, caller, n, shape));
     const timed = async (): Promise<Rate> => {
       const before = process.cpuUsage();
-      const rate = await concurrently(callers, durationMs, (caller, n) => lifecycle(queue, caller, n + 1_000_000_000));
+      const rate = await concurrently(callers, durationMs, (caller, n) => lifecycle(queue, caller, n + 1_000_000_000, shape));
       const used = process.cpuUsage(before);
       const load = os
         .loadavg()
         .map((n) => n.toFixed(2))
         .join(' ');
-      // The CPU per lifecycle (its 4 commands: validate, decide, encode, fold, append), which the load disturbs less than the rate.
+      // The CPU per lifecycle (its commands: validate, decide, encode, fold, append), which the load disturbs less than the rate.
       return { ...rate, cpuUsPerItem: (used.user + used.system) / rate.count, load };
     };
-    return await withLogStats(queue.log as StatsLog, () => profiled('lifecycle', timed));
+    return await withLogStats(queue.log as StatsLog, () => profiled(`lifecycle-${shape}`, timed));
   } finally {
     await queue.stop();
   }
