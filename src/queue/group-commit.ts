@@ -29,6 +29,14 @@
  * than two. Only when a group starts changes: groups still land in order, and a command still
  * answers only once its group is durable.
  *
+ * Two cohorts never leave the partition idle (some command is always folded and not yet
+ * durable), and a snapshot waits for an idle moment (snapshot-keeper.ts). So while the owner
+ * awaits one (GroupCommitOwner.awaitsIdle), the cohorts are gathered again: no group starts
+ * early, and a group that completes lets the next one start only after the turn its callers
+ * wake in, so their next commands join it. Once that one group is durable, all its commands
+ * settle in one turn with nothing else in flight: the snapshot is taken, and the next turn
+ * splits the callers again.
+ *
  * A failed append rejects every command of its group and everything queued behind it
  * (those were decided against a view that assumed the failed group); appends already in
  * flight behind it fail too (the log guarantees that). From the failure on, `failed` is
@@ -67,10 +75,12 @@ export interface Written {
   at: number;
 }
 
-/** Who hears of a failed append: first at once, then once nothing is in flight any more. */
+/** Who hears of a failed append (first at once, then once nothing is in flight any more), and says whether it awaits an idle moment. */
 export interface GroupCommitOwner {
   failed(error: unknown): void;
   drained(error: unknown): void;
+  /** Whether the owner waits for a moment with nothing in flight (a snapshot is due): groups then gather whole turns (above). */
+  awaitsIdle(): boolean;
 }
 
 /**
@@ -124,7 +134,8 @@ export class GroupCommit {
     if (consumed !== null && (group.consumed === null || consumed.offset > group.consumed.offset)) group.consumed = consumed;
     group.consumedKey ??= key;
     this.lastWrite = group.durable;
-    if (this.startsEarly && this.inFlight === 0 && group.records.length >= EARLY_START_RECORDS) this.startGroup();
+    if (this.startsEarly && this.inFlight === 0 && group.records.length >= EARLY_START_RECORDS && !this.owner.awaitsIdle())
+      this.startGroup();
     else this.schedule();
     return { durable: group.durable, at };
   }
@@ -171,8 +182,9 @@ export class GroupCommit {
     if (this.queue.length > 0) this.schedule(); // more than one append's worth queued: the next may go in flight too
     void this.appendGroup(group).finally(() => {
       this.inFlight--;
-      if (this.failure === null) this.schedule();
-      else this.reportFailure();
+      if (this.failure !== null) this.reportFailure();
+      else if (this.startsEarly && this.owner.awaitsIdle()) setImmediate(() => this.startGroup());
+      else this.schedule();
     });
   }
 

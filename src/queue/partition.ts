@@ -720,6 +720,7 @@ export class Partition {
         if (this.#is('serving')) this.#setDraining();
       },
       drained: (error) => this.#drained(error),
+      awaitsIdle: () => this.#snapshots.due,
     });
   }
 

@@ -35,7 +35,7 @@ async function countedLog(
   return { log: counted, appends };
 }
 
-const owner = { failed: (): void => undefined, drained: (): void => undefined };
+const owner = { failed: (): void => undefined, drained: (): void => undefined, awaitsIdle: (): boolean => false };
 
 /** `count` one-record writes made in one turn, then each write's own offset once durable. */
 async function writeInOneTurn(
