@@ -22,20 +22,21 @@
  *   decide 64 ──▶ fsync ──▶ decide 64 ──▶ fsync ...            (CPU idle during each fsync)
  *
  * So when nothing is in flight and the group has reached EARLY_START_RECORDS records, it
- * starts at once, in the middle of the turn: its write and datasync run (on libuv's pool)
- * while the turn decides the rest, which form the next group. The callers split into two
- * cohorts, one deciding while the other's group is made durable, and stay split: a command
- * arriving while a group is in flight joins the one unstarted group, so there are never more
- * than two. Only when a group starts changes: groups still land in order, and a command still
- * answers only once its group is durable.
+ * starts at once, in the middle of the turn, if that pays (group-pacing.ts: when an append
+ * takes less time than the turns of deciding every caller's command): its write and datasync
+ * run (on libuv's pool) while the turn decides the rest, which form the next group. The
+ * callers split into two cohorts, one deciding while the other's group is made durable, and
+ * stay split: a command arriving while a group is in flight joins the one unstarted group, so
+ * there are never more than two. Only when a group starts changes: groups still land in
+ * order, and a command still answers only once its group is durable.
  *
- * Two cohorts never leave the partition idle (some command is always folded and not yet
- * durable), and a snapshot waits for an idle moment (snapshot-keeper.ts). So while the owner
- * awaits one (GroupCommitOwner.awaitsIdle), the cohorts are gathered again: no group starts
- * early, and a group that completes lets the next one start only after the turn its callers
- * wake in, so their next commands join it. Once that one group is durable, all its commands
- * settle in one turn with nothing else in flight: the snapshot is taken, and the next turn
- * splits the callers again.
+ * The cohorts are gathered again when splitting stops paying (the device got slower than the
+ * deciding), and while the owner awaits an idle moment (GroupCommitOwner.awaitsIdle): two
+ * cohorts never leave the partition idle (some command is always folded and not yet durable),
+ * and a snapshot waits for one (snapshot-keeper.ts). Gathering: a group that completes lets
+ * the next one start only after the turn its callers wake in, so their next commands join it.
+ * Once that one group is durable, all its commands settle in one turn with nothing else in
+ * flight (the snapshot is taken), and a later turn may split the callers again.
  *
  * A failed append rejects every command of its group and everything queued behind it
  * (those were decided against a view that assumed the failed group); appends already in
@@ -50,6 +51,7 @@
  * Commands consuming another group's, topic's or partition's offsets go in another group.
  */
 import { APPEND_BUILT, appendBytes, consumedKey, type AppendRecord, type ConsumedOffset, type EventLog } from '../log/event-log.ts';
+import { GroupPacing } from './group-pacing.ts';
 
 /**
  * A group: the records of the commands that joined it, in order, appended as one. Formed as
@@ -96,6 +98,7 @@ export class GroupCommit {
   private readonly maxInFlight: number;
   /** Whether a group may start in the middle of a turn: on a log of one append at a time (the file log). */
   private readonly startsEarly: boolean;
+
   private inFlight = 0;
   private scheduled = false;
   private failure: unknown = null;
@@ -107,6 +110,8 @@ export class GroupCommit {
     private readonly log: EventLog,
     private readonly partition: number,
     private readonly owner: GroupCommitOwner,
+    /** Whether starting early pays, measured (on a log of one append at a time). */
+    private readonly pacing = new GroupPacing(),
   ) {
     this.maxInFlight = Math.max(1, log.appendsInFlight ?? 1);
     this.startsEarly = this.maxInFlight === 1;
@@ -134,7 +139,14 @@ export class GroupCommit {
     if (consumed !== null && (group.consumed === null || consumed.offset > group.consumed.offset)) group.consumed = consumed;
     group.consumedKey ??= key;
     this.lastWrite = group.durable;
-    if (this.startsEarly && this.inFlight === 0 && group.records.length >= EARLY_START_RECORDS && !this.owner.awaitsIdle())
+    if (this.startsEarly) this.pacing.wrote();
+    if (
+      this.startsEarly &&
+      this.inFlight === 0 &&
+      group.records.length >= EARLY_START_RECORDS &&
+      !this.owner.awaitsIdle() &&
+      this.pacing.split()
+    )
       this.startGroup();
     else this.schedule();
     return { durable: group.durable, at };
@@ -180,25 +192,49 @@ export class GroupCommit {
     const group = this.queue.shift()!;
     this.inFlight++;
     if (this.queue.length > 0) this.schedule(); // more than one append's worth queued: the next may go in flight too
-    void this.appendGroup(group).finally(() => {
-      this.inFlight--;
-      if (this.failure !== null) this.reportFailure();
-      else if (this.startsEarly && this.owner.awaitsIdle()) setImmediate(() => this.startGroup());
-      else this.schedule();
-    });
+    void this.appendGroup(group);
   }
 
+  /**
+   * Appends `group`; once it lands, the next group is under way before its callers hear (so a
+   * cohort split apart stays so, their next commands joining a later group) unless the cohorts
+   * are being gathered (then it waits for their turn: see the top).
+   */
   private async appendGroup(group: Group): Promise<void> {
+    const started = this.pacing.now();
+    let offsets: bigint[];
     try {
-      group.resolve(await this.append(group.records, group.consumed));
+      offsets = await this.append(group.records, group.consumed);
     } catch (error) {
-      const first = this.failure === null;
-      this.failure ??= error;
-      if (first) this.owner.failed(error);
-      group.reject(error);
-      for (const queued of this.queue) queued.reject(error);
-      this.queue = [];
+      this.inFlight--;
+      this.fail(group, error);
+      return;
     }
+    this.inFlight--;
+    if (this.failure !== null)
+      this.reportFailure(); // one behind it failed first
+    else {
+      if (this.startsEarly) this.pacing.appended(started);
+      this.startNext();
+    }
+    group.resolve(offsets);
+  }
+
+  /** `group`'s append failed: it and everything queued fail with the first failure's error; the owner hears. */
+  private fail(group: Group, error: unknown): void {
+    const first = this.failure === null;
+    this.failure ??= error;
+    if (first) this.owner.failed(error);
+    group.reject(error);
+    for (const queued of this.queue) queued.reject(error);
+    this.queue = [];
+    this.reportFailure();
+  }
+
+  /** After a group landed: the next one now, or after its callers' turn while gathering. */
+  private startNext(): void {
+    if (this.startsEarly && !this.pacing.staySplit(this.owner.awaitsIdle())) setImmediate(() => this.startGroup());
+    else this.schedule();
   }
 
   /** The records were built and checked by the queue: appended without the log's argument checks where it offers that (APPEND_BUILT). */

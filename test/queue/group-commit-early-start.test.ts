@@ -1,67 +1,132 @@
 /**
- * The group commit's early start (group-commit.ts): on a log of one append at a time, a group
- * that reaches 16 records while nothing is in flight starts at once, in the middle of the turn,
- * and the turn's later commands form the next group. On a real file log, whose appends are
- * counted by a wrapper passing them on: 64 one-record writes in one turn go in two appends (16,
- * then 48, the second only once the first is durable), each write finds its own offsets, dense
- * and in call order, and the records read back in that order; fewer than 16 go in one append at
- * the turn's end; a log of several appends in flight gets one group per turn, as before.
+ * The group commit's early start (group-commit.ts, group-pacing.ts) on a real file log, whose
+ * appends are counted by a wrapper passing them on. The pacing's clock is one the test moves:
+ * each write costs WRITE_MS of it (the thread deciding a command), and an append costs what
+ * the wrapper adds while it is in flight (the device's fsync), so what the pacing measures is
+ * the test's to say.
+ *
+ * - 64 callers in lock step (each writes one record, awaits it, writes the next) on a fast
+ *   device: after a first turn in lock step (nothing measured yet), a turn's first 16 records
+ *   start at once and the rest form the next group: two cohorts (16 and 48), whose groups
+ *   alternate.
+ * - On a slow device (an append longer than a whole turn of deciding) they stay in lock step:
+ *   one group of 64 a round. A device that turns slow gathers the cohorts into one again.
+ * - 64 writes in one turn land dense and in call order, each write finding its own offsets.
+ * - Fewer than 16 records in a turn: one append at the turn's end.
+ * - A log of several appends in flight (Kafka's way) gets one group per turn.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { APPEND_BUILT, type AppendRecord, type EventLog } from '../../src/log/event-log.ts';
 import { openFileLog } from '../../src/log/file/file-log.ts';
 import { GroupCommit, offsetsOf, type Written } from '../../src/queue/group-commit.ts';
+import { GroupPacing } from '../../src/queue/group-pacing.ts';
 import { collect, rec } from '../contract/log-records.ts';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
 import { wrapLog } from '../support/wrap-log.ts';
 
-/** A real file log whose appends are recorded: each append's record count, in call order. */
-async function countedLog(
-  t: Parameters<typeof scratchDir>[0],
-  replace: Partial<EventLog> = {},
-): Promise<{ log: EventLog; appends: number[] }> {
+const CALLERS = 64;
+const WRITE_MS = 0.01;
+const owner = { failed: (): void => undefined, drained: (): void => undefined, awaitsIdle: (): boolean => false };
+
+/** A clock the test moves. */
+class MovedClock {
+  ms = 0;
+  readonly now = (): number => this.ms;
+}
+
+interface Counted {
+  log: EventLog;
+  /** Each append's record count, in call order. */
+  appends: number[];
+  /** What an append in flight adds to the clock (the device's fsync). */
+  device: { appendMs: number };
+}
+
+/** A real file log whose appends are counted and move `clock` by device.appendMs while in flight. */
+async function countedLog(t: Parameters<typeof scratchDir>[0], clock: MovedClock, replace: Partial<EventLog> = {}): Promise<Counted> {
   const dir = await scratchDir(t, 'runlog-early-start-');
-  const log = await openFileLog({ dir, partitions: 1 });
-  onCleanup(t, () => log.close());
+  const real = await openFileLog({ dir, partitions: 1, fsync: false });
+  onCleanup(t, () => real.close());
   const appends: number[] = [];
-  const counted = wrapLog(log, {
-    [APPEND_BUILT]: (partition: number, records: readonly AppendRecord[]) => {
+  const device = { appendMs: 0 };
+  const log = wrapLog(real, {
+    [APPEND_BUILT]: async (partition: number, records: readonly AppendRecord[]) => {
       appends.push(records.length);
-      return log[APPEND_BUILT]!(partition, records);
+      const offsets = await real[APPEND_BUILT]!(partition, records);
+      clock.ms += device.appendMs;
+      return offsets;
     },
     ...replace,
   });
-  return { log: counted, appends };
+  return { log, appends, device };
 }
 
-const owner = { failed: (): void => undefined, drained: (): void => undefined, awaitsIdle: (): boolean => false };
-
-/** `count` one-record writes made in one turn, then each write's own offset once durable. */
-async function writeInOneTurn(
-  group: GroupCommit,
-  count: number,
-  appends: number[],
-): Promise<{ offsets: bigint[]; appendsInTurn: number[] }> {
-  const written: Written[] = [];
-  for (let i = 0; i < count; i++) written.push(group.write([rec(`k${i}`, `v${i}`)]));
-  const appendsInTurn = [...appends];
-  const offsets = await Promise.all(written.map(async (w) => offsetsOf(await w.durable, w.at, 1)[0]!));
-  return { offsets, appendsInTurn };
+/** CALLERS callers in lock step, each making `rounds` one-record writes one after the other, each write costing WRITE_MS of the clock. */
+async function lockStep(group: GroupCommit, clock: MovedClock, rounds: number): Promise<void> {
+  await Promise.all(
+    Array.from({ length: CALLERS }, async (_, caller) => {
+      for (let round = 0; round < rounds; round++) {
+        clock.ms += WRITE_MS;
+        await group.write([rec(`c${caller}-${round}`, 'v')]).durable;
+      }
+    }),
+  );
 }
 
-describe('group commit: a group starts early on a log of one append at a time', () => {
-  it('64 writes in one turn: 16 start at once, the other 48 once those are durable; offsets dense and in call order', async (t) => {
-    const { log, appends } = await countedLog(t);
-    const group = new GroupCommit(log, 0, owner);
-    const { offsets, appendsInTurn } = await writeInOneTurn(group, 64, appends);
-    assert.deepEqual(appendsInTurn, [16], 'the first 16 records were appended within the turn');
+describe('group commit: a group starts early on a log of one append at a time, when that pays', () => {
+  it('on a fast device, lock-stepped callers split into two cohorts after a first turn', async (t) => {
+    const clock = new MovedClock();
+    const { log, appends } = await countedLog(t, clock);
+    const group = new GroupCommit(log, 0, owner, new GroupPacing(clock.now));
+    await lockStep(group, clock, 6);
+    assert.deepEqual(
+      appends,
+      [64, 16, 48, 16, 48, 16, 48, 16, 48, 16, 48],
+      'a first turn in lock step (nothing measured yet), then two cohorts',
+    );
+  });
+
+  it('on a slow device they stay in lock step; a device that turns slow gathers the cohorts again', async (t) => {
+    const clock = new MovedClock();
+    const { log, appends, device } = await countedLog(t, clock);
+    device.appendMs = 5; // beside a turn of 64 x 0.01 ms
+    const group = new GroupCommit(log, 0, owner, new GroupPacing(clock.now));
+    await lockStep(group, clock, 4);
+    assert.deepEqual(appends, [64, 64, 64, 64]);
+
+    const fast = await countedLog(t, clock);
+    const split = new GroupCommit(fast.log, 0, owner, new GroupPacing(clock.now));
+    await lockStep(split, clock, 4);
+    assert.ok(
+      fast.appends.slice(1).every((n) => n < 64),
+      `split on the fast device: ${fast.appends.join(', ')}`,
+    );
+    fast.appends.length = 0;
+    fast.device.appendMs = 5;
+    await lockStep(split, clock, 6);
+    assert.deepEqual(fast.appends.slice(-3), [64, 64, 64], `gathered once the device is slow: ${fast.appends.join(', ')}`);
+  });
+
+  it('64 writes in one turn, split: offsets dense and in call order, read back in that order', async (t) => {
+    const clock = new MovedClock();
+    const { log, appends } = await countedLog(t, clock);
+    const group = new GroupCommit(log, 0, owner, new GroupPacing(clock.now));
+    await lockStep(group, clock, 1); // measured: a turn of 0.63 ms, an append of 0 ms
+    appends.length = 0;
+    const written: Written[] = [];
+    for (let i = 0; i < 64; i++) {
+      clock.ms += WRITE_MS;
+      written.push(group.write([rec(`k${i}`, `v${i}`)]));
+    }
+    assert.deepEqual(appends, [16], 'the first 16 records were appended within the turn');
+    const offsets = await Promise.all(written.map(async (w) => offsetsOf(await w.durable, w.at, 1)[0]!));
     assert.deepEqual(appends, [16, 48]);
     assert.deepEqual(
       offsets,
-      Array.from({ length: 64 }, (_, i) => BigInt(i)),
+      Array.from({ length: 64 }, (_, i) => BigInt(64 + i)),
     );
-    const read = await collect(log.read(0, 0n));
+    const read = await collect(log.read(0, 64n));
     assert.deepEqual(
       read.map((r) => r.key),
       Array.from({ length: 64 }, (_, i) => `k${i}`),
@@ -69,37 +134,22 @@ describe('group commit: a group starts early on a log of one append at a time', 
   });
 
   it('fewer than 16 records in a turn: one append, at the turn’s end', async (t) => {
-    const { log, appends } = await countedLog(t);
-    const group = new GroupCommit(log, 0, owner);
-    const { offsets, appendsInTurn } = await writeInOneTurn(group, 15, appends);
-    assert.deepEqual(appendsInTurn, []);
+    const clock = new MovedClock();
+    const { log, appends } = await countedLog(t, clock);
+    const group = new GroupCommit(log, 0, owner, new GroupPacing(clock.now));
+    await lockStep(group, clock, 1);
+    appends.length = 0;
+    const written = Array.from({ length: 15 }, (_, i) => group.write([rec(`k${i}`, 'v')]));
+    assert.deepEqual(appends, []);
+    await Promise.all(written.map((w) => w.durable));
     assert.deepEqual(appends, [15]);
-    assert.deepEqual(
-      offsets,
-      Array.from({ length: 15 }, (_, i) => BigInt(i)),
-    );
-  });
-
-  it('a write while a group is in flight joins the next group, however many records it holds', async (t) => {
-    const { log, appends } = await countedLog(t);
-    const group = new GroupCommit(log, 0, owner);
-    const first = writeInOneTurn(group, 16, appends); // in flight from the 16th write on
-    const second = await writeInOneTurn(group, 40, appends);
-    await first;
-    assert.deepEqual(second.appendsInTurn, [16]);
-    assert.deepEqual(appends, [16, 40]);
-    assert.deepEqual(
-      second.offsets,
-      Array.from({ length: 40 }, (_, i) => BigInt(16 + i)),
-    );
   });
 
   it('a log of several appends in flight (Kafka’s way) gets one group per turn', async (t) => {
-    const { log, appends } = await countedLog(t, { appendsInFlight: 4 });
-    const group = new GroupCommit(log, 0, owner);
-    const { offsets, appendsInTurn } = await writeInOneTurn(group, 64, appends);
-    assert.deepEqual(appendsInTurn, []);
-    assert.deepEqual(appends, [64]);
-    assert.equal(offsets[63], 63n);
+    const clock = new MovedClock();
+    const { log, appends } = await countedLog(t, clock, { appendsInFlight: 4 });
+    const group = new GroupCommit(log, 0, owner, new GroupPacing(clock.now));
+    await lockStep(group, clock, 4);
+    assert.deepEqual(appends, [64, 64, 64, 64]);
   });
 });
