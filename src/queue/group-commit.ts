@@ -21,9 +21,9 @@
  *
  *   decide 64 ──▶ fsync ──▶ decide 64 ──▶ fsync ...            (CPU idle during each fsync)
  *
- * So when nothing is in flight and the group has reached EARLY_START_RECORDS records, it
- * starts at once, in the middle of the turn, if that pays (group-pacing.ts: when an append
- * takes less time than the turns of deciding every caller's command): its write and datasync
+ * So when nothing is in flight and the group holds half the records of the previous turn (at
+ * least 16), it starts at once, in the middle of the turn, if that pays (group-pacing.ts: when
+ * an append takes less time than the turns of deciding every caller's command): its write and datasync
  * run (on libuv's pool) while the turn decides the rest, which form the next group. The
  * callers split into two cohorts, one deciding while the other's group is made durable, and
  * stay split: a command arriving while a group is in flight joins the one unstarted group, so
@@ -85,13 +85,6 @@ export interface GroupCommitOwner {
   awaitsIdle(): boolean;
 }
 
-/**
- * The records a group must hold to start in the middle of a turn (above): enough that the
- * fsync it costs (a datasync, ~35-70 µs of this thread's CPU on the test VM to hand over and
- * hear back) carries many commands, few enough that a turn of a few dozen commands splits.
- */
-const EARLY_START_RECORDS = 16;
-
 export class GroupCommit {
   /** Groups not started yet, oldest first; commands join the last. */
   private queue: Group[] = [];
@@ -139,15 +132,8 @@ export class GroupCommit {
     if (consumed !== null && (group.consumed === null || consumed.offset > group.consumed.offset)) group.consumed = consumed;
     group.consumedKey ??= key;
     this.lastWrite = group.durable;
-    if (this.startsEarly) this.pacing.wrote();
-    if (
-      this.startsEarly &&
-      this.inFlight === 0 &&
-      group.records.length >= EARLY_START_RECORDS &&
-      !this.owner.awaitsIdle() &&
-      this.pacing.split()
-    )
-      this.startGroup();
+    if (this.startsEarly) this.pacing.wrote(records.length);
+    if (this.startsEarly && this.inFlight === 0 && !this.owner.awaitsIdle() && this.pacing.split(group.records.length)) this.startGroup();
     else this.schedule();
     return { durable: group.durable, at };
   }

@@ -6,13 +6,13 @@
  * the test's to say.
  *
  * - 64 callers in lock step (each writes one record, awaits it, writes the next) on a fast
- *   device: after a first turn in lock step (nothing measured yet), a turn's first 16 records
- *   start at once and the rest form the next group: two cohorts (16 and 48), whose groups
- *   alternate.
+ *   device: after a first turn in lock step (nothing measured yet), a turn's first 32 records
+ *   (half the previous turn's) start at once and the rest form the next group: two even
+ *   cohorts, whose groups alternate.
  * - On a slow device (an append longer than a whole turn of deciding) they stay in lock step:
  *   one group of 64 a round. A device that turns slow gathers the cohorts into one again.
  * - 64 writes in one turn land dense and in call order, each write finding its own offsets.
- * - Fewer than 16 records in a turn: one append at the turn's end.
+ * - Fewer than 16 records in a turn (the least that starts early): one append at the turn's end.
  * - A log of several appends in flight (Kafka's way) gets one group per turn.
  */
 import assert from 'node:assert/strict';
@@ -82,7 +82,7 @@ describe('group commit: a group starts early on a log of one append at a time, w
     await lockStep(group, clock, 6);
     assert.deepEqual(
       appends,
-      [64, 16, 48, 16, 48, 16, 48, 16, 48, 16, 48],
+      [64, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32],
       'a first turn in lock step (nothing measured yet), then two cohorts',
     );
   });
@@ -119,9 +119,9 @@ describe('group commit: a group starts early on a log of one append at a time, w
       clock.ms += WRITE_MS;
       written.push(group.write([rec(`k${i}`, `v${i}`)]));
     }
-    assert.deepEqual(appends, [16], 'the first 16 records were appended within the turn');
+    assert.deepEqual(appends, [32], 'the first 32 records were appended within the turn');
     const offsets = await Promise.all(written.map(async (w) => offsetsOf(await w.durable, w.at, 1)[0]!));
-    assert.deepEqual(appends, [16, 48]);
+    assert.deepEqual(appends, [32, 32]);
     assert.deepEqual(
       offsets,
       Array.from({ length: 64 }, (_, i) => BigInt(64 + i)),
