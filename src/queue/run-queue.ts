@@ -358,7 +358,7 @@ export class RunQueue implements RunQueueApi {
       });
       if (answer instanceof RunlogError) throw answer; // a LeaseStart of an offered head is never refused: a bug
     }
-    await Promise.all([...batches.values()].map((batch) => batch.commit()));
+    await commitAll(batches);
     return started;
   }
 
@@ -395,7 +395,7 @@ export class RunQueue implements RunQueueApi {
         ticket: { tenant: asked.tenant, thread: asked.thread, entryId: decision.entryId, created: decision.kind === 'created' },
       };
     }
-    await Promise.all([...batches.values()].map((batch) => batch.commit()));
+    await commitAll(batches);
     // An entry a key names may be one whose append was in flight: answered only once that is durable.
     if (existing) await this.#allDurable(new Set(partitions));
     return answers;
@@ -465,7 +465,7 @@ export class RunQueue implements RunQueueApi {
         .add({ type: 'Close', ...close }, ({ events: [event] }) => closedAnswer(partition, event.entryId));
       return answer instanceof RunlogError ? { error: answer } : { entry: answer };
     });
-    await Promise.all([...batches.values()].map((batch) => batch.commit()));
+    await commitAll(batches);
     return answers;
   }
 
@@ -483,7 +483,7 @@ export class RunQueue implements RunQueueApi {
     const answers = closes.map(({ lease }, i) =>
       batches.get(partitions[i]!)!.add({ type: 'Close', lease, request: requests[i]! }, noAnswer),
     );
-    await Promise.all([...batches.values()].map((batch) => batch.commit()));
+    await commitAll(batches);
     return answers;
   }
 
@@ -673,4 +673,10 @@ function attemptOf(event: AttemptStarted): Attempt {
 /** What take answers for an entry whose lease it has just folded (so the lease is there). */
 function taken(entry: EntryState): Taken {
   return { lease: leaseOf(entry)!, entry: toPublicEntry(entry) };
+}
+
+/** Commits every batch (one per partition) at once; one batch, the usual case, without Promise.all and its arrays. */
+function commitAll(batches: ReadonlyMap<Partition, PartitionBatch>): Promise<unknown> {
+  if (batches.size === 1) for (const batch of batches.values()) return batch.commit();
+  return Promise.all([...batches.values()].map((batch) => batch.commit()));
 }
