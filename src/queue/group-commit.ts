@@ -119,11 +119,11 @@ export class GroupCommit {
    * Queues `records` (and `consumed`, committed with them) in a group. Its `durable` resolves
    * with the group's offsets once they are durable: the records' own are those from `at` on
    * (offsetsOf). The caller must await `durable` at once (its rejection is the caller's to
-   * handle). The records must fit one append (record-bounds.ts).
+   * handle). The records must fit one append (record-bounds.ts). `bytes`: their appendBytes,
+   * when the caller measured them already.
    */
-  write(records: AppendRecord[], consumed: ConsumedOffset | null = null): Written {
+  write(records: AppendRecord[], consumed: ConsumedOffset | null = null, bytes = appendBytes(records)): Written {
     if (this.failure !== null) return { durable: Promise.reject(this.failure), at: 0 };
-    const bytes = appendBytes(records);
     const key = consumed === null ? null : consumedKey(consumed);
     const group = this.groupFor(bytes, key);
     const at = group.records.length;

@@ -343,7 +343,8 @@ export class Partition {
     }
     const { records, closed, bytes } = this.#fold(events, options.tombstones);
     this.#inFlight++;
-    const written = this.#writer.write(records, options.consumed ?? null);
+    // The fold measured the events' records (checkRecordsFit); tombstones beside them are measured by the writer.
+    const written = this.#writer.write(records, options.consumed ?? null, records.length === events.length ? bytes : undefined);
     let offsets: readonly bigint[]; // the group's: this command's records are those from written.at on
     try {
       offsets = await written.durable;
