@@ -190,7 +190,9 @@ export class GroupCommit {
     const started = this.pacing.now();
     let offsets: bigint[];
     try {
-      offsets = await this.append(group.records, group.consumed);
+      const appending = this.append(group.records, group.consumed);
+      if (this.startsEarly) this.pacing.handedOver(started);
+      offsets = await appending;
     } catch (error) {
       this.inFlight--;
       this.fail(group, error);

@@ -1,21 +1,25 @@
 /**
  * Whether lock-stepped callers should run as two cohorts (group-commit.ts: starting early),
  * judged from what one partition's group commit measures: how long an append takes to be
- * durable (A: the write and its fsync), and how long a turn takes (T: from its first write to
- * its end, the thread deciding and folding the turn's commands).
+ * durable (A: the write and its fsync), how much of that the thread itself spends handing it
+ * over (C: framing, the write call, handing the datasync to libuv's pool), and how long a turn
+ * takes (T: from its first write to its end, the thread deciding and folding its commands).
  *
  * With one append in flight at a time, a round in which every caller makes one command costs
- *   - in lock step, one cohort:  T(all) + A        (the fsync waits for the turn, and then
- *                                                   the turn waits for the fsync)
- *   - in two cohorts:            max(2A, T(all))   (each cohort's turn overlaps the other's
- *                                                   fsync, but the fsyncs still go one by one)
- * so two cohorts pay exactly when A < T(all): when the thread, not the device, is the bound
- * (the test VM's datasync of ~0.4 ms beside ~0.8 ms of deciding 64 commands). On a slow
- * device (a datasync of several ms) lock step is faster, by up to half, and the group commit
- * gathers the cohorts again. T(all) is one turn in lock step and two (one per cohort) when split.
+ *   - in lock step, one cohort:  T(all) + A           (the fsync waits for the turn, and then
+ *                                                      the turn waits for the fsync)
+ *   - in two cohorts:            max(2A, T(all) + C)  (each cohort's turn overlaps the other's
+ *                                                      fsync, but the fsyncs go one by one,
+ *                                                      and the thread hands one more over)
+ * so two cohorts pay when C < A < T(all): when the thread, not the device, is the bound, and an
+ * append is mostly waiting (the test VM's datasync of ~0.4 ms, of which C ~0.06 ms, beside
+ * ~0.8 ms of deciding 64 commands). On a slow device (a datasync of several ms) lock step is
+ * faster, by up to half, and the group commit gathers the cohorts again; without fsync (an
+ * append is almost all C) splitting only adds appends. T(all) is one turn in lock step and two
+ * (one per cohort) when split; C must be under half of A, for a margin.
  *
- * Both times are moving averages (a weight of 1/8 for the newest), so one slow fsync or a
- * garbage collection in a turn does not flip the mode. Until both were measured, lock step.
+ * The times are moving averages (a weight of 1/8 for the newest), so one slow fsync or a
+ * garbage collection in a turn does not flip the mode. Until they are measured, lock step.
  */
 const WEIGHT = 1 / 8;
 
@@ -33,6 +37,7 @@ export class GroupPacing {
 
   /** Moving averages, in ms; NaN until measured. */
   #appendMs = NaN;
+  #handOverMs = NaN;
   #turnMs = NaN;
   /** When the current turn's first write was made (now()), or -1 between turns. */
   #turnStartedAt = -1;
@@ -57,7 +62,12 @@ export class GroupPacing {
     this.#turnRecords = 0;
   }
 
-  /** An append started at `startedAt` (now()) is durable. */
+  /** The append started at `startedAt` (now()) is handed over: the thread's part of it is done. */
+  handedOver(startedAt: number): void {
+    this.#handOverMs = average(this.#handOverMs, this.now() - startedAt);
+  }
+
+  /** The append started at `startedAt` (now()) is durable. */
   appended(startedAt: number): void {
     this.#appendMs = average(this.#appendMs, this.now() - startedAt);
   }
@@ -77,7 +87,7 @@ export class GroupPacing {
 
   /** Whether two cohorts pay when a round of every caller's commands takes `turns` turns of the current length. */
   #pays(turns: number): boolean {
-    return this.#appendMs < this.#turnMs * turns; // false while either is NaN
+    return 2 * this.#handOverMs < this.#appendMs && this.#appendMs < this.#turnMs * turns; // false while any is NaN
   }
 }
 
