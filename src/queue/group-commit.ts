@@ -13,31 +13,6 @@
  * go to it at once, up to its bound, and it coalesces what queues behind its open
  * transactions.
  *
- * Starting early, on a log of one append at a time. Callers that each wait for their last
- * command before sending the next (64 lifecycle callers, a Worker's 64 slots) fall into lock
- * step: a group's durability wakes all its callers in one turn, they decide their next
- * commands in that turn, and the group those form waits for the turn's end. The fsync and the
- * deciding then take turns, each idle while the other works:
- *
- *   decide 64 ──▶ fsync ──▶ decide 64 ──▶ fsync ...            (CPU idle during each fsync)
- *
- * So when nothing is in flight and the group holds half the records of the previous turn (at
- * least 16), it starts at once, in the middle of the turn, if that pays (group-pacing.ts: when
- * an append takes less time than the turns of deciding every caller's command): its write and datasync
- * run (on libuv's pool) while the turn decides the rest, which form the next group. The
- * callers split into two cohorts, one deciding while the other's group is made durable, and
- * stay split: a command arriving while a group is in flight joins the one unstarted group, so
- * there are never more than two. Only when a group starts changes: groups still land in
- * order, and a command still answers only once its group is durable.
- *
- * The cohorts are gathered again when splitting stops paying (the device got slower than the
- * deciding), and while the owner awaits an idle moment (GroupCommitOwner.awaitsIdle): two
- * cohorts never leave the partition idle (some command is always folded and not yet durable),
- * and a snapshot waits for one (snapshot-keeper.ts). Gathering: a group that completes lets
- * the next one start only after the turn its callers wake in, so their next commands join it.
- * Once that one group is durable, all its commands settle in one turn with nothing else in
- * flight (the snapshot is taken), and a later turn may split the callers again.
- *
  * A failed append rejects every command of its group and everything queued behind it
  * (those were decided against a view that assumed the failed group); appends already in
  * flight behind it fail too (the log guarantees that). From the failure on, `failed` is
@@ -51,7 +26,6 @@
  * Commands consuming another group's, topic's or partition's offsets go in another group.
  */
 import { APPEND_BUILT, appendBytes, consumedKey, type AppendRecord, type ConsumedOffset, type EventLog } from '../log/event-log.ts';
-import { GroupPacing } from './group-pacing.ts';
 
 /**
  * A group: the records of the commands that joined it, in order, appended as one. Formed as
@@ -77,21 +51,16 @@ export interface Written {
   at: number;
 }
 
-/** Who hears of a failed append (first at once, then once nothing is in flight any more), and says whether it awaits an idle moment. */
+/** Who hears of a failed append: first at once, then once nothing is in flight any more. */
 export interface GroupCommitOwner {
   failed(error: unknown): void;
   drained(error: unknown): void;
-  /** Whether the owner waits for a moment with nothing in flight (a snapshot is due): groups then gather whole turns (above). */
-  awaitsIdle(): boolean;
 }
 
 export class GroupCommit {
   /** Groups not started yet, oldest first; commands join the last. */
   private queue: Group[] = [];
   private readonly maxInFlight: number;
-  /** Whether a group may start in the middle of a turn: on a log of one append at a time (the file log). */
-  private readonly startsEarly: boolean;
-
   private inFlight = 0;
   private scheduled = false;
   private failure: unknown = null;
@@ -103,11 +72,8 @@ export class GroupCommit {
     private readonly log: EventLog,
     private readonly partition: number,
     private readonly owner: GroupCommitOwner,
-    /** Whether starting early pays, measured (on a log of one append at a time). */
-    private readonly pacing = new GroupPacing(),
   ) {
     this.maxInFlight = Math.max(1, log.appendsInFlight ?? 1);
-    this.startsEarly = this.maxInFlight === 1;
   }
 
   /** Whether an append has failed: nothing written through this writer any more can succeed. */
@@ -132,9 +98,7 @@ export class GroupCommit {
     if (consumed !== null && (group.consumed === null || consumed.offset > group.consumed.offset)) group.consumed = consumed;
     group.consumedKey ??= key;
     this.lastWrite = group.durable;
-    if (this.startsEarly) this.pacing.wrote(records.length);
-    if (this.startsEarly && this.inFlight === 0 && !this.owner.awaitsIdle() && this.pacing.split(group.records.length)) this.startGroup();
-    else this.schedule();
+    this.schedule();
     return { durable: group.durable, at };
   }
 
@@ -178,51 +142,24 @@ export class GroupCommit {
     const group = this.queue.shift()!;
     this.inFlight++;
     if (this.queue.length > 0) this.schedule(); // more than one append's worth queued: the next may go in flight too
-    void this.appendGroup(group);
-  }
-
-  /**
-   * Appends `group`; once it lands, the next group is under way before its callers hear (so a
-   * cohort split apart stays so, their next commands joining a later group) unless the cohorts
-   * are being gathered (then it waits for their turn: see the top).
-   */
-  private async appendGroup(group: Group): Promise<void> {
-    const started = this.pacing.now();
-    let offsets: bigint[];
-    try {
-      const appending = this.append(group.records, group.consumed);
-      if (this.startsEarly) this.pacing.handedOver(started);
-      offsets = await appending;
-    } catch (error) {
+    void this.appendGroup(group).finally(() => {
       this.inFlight--;
-      this.fail(group, error);
-      return;
-    }
-    this.inFlight--;
-    if (this.failure !== null)
-      this.reportFailure(); // one behind it failed first
-    else {
-      if (this.startsEarly) this.pacing.appended(started);
-      this.startNext();
-    }
-    group.resolve(offsets);
+      if (this.failure === null) this.schedule();
+      else this.reportFailure();
+    });
   }
 
-  /** `group`'s append failed: it and everything queued fail with the first failure's error; the owner hears. */
-  private fail(group: Group, error: unknown): void {
-    const first = this.failure === null;
-    this.failure ??= error;
-    if (first) this.owner.failed(error);
-    group.reject(error);
-    for (const queued of this.queue) queued.reject(error);
-    this.queue = [];
-    this.reportFailure();
-  }
-
-  /** After a group landed: the next one now, or after its callers' turn while gathering. */
-  private startNext(): void {
-    if (this.startsEarly && !this.pacing.staySplit(this.owner.awaitsIdle())) setImmediate(() => this.startGroup());
-    else this.schedule();
+  private async appendGroup(group: Group): Promise<void> {
+    try {
+      group.resolve(await this.append(group.records, group.consumed));
+    } catch (error) {
+      const first = this.failure === null;
+      this.failure ??= error;
+      if (first) this.owner.failed(error);
+      group.reject(error);
+      for (const queued of this.queue) queued.reject(error);
+      this.queue = [];
+    }
   }
 
   /** The records were built and checked by the queue: appended without the log's argument checks where it offers that (APPEND_BUILT). */

@@ -726,7 +726,6 @@ export class Partition {
         if (this.#is('serving')) this.#setDraining();
       },
       drained: (error) => this.#drained(error),
-      awaitsIdle: () => this.#snapshots.due,
     });
   }
 
