@@ -7,6 +7,9 @@
  * with `--reuse-snapshot` too, restart reopens the snapshot an earlier run's stop wrote there
  * (skipping the replay from zero that writes it).
  *
+ * `lifecycle` runs 64 lifecycle callers twice (bench/throughput.ts): leasing with takeStarted (3
+ * durable commands a lifecycle), then with take and startAttempt (4); the target is printed on both.
+ *
  * `worker` runs the Worker (bench/worker.ts): enqueue then drain, closed-loop lifecycles, and
  * submit-to-handler-start at half its closed-loop rate; `batch` the batch submit in chunks of 1,000
  * (by 1 caller, then 4), each beside its raw ceiling (the same records straight to the log).
