@@ -85,8 +85,10 @@ export interface CommitOptions {
 interface Folded {
   records: AppendRecord[];
   closed: readonly ClosedEntry[];
-  /** The records' size as appendBytes counts it. */
+  /** The events' records' size as appendBytes counts it (checkRecordsFit measured it; the snapshot policy counts it). */
   bytes: number;
+  /** Every record's size as appendBytes counts it, a prune's tombstones included: what the group commit is handed. */
+  appendBytes: number;
 }
 
 /** Commands decided and folded one by one, then appended together (Partition.batch). */
@@ -341,10 +343,9 @@ export class Partition {
     if (options.consumed !== undefined && this.log.commitsConsumedOffsets !== true) {
       throw invalidArgument(`the ${this.log.kind} log cannot commit consumed offsets with an append (only the Kafka log can)`);
     }
-    const { records, closed, bytes } = this.#fold(events, options.tombstones);
+    const { records, closed, bytes, appendBytes: allBytes } = this.#fold(events, options.tombstones);
     this.#inFlight++;
-    // The fold measured the events' records (checkRecordsFit); tombstones beside them are measured by the writer.
-    const written = this.#writer.write(records, options.consumed ?? null, records.length === events.length ? bytes : undefined);
+    const written = this.#writer.write(records, options.consumed ?? null, allBytes);
     let offsets: readonly bigint[]; // the group's: this command's records are those from written.at on
     try {
       offsets = await written.durable;
@@ -393,8 +394,7 @@ export class Partition {
             return error;
           }
           records.push(folded.records);
-          // checkRecordsFit measured the events' records; tombstones after them (a prune's) are measured here.
-          sizes.push(folded.records.length === decision.events.length ? folded.bytes : appendBytes(folded.records));
+          sizes.push(folded.appendBytes);
           bytes += folded.bytes;
           events.push(decision.events);
           for (const entry of folded.closed) closed.push(entry);
@@ -441,7 +441,8 @@ export class Partition {
     // The entries these events close, taken now: one pruned in the same group is gone from the view once durable.
     const closed = this.#closes.awaitedIn(view, events);
     for (const record of tombstones) view.apply(null, record.key, null);
-    return { records, closed, bytes };
+    // checkRecordsFit measured the events' records; a prune's tombstones beside them are measured here.
+    return { records, closed, bytes, appendBytes: tombstones.length === 0 ? bytes : bytes + appendBytes(tombstones) };
   }
 
   /**
