@@ -125,16 +125,42 @@ describe('file log', () => {
   });
 
   describe('corruption', () => {
-    it('a damaged frame before the last one fails the open with Corrupt and writes nothing', async (t) => {
-      const s = await scratch(t);
+    /** threeFrames, then a byte of the middle frame flipped; answers the segment's path. */
+    async function damageMiddleFrame(s: { part0: string; open: () => Promise<FileLog> }): Promise<string> {
       await threeFrames(s.open);
       const path = await lastSegment(s.part0);
       const bytes = await readFile(path);
       const middle = Math.floor(bytes.length / 2); // inside the middle frame
       bytes[middle] = bytes[middle]! ^ 0xff;
       await writeFile(path, bytes);
+      return path;
+    }
+
+    it('after a crash, a damaged frame before the last one fails the open with Corrupt and writes nothing', async (t) => {
+      const s = await scratch(t);
+      const path = await damageMiddleFrame(s);
+      // What a crash leaves: a record of the end reached, but none of a clean close.
+      const reached = JSON.parse(await readFile(join(s.dir, 'reached-0.json'), 'utf8')) as Record<string, unknown>;
+      assert.ok(reached['clean'] !== undefined, 'the clean close was recorded');
+      delete reached['clean'];
+      await writeFile(join(s.dir, 'reached-0.json'), JSON.stringify(reached));
       const before = await filesUnder(s.dir);
       await assert.rejects(s.open(), (e) => isRunlogError(e, 'Corrupt') && e.message.includes(path) && /byte \d+/.test(e.message));
+      assert.deepEqual(await filesUnder(s.dir), before);
+    });
+
+    it('after a clean close, a damaged frame before the last one fails the read that meets it with Corrupt, and writes nothing', async (t) => {
+      const s = await scratch(t);
+      const path = await damageMiddleFrame(s);
+      const before = await filesUnder(s.dir);
+      const log = await s.open(); // the active segment is trusted as the clean close left it; its frames are checked when read
+      await assert.rejects(
+        collect(log.read(0, 0n)),
+        (e) => isRunlogError(e, 'Corrupt') && e.message.includes(path) && /byte \d+/.test(e.message),
+      );
+      // The index of a segment opened unread is learned by reading through it: reads past the damage meet it too.
+      await assert.rejects(collect(log.read(0, 4n)), (e) => isRunlogError(e, 'Corrupt') && e.message.includes(path));
+      await log.close();
       assert.deepEqual(await filesUnder(s.dir), before);
     });
 

@@ -167,7 +167,7 @@ async function openLocked(s: Settings, lock: DirLock, creation: Creation): Promi
   const { description, restored } = await describeOrCreate(s, creation);
   // Scan everything first: a corrupt partition fails the open before any repair is written.
   const reached = await readReached(s.dir, description);
-  const scans = await scanLog(s.dir, description, { readOnly: false });
+  const scans = await scanLog(s.dir, description, { readOnly: false }, reached);
   await checkReached(s.dir, reached, scans);
   await applyRepairs(s.dir, scans, s.onWarning);
   if (restored) await restoreMeta(s.dir, description, s.onWarning);
@@ -315,8 +315,9 @@ class FileLogImpl implements FileLog {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await Promise.all(this.#parts.map((part) => part.close()));
-      // Every append is durable now: record each partition's end (a failure is only a warning).
-      await Promise.all(this.#recorders.map((recorder) => recorder.close()));
+      // Every append is durable now: record each partition's end, and where a clean close left
+      // its active segment (recovery.ts: CLEAN CLOSE). A failure is only a warning.
+      await Promise.all(this.#recorders.map((recorder, p) => recorder.close(this.#parts[p]!.cleanClose())));
       await this.#lock.release();
     })();
     return this.#closing;

@@ -7,6 +7,7 @@ import { open, rename, rm } from 'node:fs/promises';
 import { invalidArgument } from '../../errors.ts';
 import type { RunlogWarning, WarningListener } from '../../warnings.ts';
 import { META_FILE, checkPartitionDirs, identityOf, partitionDir, writeMeta, type LogDescription } from './log-meta.ts';
+import type { Reached } from './reached.ts';
 import { scanPartition, type PartitionScan, type Repair, type ScanOptions } from './recovery.ts';
 import { syncDir } from './sync.ts';
 
@@ -26,14 +27,20 @@ const SCANS_AT_ONCE = 4;
  * Every partition scanned (Corrupt unless whole), SCANS_AT_ONCE at a time; on failure the
  * segments scanned are let go, and the error is the lowest failing partition's (the one a scan
  * in partition order would meet first: every partition is scanned to the end before it is told).
+ * `reached`: the partitions' reached records (a clean close spares reading an active segment).
  */
-export async function scanLog(dir: string, description: LogDescription, options: ScanOptions): Promise<PartitionScan[]> {
+export async function scanLog(
+  dir: string,
+  description: LogDescription,
+  options: ScanOptions,
+  reached: readonly (Reached | null)[],
+): Promise<PartitionScan[]> {
   await checkPartitionDirs(dir, description.partitions);
   const results = new Array<PromiseSettledResult<PartitionScan>>(description.partitions);
   let next = 0;
   const scanNext = async (): Promise<void> => {
     for (let p = next++; p < description.partitions; p = next++) {
-      results[p] = await scanPartition(partitionDir(dir, p), identityOf(description, p), options).then(
+      results[p] = await scanPartition(partitionDir(dir, p), identityOf(description, p), options, reached[p] ?? null).then(
         (value) => ({ status: 'fulfilled', value }),
         (reason: unknown) => ({ status: 'rejected', reason }),
       );

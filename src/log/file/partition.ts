@@ -7,6 +7,7 @@ import { open } from 'node:fs/promises';
 import type { LogRecord } from '../event-log.ts';
 import { AppendWaiters } from '../tail.ts';
 import { compactSegments } from './compaction.ts';
+import type { CleanClose } from './reached.ts';
 import { readSegments } from './reader.ts';
 import type { Segment } from './segment.ts';
 import type { SegmentIdentity } from './segment-header.ts';
@@ -84,6 +85,16 @@ export class FilePartition implements AppenderHost {
   /** Swaps compacted `inputs` (the first segments of the list) for `output`. */
   replaceSegments(inputs: readonly Segment[], output: Segment): void {
     this.#segments = [output, ...this.#segments.slice(inputs.length)];
+  }
+
+  /**
+   * After close(): where it left the active segment, if the writer closed sound with every append
+   * durable (a clean close: recovery.ts); else null.
+   */
+  cleanClose(): CleanClose | null {
+    const active = this.activeSegment();
+    if (!this.#appender.closedCleanly || active.sealedEnd !== null) return null;
+    return { segment: active.base, bytes: active.size, lastFrame: active.lastFrameAt };
   }
 
   async close(): Promise<void> {

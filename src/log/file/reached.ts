@@ -9,7 +9,12 @@
  * boundary leaves a valid, shorter log), or that the partition directory was replaced by
  * an older copy. So next to log.json each partition p has `reached-<p>.json`:
  *
- *   { "logId": "<log id>", "partition": p, "end": "<end offset reached>" }
+ *   { "logId": "<log id>", "partition": p, "end": "<end offset reached>",
+ *     "clean": { "segment": "<base>", "bytes": <size>, "lastFrame": <byte> } }
+ *
+ * `clean` is written by a clean close only (every append durable, the writer sound), and
+ * dropped by the next refresh: where that close left the active segment, so that the next
+ * open need not read the segment's frames to prove them (recovery.ts: CLEAN CLOSE).
  *
  * written atomically (a temporary file written and fsynced, renamed over it, the
  * directory fsynced) at a clean close, and refreshed in the background at most every
@@ -51,14 +56,31 @@ export function reachedPath(dir: string, partition: number): string {
   return join(dir, `reached-${partition}.json`);
 }
 
-/** The recorded end of each partition (null: no record). */
-export async function readReached(dir: string, description: LogDescription): Promise<(bigint | null)[]> {
-  const ends: (bigint | null)[] = [];
-  for (let p = 0; p < description.partitions; p++) ends.push(await readOne(reachedPath(dir, p), description.logId, p));
-  return ends;
+/**
+ * How a partition was left by a clean close: its active segment (by base) ended after `bytes`
+ * bytes of header and whole frames, the last of them starting at byte `lastFrame` (equal to
+ * `bytes` when it held no frame). See recovery.ts: CLEAN CLOSE.
+ */
+export interface CleanClose {
+  segment: bigint;
+  bytes: number;
+  lastFrame: number;
 }
 
-async function readOne(path: string, logId: string, partition: number): Promise<bigint | null> {
+/** A partition's record: the end it reached, and how its close left it if that close was clean. */
+export interface Reached {
+  end: bigint;
+  clean: CleanClose | null;
+}
+
+/** The record of each partition (null: no record). */
+export async function readReached(dir: string, description: LogDescription): Promise<(Reached | null)[]> {
+  const records: (Reached | null)[] = [];
+  for (let p = 0; p < description.partitions; p++) records.push(await readOne(reachedPath(dir, p), description.logId, p));
+  return records;
+}
+
+async function readOne(path: string, logId: string, partition: number): Promise<Reached | null> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -83,16 +105,28 @@ async function readOne(path: string, logId: string, partition: number): Promise<
   if (record['partition'] !== partition) throw bad(`it names partition ${describe(record['partition'])}`);
   const end = record['end'];
   if (typeof end !== 'string' || !/^(0|[1-9][0-9]*)$/.test(end)) throw bad(`end ${describe(end)} is not an offset`);
-  return BigInt(end);
+  return { end: BigInt(end), clean: cleanOf(record['clean'], bad) };
+}
+
+/** A record's `clean` (absent: the partition was not left by a clean close since it was last written). */
+function cleanOf(clean: unknown, bad: (what: string) => RunlogError): CleanClose | null {
+  if (clean === undefined) return null;
+  if (typeof clean !== 'object' || clean === null || Array.isArray(clean)) throw bad(`clean ${describe(clean)} is not an object`);
+  const { segment, bytes, lastFrame } = clean as Record<string, unknown>;
+  if (typeof segment !== 'string' || !/^(0|[1-9][0-9]*)$/.test(segment)) throw bad(`clean.segment ${describe(segment)} is not an offset`);
+  if (!Number.isSafeInteger(bytes) || (bytes as number) < 0) throw bad(`clean.bytes ${describe(bytes)} is not a byte count`);
+  if (!Number.isSafeInteger(lastFrame) || (lastFrame as number) < 0 || (lastFrame as number) > (bytes as number))
+    throw bad(`clean.lastFrame ${describe(lastFrame)} is not a byte position within clean.bytes`);
+  return { segment: BigInt(segment), bytes: bytes as number, lastFrame: lastFrame as number };
 }
 
 /**
  * Corrupt unless every partition's end (as it will be after the scan's repairs) is at or
  * past its recorded end. On failure the scanned segments are let go.
  */
-export async function checkReached(dir: string, recorded: readonly (bigint | null)[], scans: readonly PartitionScan[]): Promise<void> {
+export async function checkReached(dir: string, recorded: readonly (Reached | null)[], scans: readonly PartitionScan[]): Promise<void> {
   for (const [p, scan] of scans.entries()) {
-    const end = recorded[p];
+    const end = recorded[p]?.end;
     const found = scan.segments.at(-1)!.endOffset;
     if (end === null || end === undefined || found >= end) continue;
     await Promise.all(scans.flatMap((s) => s.segments.map((segment) => segment.retire())));
@@ -104,10 +138,17 @@ export async function checkReached(dir: string, recorded: readonly (bigint | nul
 }
 
 /** Writes partition `partition`'s record atomically (temporary file, fsync, rename, directory fsync). */
-export async function writeReached(dir: string, logId: string, partition: number, end: bigint): Promise<void> {
+export async function writeReached(
+  dir: string,
+  logId: string,
+  partition: number,
+  end: bigint,
+  clean: CleanClose | null = null,
+): Promise<void> {
   const path = reachedPath(dir, partition);
   const temporary = `${path}.tmp`;
-  await writeFile(temporary, JSON.stringify({ logId, partition, end: end.toString() }) + '\n', { flush: true });
+  const record = { logId, partition, end: end.toString(), ...(clean && { clean: { ...clean, segment: clean.segment.toString() } }) };
+  await writeFile(temporary, JSON.stringify(record) + '\n', { flush: true });
   await rename(temporary, path);
   await syncDir(dir);
 }
@@ -133,17 +174,19 @@ export class ReachedRecorder {
   readonly #checkLock: () => void;
   readonly #stop = new AbortController();
   #recorded: bigint;
+  /** The clean close the record names now (null: none). */
+  #recordedClean: CleanClose | null;
   readonly #loop: Promise<void>;
 
   /**
-   * `recorded`: the end the partition's record names now (null: it has none). `checkLock`
-   * throws once this process no longer holds the log (a record is then written no more).
+   * `recorded`: the partition's record now (null: it has none). `checkLock` throws once this
+   * process no longer holds the log (a record is then written no more).
    */
   constructor(
     dir: string,
     logId: string,
     partition: number,
-    recorded: bigint | null,
+    recorded: Reached | null,
     source: ReachedSource,
     onWarning: WarningListener,
     checkLock: () => void,
@@ -154,7 +197,8 @@ export class ReachedRecorder {
     this.#source = source;
     this.#onWarning = onWarning;
     this.#checkLock = checkLock;
-    this.#recorded = recorded ?? -1n;
+    this.#recorded = recorded?.end ?? -1n;
+    this.#recordedClean = recorded?.clean ?? null;
     this.#loop = this.#refreshLoop();
   }
 
@@ -169,13 +213,15 @@ export class ReachedRecorder {
     }
   }
 
-  async #record(): Promise<void> {
+  /** Records the durable end (and `clean`, at a clean close) unless the record says so already. */
+  async #record(clean: CleanClose | null = null): Promise<void> {
     const end = this.#source.endOffset;
-    if (end <= this.#recorded) return;
+    if (end <= this.#recorded && sameClean(clean, this.#recordedClean)) return;
     try {
       this.#checkLock();
-      await writeReached(this.#dir, this.#logId, this.#partition, end);
+      await writeReached(this.#dir, this.#logId, this.#partition, end, clean);
       this.#recorded = end;
+      this.#recordedClean = clean;
     } catch (error) {
       this.#onWarning({
         code: 'RUNLOG_REACHED_RECORD',
@@ -184,10 +230,18 @@ export class ReachedRecorder {
     }
   }
 
-  /** Stops the refreshes and, once the writer is closed (every append durable), records the final end. */
-  async close(): Promise<void> {
+  /**
+   * Stops the refreshes and, once the writer is closed (every append durable), records the
+   * final end, and `clean`: how a clean close left the active segment (null: the close was not clean).
+   */
+  async close(clean: CleanClose | null): Promise<void> {
     this.#stop.abort();
     await this.#loop;
-    await this.#record();
+    await this.#record(clean);
   }
+}
+
+function sameClean(a: CleanClose | null, b: CleanClose | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.segment === b.segment && a.bytes === b.bytes && a.lastFrame === b.lastFrame;
 }

@@ -60,7 +60,7 @@ async function snapshot(s: ReadOnlyOpen): Promise<ReadOnlyFileLog> {
   checkPartitionsAsked(s.dir, found.description, s.partitions);
   // The records first: a live writer records only ends already in the segments scanned after.
   const reached = await readReached(s.dir, found.description);
-  const scans = await scanLog(s.dir, found.description, { readOnly: true });
+  const scans = await scanLog(s.dir, found.description, { readOnly: true }, reached);
   await checkReached(s.dir, reached, scans);
   if (found.restored)
     s.onWarning({

@@ -20,6 +20,18 @@
  * process's reads of those frames (a replay from zero above all) skip their CRC and record walk
  * (Segment.checkedTo), while every frame appended since is checked when read.
  *
+ * CLEAN CLOSE. A clean close (every append durable, the writer undamaged: file-log.ts) records
+ * in the partition's reached record (reached.ts) where its active segment ended: the segment's
+ * base, its size in bytes and where its last frame starts. Since nothing but this log's writer
+ * appends to the file, and an append only makes it longer, a last segment found with that base
+ * and exactly that size holds the frames the close left, whole, as Kafka trusts a log after a
+ * clean shutdown: it is opened without reading its frames, but for the last one, which must be
+ * a whole CRC-valid frame ending the file and the recorded end. Its other frames are checked
+ * when read, as a sealed segment's are, so damage there is found by the read that meets it (a
+ * replay from zero: at once), not by the open; and a replay reads the bytes once, not twice.
+ * Any mismatch (another size: an append, a torn tail, a cut; another base: a roll) and the
+ * segment is scanned as above.
+ *
  * The sealed segments before it are checked structurally: header, and a valid seal in the
  * file's last bytes (a segment cut short or extended has none there), chaining to the next
  * segment; and the first frame's header, if any, must be one. Their frames are not read
@@ -40,6 +52,7 @@ import { join } from 'node:path';
 import { RunlogError } from '../../errors.ts';
 import { FRAME_HEADER_BYTES, FRAME_MAGIC, SEAL_BYTES, SEAL_MAGIC, checkFrame, lastOffsetOfFrame } from './frame.ts';
 import { readFrames } from './frame-reader.ts';
+import type { Reached } from './reached.ts';
 import { Segment, parseSegmentFileName, segmentFileName } from './segment.ts';
 import { PENDING_SUFFIX } from './segment-file.ts';
 import { SEGMENT_HEADER_BYTES, checkSegmentHeader, decodeSegmentHeader, type SegmentIdentity } from './segment-header.ts';
@@ -75,8 +88,16 @@ function byOffset(a: bigint, b: bigint): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Scans partition `identity.partition`'s directory `dir`; Corrupt unless it is whole. */
-export async function scanPartition(dir: string, identity: SegmentIdentity, options: ScanOptions): Promise<PartitionScan> {
+/**
+ * Scans partition `identity.partition`'s directory `dir`; Corrupt unless it is whole. `reached`:
+ * the partition's reached record, if any (its clean close spares reading the active segment).
+ */
+export async function scanPartition(
+  dir: string,
+  identity: SegmentIdentity,
+  options: ScanOptions,
+  reached: Reached | null = null,
+): Promise<PartitionScan> {
   const names = await readdir(dir);
   const repairs: Repair[] = names
     .filter((name) => name.endsWith(COMPACTING_SUFFIX) && !options.readOnly)
@@ -86,7 +107,7 @@ export async function scanPartition(dir: string, identity: SegmentIdentity, opti
   const segments: Segment[] = [];
   try {
     for (const [i, base] of bases.entries()) {
-      const segment = await openSegment(dir, identity, base, i === bases.length - 1, options, repairs);
+      const segment = await openSegment(dir, identity, base, i === bases.length - 1, options, repairs, reached);
       const previous = segments.at(-1);
       if (previous !== undefined && previous.sealedEnd !== null && base < previous.sealedEnd) {
         dropMerged(previous, segment, repairs);
@@ -195,12 +216,15 @@ async function openSegment(
   isLast: boolean,
   options: ScanOptions,
   repairs: Repair[],
+  reached: Reached | null,
 ): Promise<Segment> {
   const segment = new Segment(dir, base);
   const handle = await open(segment.path, 'r');
   try {
     await readHeader(handle, segment.path, identity, base);
-    if (isLast) {
+    if (isLast && (await openedClean(segment, handle, reached))) {
+      // Left whole by a clean close: its frames are checked when read (CLEAN CLOSE above).
+    } else if (isLast) {
       const torn = await scanFrames(segment, handle, isLast);
       if (torn) repairs.push(torn);
     } else {
@@ -213,6 +237,26 @@ async function openSegment(
   if (options.readOnly) segment.keepReadHandle(handle);
   else await handle.close();
   return segment;
+}
+
+/**
+ * Whether the last segment is as a clean close left it (CLEAN CLOSE above): the record names
+ * it, its size is the recorded one, and its last frame is whole and ends at the recorded end.
+ * If so the segment is opened unread; if not nothing is changed (it is then scanned).
+ */
+async function openedClean(segment: Segment, handle: FileHandle, reached: Reached | null): Promise<boolean> {
+  const clean = reached?.clean;
+  if (clean === null || clean === undefined || clean.segment !== segment.base || clean.lastFrame < SEGMENT_HEADER_BYTES) return false;
+  const frameBytes = clean.bytes - clean.lastFrame;
+  if (frameBytes <= FRAME_HEADER_BYTES || (await handle.stat()).size !== clean.bytes) return false;
+  const frame = Buffer.alloc(frameBytes);
+  const { bytesRead } = await handle.read(frame, 0, frameBytes, clean.lastFrame);
+  const check = checkFrame(frame, 0, bytesRead);
+  if (check.kind !== 'frame' || check.end !== frameBytes || check.base < segment.base) return false;
+  const last = lastOffsetOfFrame(frame, 0, frameBytes);
+  if (last === null || last + 1n !== reached!.end) return false;
+  segment.openedClean(clean.bytes, clean.lastFrame, last);
+  return true;
 }
 
 /**

@@ -115,6 +115,7 @@ export class SegmentAppender {
   #mode: Mode = { kind: 'ready' };
   /** Set by close(): new appends are refused with it. */
   #closed: RunlogError | null = null;
+  #closedCleanly = false;
 
   constructor(host: AppenderHost, handle: FileHandle, options: AppenderOptions) {
     this.#host = host;
@@ -144,6 +145,12 @@ export class SegmentAppender {
     // What a failed repair leaves, the next open's recovery cuts (a torn tail, or a roll to finish or undo).
     if (this.#mode.kind === 'damaged') await this.#repair().catch(() => undefined);
     await this.#handle.close();
+    this.#closedCleanly = this.#fsync && this.#mode.kind === 'ready';
+  }
+
+  /** Closed with every append durable (fsync on) and the writer sound (no failed write left unrepaired, not fenced). */
+  get closedCleanly(): boolean {
+    return this.#closedCleanly;
   }
 
   #enqueue(item: Queued): void {

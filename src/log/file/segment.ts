@@ -8,10 +8,12 @@
  *
  * The index is known whole for a segment whose frames were read or written by this process
  * (the active segment, scanned at open; a segment the writer or a compaction wrote). A
- * sealed segment opened unread (recovery.ts checks its header and seal, not its frames) learns
- * its index on demand: the first read positioned inside it reads its frames (CRC-checked)
- * from the last known one up to the wanted offset. A damaged frame stops the learning there;
- * the read that meets it reports it (reader.ts).
+ * segment opened unread (a sealed one, whose header and seal recovery.ts checks, not its
+ * frames; the active one after a clean close, see recovery.ts) learns its index on demand: the
+ * first read positioned inside it reads its frames (CRC-checked) from the last known one up to
+ * the wanted offset. A damaged frame stops the learning there; the read that meets it reports
+ * it (reader.ts). Frames appended to an active segment opened unread join the index when the
+ * learning reaches them, so the index never has a gap.
  *
  * Readers read through one shared read handle per segment, opened before compaction may
  * replace the file (see compaction.ts), so a reader always sees the bytes its index
@@ -41,6 +43,8 @@ export class Segment {
   size = SEGMENT_HEADER_BYTES;
   /** Offset of the last record, or null while empty (or unread: a sealed segment opened by `openedSealed`). */
   lastOffset: bigint | null = null;
+  /** Where the last frame starts (`size` while there is none, or while unread: a sealed segment opened by `openedSealed`). */
+  lastFrameAt = SEGMENT_HEADER_BYTES;
   /** The next segment's base, once this one is sealed; null while it is the active segment. */
   sealedEnd: bigint | null = null;
   /**
@@ -84,15 +88,29 @@ export class Segment {
 
   /** Records a committed frame [pos, end) whose records span offsets first..last. */
   addFrame(pos: number, end: number, first: bigint, last: bigint): void {
-    this.#know(pos, end, first);
+    // Indexed now only if every frame before it is; else the learning reaches it in turn.
+    if (this.#knownTo === this.size) this.#know(pos, end, first);
     this.size = end;
+    this.lastFrameAt = pos;
     this.lastOffset = last;
   }
 
   /** A sealed segment opened unread: `size` bytes of header and frames, then a seal naming `sealedEnd`. */
   openedSealed(size: number, sealedEnd: bigint): void {
     this.size = size;
+    this.lastFrameAt = size;
     this.sealedEnd = sealedEnd;
+  }
+
+  /**
+   * The active segment opened unread after a clean close (recovery.ts): `size` bytes of header
+   * and frames, the last frame (checked) starting at `lastFrameAt` and ending with `lastOffset`.
+   * Its frames are CRC-checked when read, as a sealed segment's are (checkedTo stays at the header).
+   */
+  openedClean(size: number, lastFrameAt: number, lastOffset: bigint): void {
+    this.size = size;
+    this.lastFrameAt = lastFrameAt;
+    this.lastOffset = lastOffset;
   }
 
   #know(pos: number, end: number, first: bigint): void {
