@@ -65,6 +65,8 @@ export class PartitionView {
   // The open entries, their threads and submission keys: replaced by a new Map rather than emptied (see `without`).
   #entries = new Map<string, EntryState>();
   #threads = new Map<string, ThreadState<EntryState>>();
+  /** #threads again, by tenant then thread name: threadOf finds a thread without building its key (a new string to hash per event). */
+  #threadsByName = new Map<string, Map<string, ThreadState<EntryState>>>();
   #submissionKeys = new Map<string, string>();
   /** Answers to requests of the commands topic (answers.ts). */
   readonly answers = new Answers();
@@ -173,7 +175,7 @@ export class PartitionView {
   }
 
   thread(tenant: string, thread: string): ThreadState<EntryState> | undefined {
-    return this.#threads.get(threadKey(tenant, thread));
+    return this.#threadsByName.get(tenant)?.get(thread);
   }
 
   readonly isHead = (entry: EntryState): boolean => entry.threadState.head() === entry;
@@ -321,7 +323,7 @@ export class PartitionView {
     this.#entries = without(this.#entries, entry.entryId);
     const thread = entry.threadState;
     // A catch-up keeps an emptied thread until indexHeads: the thread's next entry, often soon, finds it rather than making it again.
-    if (thread.openCount === 0 && !this.#headsDeferred) this.#threads = without(this.#threads, thread.key);
+    if (thread.openCount === 0 && !this.#headsDeferred) this.dropThread(thread);
     if (entry.key !== null) {
       const keyId = submissionKeyId(entry.tenant, entry.thread, entry.key);
       if (this.#submissionKeys.get(keyId) === entry.entryId) this.#submissionKeys = without(this.#submissionKeys, keyId);
@@ -398,17 +400,28 @@ export class PartitionView {
       if (head !== undefined) this.reindex(head);
       else emptied++;
     }
-    if (emptied > 0) this.#threads = new Map([...this.#threads].filter(([, thread]) => thread.openCount > 0));
+    if (emptied > 0) {
+      for (const thread of [...this.#threads.values()]) if (thread.openCount === 0) this.dropThread(thread);
+    }
   }
 
   private threadOf(tenant: string, threadName: string): ThreadState<EntryState> {
-    const id = threadKey(tenant, threadName);
-    let thread = this.#threads.get(id);
+    let named = this.#threadsByName.get(tenant);
+    let thread = named?.get(threadName);
     if (thread === undefined) {
+      const id = threadKey(tenant, threadName);
       thread = new ThreadState(tenant, threadName, this.openByTenant.counterOf(tenant), id);
       this.#threads.set(id, thread);
+      if (named === undefined) this.#threadsByName.set(tenant, (named = new Map()));
+      named.set(threadName, thread);
     }
     return thread;
+  }
+
+  private dropThread(thread: ThreadState<EntryState>): void {
+    this.#threads = without(this.#threads, thread.key);
+    const named = this.#threadsByName.get(thread.tenant);
+    if (named !== undefined && without(named, thread.thread).size === 0) this.#threadsByName = without(this.#threadsByName, thread.tenant);
   }
 
   private headIndex(agent: string): HeadIndex<EntryState> {
