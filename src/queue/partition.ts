@@ -135,6 +135,8 @@ export interface PartitionHost {
   readonly snapshots: SnapshotSettings | null;
   /** The queue's cache of closed entries whole (closed-entries.ts). */
   readonly closedCache: ClosedEntryCache;
+  /** Whether closes go into the cache as they become durable, or only entries read back (closed-entries.ts: CACHED AS WHAT). */
+  readonly cacheCloses: boolean;
 }
 
 export class Partition {
@@ -484,9 +486,13 @@ export class Partition {
     return offsets;
   }
 
-  /** The view learns where `events` (folded already) lie (at `offsets` from `from`), and the closed entries whose records are all known now are cached. */
+  /**
+   * The view learns where `events` (folded already) lie (at `offsets` from `from`); the closed
+   * entries whose records are all known now are cached if the queue caches closes.
+   */
   #settled(events: readonly RunlogEvent[], offsets: readonly bigint[], from = 0): void {
-    for (const entry of this.#view.settle(events, offsets, from)) this.host.closedCache.set(entry);
+    const settled = this.#view.settle(events, offsets, from);
+    if (this.host.cacheCloses) for (const entry of settled) this.host.closedCache.set(entry);
   }
 
   /** Once a commit of `records` records is durable: wakes the waiters of the entries it closed; snapshots if one is due. */

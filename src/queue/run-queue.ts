@@ -14,7 +14,7 @@ import type { Answering, CloseFields, CommandOf, OpenCounts, SubmissionFields } 
 import { SUCCEEDED_RUN, closeRuns } from './in-process.ts';
 import { newRunId } from './run-ids.ts';
 import { EntryState } from '../../projections/entry-state.ts';
-import { ClosedEntryCache, DEFAULT_CLOSED_CACHE_BYTES } from './closed-entries.ts';
+import { ClosedEntryCache, DEFAULT_CLOSED_CACHE_BYTES, cachesCloses } from './closed-entries.ts';
 import { leaseOf, toPublicEntry } from './public-entry.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
 import { findEntry, openEntryOf } from './decide.ts';
@@ -114,6 +114,7 @@ export class RunQueue implements RunQueueApi {
       notOwner: (partition) => this.#notOwner(partition),
       snapshots,
       closedCache: new ClosedEntryCache(closedCacheBytes),
+      cacheCloses: cachesCloses(log),
     };
     this.#partitions = new Partitions(views.map((view, partition) => new Partition(log, partition, view, host)));
   }

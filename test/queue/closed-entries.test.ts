@@ -75,11 +75,13 @@ interface Subject {
   singleReads: { count: number };
 }
 
-async function subject(t: TestContext, clock: FakeClock, closedCacheBytes: number): Promise<Subject> {
+/** `kind`: what the log says it is ('kafka': a file log posing as one whose read-back is a fetch, to see the cache policy). */
+async function subject(t: TestContext, clock: FakeClock, closedCacheBytes: number, kind = 'file'): Promise<Subject> {
   const dir = await scratchDir(t, 'runlog-closed-');
   const singleReads = { count: 0 };
   const file = await openFileLog({ dir, partitions: 2 });
   const log: EventLog = wrapLog(file, {
+    kind,
     read: (partition: number, from: bigint, options?: ReadOptions) => {
       if (options?.maxRecords === 1) singleReads.count++;
       return file.read(partition, from, options);
@@ -212,6 +214,28 @@ describe('closed entries: the ticket index, the cache and reading back from the 
       assert.ok(misses > 0, 'the tiny cache read closed entries back from the log');
     });
   }
+
+  it('on the file log closes are not cached: the first entry() of a closed entry reads it back, the next is a hit; where a read-back is a fetch (Kafka) closes are cached', async (t) => {
+    for (const kind of ['file', 'kafka']) {
+      const s = await subject(t, new FakeClock(), HUGE, kind);
+      const ticket = await s.queue.submit(submitOf('acme', 'a'));
+      const taken = await s.queue.take({ agents: ['build'], holder: 'w', ttlMs: 60_000 });
+      const closed = await s.queue.close(taken!.lease, { status: 'succeeded' });
+      const reads = [s.singleReads.count];
+      const first = await s.queue.entry('acme', ticket.entryId);
+      reads.push(s.singleReads.count);
+      const second = await s.queue.entry('acme', ticket.entryId);
+      reads.push(s.singleReads.count);
+      assert.deepEqual(first, closed, `${kind}: the entry read back is the one close answered`);
+      assert.deepEqual(second, closed);
+      const [readBack, again] = [reads[1]! - reads[0]!, reads[2]! - reads[1]!];
+      if (kind === 'file')
+        assert.equal(readBack, 2, 'file: the first entry() read its 2 records back (its Submitted and its close; it made no attempt)');
+      else assert.equal(readBack, 0, 'kafka: the close was cached');
+      assert.equal(again, 0, `${kind}: the second entry() was a hit`);
+      await s.queue.stop();
+    }
+  });
 
   it('a closed entry keeps its key and run ids until pruned; then it reads TicketExpired, after a restart and a compaction too', async (t) => {
     const dir = await scratchDir(t, 'runlog-closed-');
