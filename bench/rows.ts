@@ -137,7 +137,12 @@ export function replayRows(replay: Replay): Row[] {
       value: perSecond(replay.replayPerSecond),
       target: `>= ${perSecond(TARGETS.replayPerSecond)}`,
       verdict: verdict(replay.replayPerSecond >= TARGETS.replayPerSecond),
-      note: `cold start ${replay.coldStartSeconds.toFixed(2)} s (of which opening the log alone: ${replay.openSeconds.toFixed(2)} s), ${replay.entries} entries; log built in ${replay.buildSeconds.toFixed(1)} s; raw read ${perSecond(replay.readPerSecond)}`,
+      note:
+        `cold start ${replay.coldStartSeconds.toFixed(2)} s (of which opening the log alone, after a clean close: ${replay.openSeconds.toFixed(2)} s` +
+        (replay.crashOpenSeconds === null
+          ? ''
+          : `; as after a crash, scanning the active segments: ${replay.crashOpenSeconds.toFixed(2)} s`) +
+        `), ${replay.entries} entries; log built in ${replay.buildSeconds.toFixed(1)} s; raw read ${perSecond(replay.readPerSecond)}`,
     },
     { name: 'raw decode (decodeEvent only)', value: perSecond(replay.decodePerSecond), target: '', verdict: '' },
     {
