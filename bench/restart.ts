@@ -145,6 +145,9 @@ export async function restartTime(site: LogSite, closed: number, open: number, r
   // Building and replaying: nothing here measures appends.
   const config = { ...site.config, ...(reuseDir === undefined ? {} : { dir: reuseDir }), fsync: false };
   const [records, buildSeconds, reused] = await builtLog(config, closed, open, reuseDir !== undefined, keepSnapshot);
+  // The queues run as a deployment does, fsync on: a stop then closes the log cleanly, and the next open
+  // reads no frame of the active segment but its last (src/log/file/recovery.ts: CLEAN CLOSE).
+  const queueLog = { ...config, fsync: true };
   const warnings: RunlogWarning[] = [];
   const onWarning = (warning: RunlogWarning): void => void warnings.push(warning);
   const snapshotDir = join(config.dir, 'snapshots', 'partition-0');
@@ -153,7 +156,7 @@ export async function restartTime(site: LogSite, closed: number, open: number, r
   let [replaySeconds, stopSeconds] = [NaN, NaN];
   if (!(reused && keepSnapshot && (await snapshots()).length === 1)) {
     let first: Awaited<ReturnType<typeof openRunQueue>>;
-    [first, replaySeconds] = await timed(() => openRunQueue({ log: config, onWarning }));
+    [first, replaySeconds] = await timed(() => openRunQueue({ log: queueLog, onWarning }));
     const openSeen = (await first.metrics()).open;
     if (openSeen !== open) throw new Error(`expected ${open} open entries after the replay, found ${openSeen}`);
     [, stopSeconds] = await timed(() => first.stop());
@@ -163,7 +166,9 @@ export async function restartTime(site: LogSite, closed: number, open: number, r
     throw new Error(`expected one snapshot after the stop, found ${files.join(', ') || 'none'}: ${JSON.stringify(warnings)}`);
   const snapshotBytes = (await stat(join(snapshotDir, files[0]!))).size;
   const cpuBefore = process.cpuUsage();
-  const [second, restartSeconds] = await timed(() => profiled('restart', () => openRunQueue({ log: config, onWarning, snapshots: false })));
+  const [second, restartSeconds] = await timed(() =>
+    profiled('restart', () => openRunQueue({ log: queueLog, onWarning, snapshots: false })),
+  );
   const cpu = process.cpuUsage(cpuBefore);
   const restartCpuSeconds = (cpu.user + cpu.system) / 1e6;
   const load = loadavg()[0]!;
@@ -171,7 +176,7 @@ export async function restartTime(site: LogSite, closed: number, open: number, r
   await second.stop();
   if (reopened !== open || warnings.length > 0)
     throw new Error(`the restart saw ${reopened} open entries; warnings ${JSON.stringify(warnings)}`);
-  const steps = await restartSteps(config, closed);
+  const steps = await restartSteps(queueLog, closed);
   return {
     closed,
     open,
