@@ -29,8 +29,15 @@
  * a whole CRC-valid frame ending the file and the recorded end. Its other frames are checked
  * when read, as a sealed segment's are, so damage there is found by the read that meets it (a
  * replay from zero: at once), not by the open; and a replay reads the bytes once, not twice.
+ * Nothing is appended to it: the writer seals it before its first append (segment-appender.ts),
+ * so it is then a sealed segment like any other, and damage in it never makes a later open
+ * (after a crash, which scans only the active segment) refuse the partition.
  * Any mismatch (another size: an append, a torn tail, a cut; another base: a roll) and the
- * segment is scanned as above.
+ * segment is scanned as above. What it cannot tell: a record hand-edited to a lower end and a
+ * `lastFrame` inside a record value that happens to hold a whole CRC-valid frame ending the file
+ * is trusted (test/log/file-clean-close.test.ts shows it): the record is the log's own metadata,
+ * trusted as Kafka trusts its clean-shutdown marker, and editing it is damage no open can tell
+ * from the truth without reading every frame (as editing a segment with valid CRCs is).
  *
  * The sealed segments before it are checked structurally: header, and a valid seal in the
  * file's last bytes (a segment cut short or extended has none there), chaining to the next

@@ -23,8 +23,9 @@
  * the last frame of the log: recovery (recovery.ts) relies on that.
  *
  * The segment rolls (a new file named by the next offset, the old one sealed: see
- * segment-file.ts) before a group that would take the active segment past segmentBytes, and
- * on request (compaction, in the queue's order).
+ * segment-file.ts) before a group that would take the active segment past segmentBytes, before
+ * the first group after a clean reopen that did not read the segment (recovery.ts: CLEAN
+ * CLOSE), and on request (compaction, in the queue's order).
  *
  * Modes:
  *
@@ -205,7 +206,8 @@ export class SegmentAppender {
     );
     const count = group.reduce((sum, item) => sum + item.encoded.count, 0);
     let segment = this.#host.activeSegment();
-    if (segment.hasFrames && segment.size + frame.length > this.#segmentBytes) segment = await this.#roll();
+    // A segment opened unread after a clean close is sealed, not appended to (segment.ts: openedUnread).
+    if (segment.hasFrames && (segment.size + frame.length > this.#segmentBytes || segment.openedUnread)) segment = await this.#roll();
     await this.#write(frame, segment.size);
     const last = first + BigInt(count - 1);
     segment.addFrame(segment.size, segment.size + frame.length, first, last);

@@ -12,8 +12,7 @@
  * frames; the active one after a clean close, see recovery.ts) learns its index on demand: the
  * first read positioned inside it reads its frames (CRC-checked) from the last known one up to
  * the wanted offset. A damaged frame stops the learning there; the read that meets it reports
- * it (reader.ts). Frames appended to an active segment opened unread join the index when the
- * learning reaches them, so the index never has a gap.
+ * it (reader.ts). The writer never appends to an active segment opened unread: it rolls first.
  *
  * Readers read through one shared read handle per segment, opened before compaction may
  * replace the file (see compaction.ts), so a reader always sees the bytes its index
@@ -88,7 +87,8 @@ export class Segment {
 
   /** Records a committed frame [pos, end) whose records span offsets first..last. */
   addFrame(pos: number, end: number, first: bigint, last: bigint): void {
-    // Indexed now only if every frame before it is; else the learning reaches it in turn.
+    // Indexed now only if every frame before it is; else the learning reaches it in turn (a
+    // compaction's output is written whole; the writer rolls before appending to a segment opened unread).
     if (this.#knownTo === this.size) this.#know(pos, end, first);
     this.size = end;
     this.lastFrameAt = pos;
@@ -105,13 +105,23 @@ export class Segment {
   /**
    * The active segment opened unread after a clean close (recovery.ts): `size` bytes of header
    * and frames, the last frame (checked) starting at `lastFrameAt` and ending with `lastOffset`.
-   * Its frames are CRC-checked when read, as a sealed segment's are (checkedTo stays at the header).
+   * Its frames are CRC-checked when read, as a sealed segment's are (checkedTo stays at the
+   * header), and nothing is appended to it: the writer's first append rolls (openedUnread).
    */
   openedClean(size: number, lastFrameAt: number, lastOffset: bigint): void {
     this.size = size;
     this.lastFrameAt = lastFrameAt;
     this.lastOffset = lastOffset;
+    this.openedUnread = true;
   }
+
+  /**
+   * Opened by openedClean: its frames were not proved whole at open. The writer seals it before
+   * its first append (segment-appender.ts), so that it is then checked as every sealed segment
+   * is: damage in it (bit rot since the close) fails the reads that meet it, and never makes a
+   * later open, after a crash, refuse the partition with the appends acknowledged since.
+   */
+  openedUnread = false;
 
   #know(pos: number, end: number, first: bigint): void {
     const lastIndexed = this.#indexPositions.at(-1);
