@@ -1,0 +1,393 @@
+/**
+ * The clean close (src/log/file/recovery.ts: CLEAN CLOSE): a clean close records where it left
+ * each active segment, and the next open trusts a last segment found just so without reading its
+ * frames. Shown on real files: that the reopen does not read them (a probe on a copy), that every
+ * record reads back as before from anywhere, after appends, rolls and a compaction; that damage
+ * the open did not read is met by the read (or the compaction) that reads it, never skipped; that
+ * a record which does not match the files is never trusted; and that only a clean close writes one.
+ */
+import assert from 'node:assert/strict';
+import { readFile, stat, watch, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it, type TestContext } from 'node:test';
+import { isRunlogError } from '../../src/errors.ts';
+import { openFileLog, type FileLog, type FileLogOptions } from '../../src/log/file/file-log.ts';
+import { SEGMENT_HEADER_BYTES } from '../../src/log/file/segment-header.ts';
+import { rec } from '../contract/log-records.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
+import {
+  appendMany,
+  cleanOf,
+  opensUnread,
+  readBack,
+  readRecord,
+  recordPath,
+  seeded,
+  slice,
+  writeRecord,
+  type Written,
+} from './clean-close.ts';
+import { filesUnder, segmentPaths } from './file-damage.ts';
+
+async function scratch(t: TestContext) {
+  const dir = await scratchDir(t, 'runlog-clean-close-');
+  const warnings: string[] = [];
+  const open = async (options: Partial<Omit<FileLogOptions, 'dir'>> = {}): Promise<FileLog> => {
+    const log = await openFileLog({ dir, partitions: 1, onWarning: (w) => warnings.push(`${w.code}: ${w.message}`), ...options });
+    onCleanup(t, () => log.close());
+    return log;
+  };
+  return { dir, open, warnings, part0: join(dir, 'partition-0') };
+}
+
+/** Reads from `reads` offsets drawn from `random` (some at the very end, past it, or at 0), each compared with `all`. */
+async function readsFromAnywhere(log: FileLog, all: readonly Written[], random: () => number, reads = 12): Promise<void> {
+  const end = all.at(-1)!.offset + 1n;
+  for (let i = 0; i < reads; i++) {
+    const from = i === 0 ? end - 1n : i === 1 ? end : BigInt(Math.floor(random() * Number(end)));
+    const maxRecords = 1 + Math.floor(random() * 40);
+    assert.deepEqual(await readBack(log, from, maxRecords), slice(all, from, maxRecords), `a read from ${from} of ${maxRecords}`);
+  }
+}
+
+/** The last segment's bytes flipped at its middle (inside a frame before the last); answers its path. */
+async function damageMiddle(part0: string): Promise<string> {
+  const path = (await segmentPaths(part0)).at(-1)!;
+  const bytes = await readFile(path);
+  const middle = Math.floor(bytes.length / 2);
+  bytes[middle] = bytes[middle]! ^ 0xff;
+  await writeFile(path, bytes);
+  return path;
+}
+
+const corruptIn = (path: string) => (e: unknown) => isRunlogError(e, 'Corrupt') && e.message.includes(path) && /byte \d+/.test(e.message);
+
+describe('file log: after a clean close', () => {
+  it('the active segment is opened unread (writable and read-only), and its record names it exactly', async (t) => {
+    const s = await scratch(t);
+    const log = await s.open();
+    await appendMany(log, 300, 'k');
+    await log.close();
+    const segment = (await segmentPaths(s.part0)).at(-1)!;
+    const clean = cleanOf(await readRecord(s.dir))!;
+    assert.deepEqual(
+      { segment: clean.segment, bytes: clean.bytes, end: (await readRecord(s.dir))['end'] },
+      { segment: '0', bytes: (await stat(segment)).size, end: '300' },
+    );
+    assert.ok(clean.lastFrame > 0 && clean.lastFrame < clean.bytes);
+    assert.equal(await opensUnread(t, s.dir, false), true, 'a writable open reads no frame but the last');
+    assert.equal(await opensUnread(t, s.dir, true), true, 'a read-only open reads no frame but the last');
+  });
+
+  it('every record reads back the same, from 0 and from anywhere, each open learning its index afresh', async (t) => {
+    const s = await scratch(t);
+    const log = await s.open();
+    const all = await appendMany(log, 1200, 'k'); // about 300 KB: several entries of the sparse index (64 KiB apart)
+    await log.close();
+    const random = seeded(7);
+    for (let round = 0; round < 4; round++) {
+      const reader = await s.open({ readOnly: true });
+      await readsFromAnywhere(reader, all, random, 6); // the first read lands near the end, nothing learned yet
+      await reader.close();
+    }
+    const again = await s.open();
+    assert.equal(await again.endOffset(0), 1200n);
+    await readsFromAnywhere(again, all, random);
+    assert.deepEqual(await readBack(again), all);
+    assert.deepEqual(s.warnings, []);
+  });
+
+  it('appends on the reopened log join the unread segment: reads find them before and after the learning reaches them', async (t) => {
+    const s = await scratch(t);
+    const first = await s.open();
+    const before = await appendMany(first, 600, 'a');
+    await first.close();
+    const log = await s.open();
+    const after = await appendMany(log, 300, 'b');
+    assert.equal(after[0]!.offset, 600n);
+    const all = [...before, ...after];
+    // A read of the new records first: the learning must go through every unread frame to reach them.
+    assert.deepEqual(await readBack(log, 750n, 20), slice(all, 750n, 20));
+    await readsFromAnywhere(log, all, seeded(11));
+    const more = await appendMany(log, 50, 'c'); // appended once the learning reached the end: indexed as written
+    all.push(...more);
+    await readsFromAnywhere(log, all, seeded(12));
+    assert.deepEqual(await readBack(log), all);
+    await log.close();
+
+    // Closed clean again: the grown segment is recorded, and trusted.
+    const clean = cleanOf(await readRecord(s.dir))!;
+    assert.equal(clean.bytes, (await stat((await segmentPaths(s.part0)).at(-1)!)).size);
+    assert.equal(await opensUnread(t, s.dir, false), true);
+    const again = await s.open();
+    assert.equal(await again.endOffset(0), 950n);
+    await readsFromAnywhere(again, all, seeded(13));
+    assert.deepEqual(await readBack(again), all);
+  });
+
+  it('appends that roll the unread segment: it is sealed where it ended, and everything reads back across the segments', async (t) => {
+    const s = await scratch(t);
+    const options = { segmentBytes: 16 << 10 };
+    const first = await s.open(options);
+    const all = await appendMany(first, 300, 'a'); // a few segments, the last one part full
+    await first.close();
+    const segments = (await segmentPaths(s.part0)).length;
+    assert.ok(segments > 1);
+    assert.equal(await opensUnread(t, s.dir, false), true);
+    const log = await s.open(options);
+    all.push(...(await appendMany(log, 400, 'b')));
+    assert.ok((await segmentPaths(s.part0)).length > segments + 2, 'the unread segment rolled, then others');
+    await readsFromAnywhere(log, all, seeded(21));
+    assert.deepEqual(await readBack(log), all);
+    await log.close();
+    const clean = cleanOf(await readRecord(s.dir))!;
+    assert.equal(
+      BigInt(clean.segment),
+      BigInt((await segmentPaths(s.part0)).at(-1)!.slice(-24, -4)),
+      'the record names the new last segment',
+    );
+    const again = await s.open(options);
+    assert.deepEqual(await readBack(again), all);
+    assert.deepEqual(s.warnings, []);
+  });
+
+  it('a compaction reads the unread segment (rolled into its input) and keeps the latest of each key; all reads back after another clean close', async (t) => {
+    const s = await scratch(t);
+    const first = await s.open();
+    const written = await appendMany(first, 500, 'k', 37); // 37 keys, overwritten again and again, some deleted
+    await first.close();
+    const log = await s.open();
+    await log.compact(0);
+    const latest = new Map<string, Written>();
+    for (const r of written) latest.set(r.key, r);
+    const kept = [...latest.values()].filter((r) => r.value !== null).sort((a, b) => (a.offset < b.offset ? -1 : 1));
+    assert.ok(kept.length > 0 && kept.length < 37);
+    const after = await appendMany(log, 40, 'n');
+    const all = [...kept, ...after];
+    assert.deepEqual(await readBack(log), all);
+    await readsFromAnywhere(log, all, seeded(31));
+    assert.equal(await log.endOffset(0), 540n, 'offsets never change');
+    await log.close();
+    assert.equal(await opensUnread(t, s.dir, false), true);
+    const again = await s.open();
+    assert.deepEqual(await readBack(again), all);
+    await readsFromAnywhere(again, all, seeded(32));
+  });
+
+  describe('damage the open did not read', () => {
+    it('a read of records appended after it meets it (Corrupt): the learning never skips past a damaged frame', async (t) => {
+      const s = await scratch(t);
+      const first = await s.open();
+      await appendMany(first, 200, 'a');
+      await first.close();
+      const path = await damageMiddle(s.part0);
+      const log = await s.open();
+      const after = await appendMany(log, 20, 'b'); // the writer needs none of the frames before
+      await assert.rejects(readBack(log, after[5]!.offset), corruptIn(path));
+      await assert.rejects(readBack(log), corruptIn(path));
+      assert.equal(await log.endOffset(0), 220n);
+    });
+
+    it('a compaction that meets it fails with Corrupt and removes nothing: the damaged bytes stay for the next open to report', async (t) => {
+      const s = await scratch(t);
+      const first = await s.open();
+      await appendMany(first, 200, 'a', 10);
+      await first.close();
+      const path = await damageMiddle(s.part0);
+      const damaged = await readFile(path);
+      const log = await s.open();
+      await assert.rejects(log.compact(0), corruptIn(path));
+      await log.close();
+      const bytes = await readFile(path);
+      assert.deepEqual(bytes.subarray(0, damaged.length), damaged, 'the segment still holds every byte (now sealed)');
+      const again = await s.open(); // sealed now, so not read at open either
+      await assert.rejects(readBack(again), corruptIn(path));
+    });
+
+    it('a writer that appended on it and then died leaves it to a scanning open: Corrupt, never laundered by the clean record', async (t) => {
+      const s = await scratch(t);
+      const first = await s.open();
+      await appendMany(first, 200, 'a');
+      await first.close();
+      const path = await damageMiddle(s.part0);
+      const stale = await readFile(recordPath(s.dir));
+      const log = await s.open();
+      await appendMany(log, 20, 'b');
+      await log.close();
+      // What a SIGKILL before the record's refresh leaves: the clean record of the first close, a longer segment.
+      await writeFile(recordPath(s.dir), stale);
+      const before = await filesUnder(s.dir);
+      await assert.rejects(s.open(), corruptIn(path));
+      assert.deepEqual(await filesUnder(s.dir), before);
+    });
+
+    it('its last frame damaged: not trusted, and not cut as a torn tail either (Corrupt: shorter than the record), nothing written', async (t) => {
+      const s = await scratch(t);
+      const first = await s.open();
+      await appendMany(first, 50, 'a');
+      await first.close();
+      const { lastFrame } = cleanOf(await readRecord(s.dir))!;
+      const path = (await segmentPaths(s.part0)).at(-1)!;
+      const bytes = await readFile(path);
+      bytes[lastFrame + 20] = bytes[lastFrame + 20]! ^ 0x01;
+      await writeFile(path, bytes);
+      const before = await filesUnder(s.dir);
+      for (const readOnly of [false, true]) {
+        await assert.rejects(s.open({ readOnly }), (e) => isRunlogError(e, 'Corrupt') && /records that it reached 50/.test(e.message));
+        assert.deepEqual(await filesUnder(s.dir), before);
+      }
+    });
+  });
+});
+
+describe('file log: a reached record that does not match the files is not trusted', () => {
+  /** A closed log of 40 records in one segment; answers its record and the segment's frame boundaries. */
+  async function closedLog(t: TestContext) {
+    const s = await scratch(t);
+    const log = await s.open();
+    const all = await appendMany(log, 40, 'k');
+    await log.close();
+    const record = await readRecord(s.dir);
+    return { s, all, record, clean: cleanOf(record)! };
+  }
+
+  type Edit = (record: Record<string, unknown>, clean: { segment: string; bytes: number; lastFrame: number }) => void;
+  const edits: Array<[string, Edit]> = [
+    ['bytes one short', (_, c) => void (c.bytes -= 1)],
+    ['bytes one over', (_, c) => void (c.bytes += 1)],
+    ['bytes and lastFrame past the end', (_, c) => void ((c.bytes += 100), (c.lastFrame += 100))],
+    ['lastFrame one byte into the last frame', (_, c) => void (c.lastFrame += 1)],
+    ['lastFrame one byte before the last frame', (_, c) => void (c.lastFrame -= 1)],
+    ['lastFrame at the first frame', (_, c) => void (c.lastFrame = SEGMENT_HEADER_BYTES)],
+    ['lastFrame at the header', (_, c) => void (c.lastFrame = 0)],
+    ['lastFrame at the end (no frame)', (_, c) => void (c.lastFrame = c.bytes)],
+    ['lastFrame 12 bytes before the end (a frame header only)', (_, c) => void (c.lastFrame = c.bytes - 12)],
+    ['another segment', (_, c) => void (c.segment = '1')],
+    ['end one short of the last frame', (r) => void (r['end'] = '39')],
+    ['end much lower', (r) => void (r['end'] = '1')],
+    ['end zero', (r) => void (r['end'] = '0')],
+  ];
+  for (const [name, edit] of edits) {
+    it(`${name}: the open scans, and reads exactly the records the log holds`, async (t) => {
+      const { s, all, record, clean } = await closedLog(t);
+      edit(record, clean);
+      await writeRecord(s.dir, { ...record, clean });
+      assert.equal(await opensUnread(t, s.dir, false), false, 'a probe of a copy: the segment is scanned');
+      for (const readOnly of [true, false]) {
+        const log = await s.open({ readOnly });
+        assert.equal(await log.endOffset(0), 40n);
+        assert.deepEqual(await readBack(log), all);
+        await log.close();
+      }
+      assert.deepEqual(s.warnings, []);
+    });
+  }
+
+  it('end past the last frame: scanned, and the log is shorter than the record: Corrupt, nothing written', async (t) => {
+    const { s, record } = await closedLog(t);
+    await writeRecord(s.dir, { ...record, end: '41' });
+    const before = await filesUnder(s.dir);
+    for (const readOnly of [false, true]) {
+      await assert.rejects(
+        s.open({ readOnly }),
+        (e) => isRunlogError(e, 'Corrupt') && /ends at offset 40, but .* reached 41/.test(e.message),
+      );
+      assert.deepEqual(await filesUnder(s.dir), before);
+    }
+  });
+
+  it('a stale record of an earlier clean close, the segment grown since (a writer killed before the refresh): scanned, a torn tail cut', async (t) => {
+    const s = await scratch(t);
+    const first = await s.open();
+    const all = await appendMany(first, 40, 'a');
+    await first.close();
+    const stale = await readRecord(s.dir);
+    const log = await s.open();
+    all.push(...(await appendMany(log, 40, 'b')));
+    await log.close();
+    await writeRecord(s.dir, stale);
+    const path = (await segmentPaths(s.part0)).at(-1)!;
+    const bytes = await readFile(path);
+    await writeFile(path, Buffer.concat([bytes, bytes.subarray(cleanOf(stale)!.lastFrame, cleanOf(stale)!.bytes - 3)])); // a torn copy of a frame
+    const again = await s.open();
+    assert.equal(s.warnings.length, 1);
+    assert.match(s.warnings[0]!, /RUNLOG_TORN_TAIL/);
+    assert.equal(await again.endOffset(0), 80n);
+    assert.deepEqual(await readBack(again), all);
+    assert.deepEqual(await again.append(0, [rec('c', 'after')]), [80n]);
+  });
+
+  it('the segment cut back to exactly the size a stale record names: Corrupt, as the end recorded since is not reached', async (t) => {
+    const s = await scratch(t);
+    const first = await s.open();
+    await appendMany(first, 40, 'a');
+    await first.close();
+    const stale = cleanOf(await readRecord(s.dir))!;
+    const log = await s.open();
+    await appendMany(log, 40, 'b');
+    await log.close();
+    const record = await readRecord(s.dir);
+    await writeRecord(s.dir, { ...record, clean: stale }); // the newer end, the older clean: never written together
+    const path = (await segmentPaths(s.part0)).at(-1)!;
+    await writeFile(path, (await readFile(path)).subarray(0, stale.bytes));
+    const before = await filesUnder(s.dir);
+    await assert.rejects(s.open(), (e) => isRunlogError(e, 'Corrupt') && /ends at offset 40, but .* reached 80/.test(e.message));
+    assert.deepEqual(await filesUnder(s.dir), before);
+  });
+});
+
+describe('file log: only a clean close records one', () => {
+  it('fsync off writes no record at all; a clean record left by an earlier close is then stale, and the next open scans', async (t) => {
+    const s = await scratch(t);
+    const log = await s.open({ fsync: false });
+    await appendMany(log, 30, 'a');
+    await log.close();
+    await assert.rejects(stat(recordPath(s.dir)), { code: 'ENOENT' });
+
+    const durable = await s.open();
+    const all = await readBack(durable);
+    all.push(...(await appendMany(durable, 30, 'b')));
+    await durable.close();
+    const record = await readFile(recordPath(s.dir), 'utf8');
+    assert.ok(cleanOf(JSON.parse(record) as Record<string, unknown>));
+    const unsynced = await s.open({ fsync: false });
+    all.push(...(await appendMany(unsynced, 30, 'c')));
+    await unsynced.close();
+    assert.equal(await readFile(recordPath(s.dir), 'utf8'), record, 'the fsync-off writer left the record as it was');
+    assert.equal(await opensUnread(t, s.dir, false), false);
+    const again = await s.open();
+    assert.deepEqual(await readBack(again), all);
+  });
+
+  it('a background refresh after new appends drops clean from the record', async (t) => {
+    const s = await scratch(t);
+    const first = await s.open();
+    await appendMany(first, 30, 'a');
+    await first.close();
+    assert.ok(cleanOf(await readRecord(s.dir)));
+    const log = await s.open();
+    await appendMany(log, 10, 'b');
+    const refreshed = await recordChange(s.dir, (record) => record['end'] === '40');
+    assert.equal(cleanOf(refreshed), undefined, JSON.stringify(refreshed));
+    assert.equal(await opensUnread(t, s.dir, true), false, 'a crash now leaves a segment the next open scans');
+    await log.close();
+    assert.ok(cleanOf(await readRecord(s.dir)), 'the clean close records it again');
+  });
+});
+
+/** The record once `done(record)` holds, watching the directory (the refresh comes REACHED_REFRESH_MS after an append). */
+async function recordChange(dir: string, done: (record: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+  const controller = new AbortController();
+  const watcher = watch(dir, { signal: controller.signal });
+  try {
+    const now = await readRecord(dir);
+    if (done(now)) return now;
+    for await (const _event of watcher) {
+      const record = await readRecord(dir).catch(() => null); // the temporary file's events come first: read again at the next
+      if (record !== null && done(record)) return record;
+    }
+    throw new Error('the watch ended');
+  } finally {
+    controller.abort();
+  }
+}
