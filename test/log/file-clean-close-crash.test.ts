@@ -1,0 +1,170 @@
+/**
+ * The clean close (src/log/file/recovery.ts: CLEAN CLOSE) against real processes: a writer
+ * that reopened a cleanly closed log is SIGKILLed, after appending (the next open finds the
+ * segment changed, scans it, cuts a torn tail and keeps every acknowledged append) or without
+ * appending (the next open trusts the segment again); and read-only opens taken while such a
+ * writer appends read every record it had acknowledged.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { describe, it, type TestContext } from 'node:test';
+import { openFileLog, type FileLog } from '../../src/log/file/file-log.ts';
+import { SEGMENT_HEADER_BYTES } from '../../src/log/file/segment-header.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
+import { appendMany, cleanOf, opensUnread, readBack, readRecord, recordPath, type Written } from './clean-close.ts';
+import { segmentPaths } from './file-damage.ts';
+
+const CRASH_WRITER = join(import.meta.dirname, 'crash-writer.ts');
+const IDLE_WRITER = join(import.meta.dirname, 'idle-writer.ts');
+
+/** A child process running `script` on `args`; its lines go to `onLine`. `kill()` SIGKILLs it and waits for its end. */
+function child(t: TestContext, script: string, args: string[], onLine: (line: string) => void) {
+  const process_ = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = once(process_, 'exit');
+  let stderr = '';
+  process_.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const lines = createInterface({ input: process_.stdout });
+  const linesRead = once(lines, 'close');
+  lines.on('line', onLine);
+  onCleanup(t, async () => {
+    if (process_.exitCode === null && process_.signalCode === null) process_.kill('SIGKILL');
+    await exited;
+  });
+  const kill = async (): Promise<void> => {
+    process_.kill('SIGKILL');
+    const [code, signal] = await exited;
+    await linesRead;
+    assert.equal(signal, 'SIGKILL', `the child ended by itself (code ${code}): ${stderr}`);
+  };
+  const ended = exited.then(() => new Error(`the child ended: ${stderr}`));
+  return { kill, ended };
+}
+
+/** crash-writer.ts on `dir`, appending under load: `acks` fills as it acknowledges; `acknowledged(n)` waits for n. */
+function crashWriter(t: TestContext, dir: string, segmentBytes: number | undefined) {
+  const acks = new Map<bigint, string>();
+  const waiting: Array<{ count: number; resolve: () => void }> = [];
+  const writer = child(t, CRASH_WRITER, [dir, ...(segmentBytes ? [String(segmentBytes)] : [])], (line) => {
+    if (line === 'ready') return;
+    const [offset, key] = line.split(' ');
+    acks.set(BigInt(offset!), key!);
+    for (const w of waiting.filter((w) => acks.size >= w.count)) w.resolve();
+  });
+  const acknowledged = (count: number): Promise<void> =>
+    Promise.race([new Promise<void>((resolve) => waiting.push({ count, resolve })), writer.ended.then((error) => Promise.reject(error))]);
+  return { acks, acknowledged, kill: writer.kill };
+}
+
+/** Every record of `log`: the first `before` as written, then crash-writer's (value `value:<key>`), dense from 0, every ack in place. */
+async function assertHolds(log: FileLog, before: readonly Written[], acks: ReadonlyMap<bigint, string>): Promise<bigint> {
+  const records = await readBack(log);
+  assert.deepEqual(records.slice(0, before.length), before, 'the records of the clean close are intact');
+  records.forEach((r, i) => assert.equal(r.offset, BigInt(i), 'offsets are dense and increasing'));
+  for (const r of records.slice(before.length)) assert.equal(r.value, `value:${r.key}`);
+  const byOffset = new Map(records.map((r) => [r.offset, r.key]));
+  for (const [offset, key] of acks) assert.equal(byOffset.get(offset), key, `acknowledged ${offset} ${key}`);
+  return BigInt(records.length);
+}
+
+/** A cleanly closed log in a fresh directory: its records. */
+async function cleanlyClosed(t: TestContext, count: number): Promise<{ dir: string; before: Written[] }> {
+  const dir = await scratchDir(t, 'runlog-clean-crash-');
+  const log = await openFileLog({ dir, partitions: 1, onWarning: () => {} });
+  const before = await appendMany(log, count, 'pre');
+  await log.close();
+  assert.ok(cleanOf(await readRecord(dir)));
+  return { dir, before };
+}
+
+describe('file log: a writer killed after a clean reopen', () => {
+  for (const [name, segmentBytes] of [
+    ['in one segment', undefined],
+    ['rolling a segment every few appends', 4096],
+  ] as const) {
+    it(`after appending: the next open scans the changed segment, cuts a torn tail, keeps every acknowledged append (${name})`, async (t) => {
+      const { dir, before } = await cleanlyClosed(t, 300);
+      const acknowledged = new Map<bigint, string>();
+      for (const [round, acksBeforeKill] of [1, 300, 1500].entries()) {
+        // (The probe needs two frames in the last segment: a rolling writer may leave fewer.)
+        const probe = segmentBytes === undefined || round === 0;
+        if (probe) assert.equal(await opensUnread(t, dir, false), true, `round ${round}: the writer reopens a clean close`);
+        const stale = await readFile(recordPath(dir));
+        const writer = crashWriter(t, dir, segmentBytes);
+        await writer.acknowledged(acksBeforeKill);
+        await writer.kill();
+        for (const [offset, key] of writer.acks) acknowledged.set(offset, key);
+        // Rounds 0 and 2: as if killed before the record's refresh, the clean record of the last close stays.
+        if (round !== 1) await writeFile(recordPath(dir), stale);
+        // And a torn write after whatever the kill left: a frame's first bytes.
+        const last = (await segmentPaths(join(dir, 'partition-0'))).at(-1)!;
+        const frameStart = (await readFile(last)).subarray(SEGMENT_HEADER_BYTES, SEGMENT_HEADER_BYTES + 30);
+        if (frameStart.length === 30) await appendFile(last, frameStart);
+
+        if (segmentBytes === undefined) assert.equal(await opensUnread(t, dir, true), false, 'the changed segment is scanned');
+        const reader = await openFileLog({ dir, readOnly: true, onWarning: () => {} });
+        const seen = await readBack(reader);
+        await reader.close();
+        const warnings: string[] = [];
+        const log = await openFileLog({
+          dir,
+          partitions: 1,
+          ...(segmentBytes ? { segmentBytes } : {}),
+          onWarning: (w) => warnings.push(w.code),
+        });
+        try {
+          if (frameStart.length === 30) assert.ok(warnings.includes('RUNLOG_TORN_TAIL'), warnings.join());
+          assert.deepEqual(await readBack(log), seen, 'the read-only open read what the repairing open keeps');
+          const end = await assertHolds(log, before, acknowledged);
+          assert.equal(await log.endOffset(0), end);
+        } finally {
+          await log.close();
+        }
+      }
+    });
+  }
+
+  it('without appending (having read everything): the next open trusts the segment again and reads every record', async (t) => {
+    const { dir, before } = await cleanlyClosed(t, 400);
+    const record = await readFile(recordPath(dir), 'utf8');
+    let ready: (line: string) => void = () => {};
+    const readied = new Promise<string>((resolve) => (ready = resolve));
+    const writer = child(t, IDLE_WRITER, [dir], (line) => ready(line));
+    assert.equal(await Promise.race([readied, writer.ended.then((error) => Promise.reject(error))]), 'ready 400 400');
+    await writer.kill();
+    assert.equal(await readFile(recordPath(dir), 'utf8'), record, 'the killed writer changed no record');
+    assert.equal(await opensUnread(t, dir, false), true);
+    const warnings: string[] = [];
+    const log = await openFileLog({ dir, onWarning: (w) => warnings.push(w.code) });
+    onCleanup(t, () => log.close());
+    assert.deepEqual(
+      warnings.filter((w) => w !== 'RUNLOG_STALE_LOCK'),
+      [],
+    );
+    assert.equal(await log.endOffset(0), 400n);
+    assert.deepEqual(await readBack(log), before);
+  });
+});
+
+describe('file log: read-only opens of a cleanly closed log', () => {
+  it('while a writer that reopened it appends, each reads every record acknowledged before it opened', async (t) => {
+    const { dir, before } = await cleanlyClosed(t, 300);
+    const writer = crashWriter(t, dir, undefined);
+    for (const wanted of [1, 100, 400, 900]) {
+      await writer.acknowledged(wanted);
+      const acked = new Map(writer.acks);
+      const reader = await openFileLog({ dir, readOnly: true, onWarning: () => {} });
+      try {
+        const end = await assertHolds(reader, before, acked);
+        assert.equal(await reader.endOffset(0), end);
+        assert.ok(end >= 300n + BigInt(acked.size));
+      } finally {
+        await reader.close();
+      }
+    }
+    await writer.kill();
+  });
+});
