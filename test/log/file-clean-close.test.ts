@@ -28,6 +28,7 @@ import {
   type Written,
 } from './clean-close.ts';
 import { filesUnder, segmentPaths } from './file-damage.ts';
+import { awaitZombie, lockHolder } from './lock-holder.ts';
 
 async function scratch(t: TestContext) {
   const dir = await scratchDir(t, 'runlog-clean-close-');
@@ -357,6 +358,47 @@ describe('file log: only a clean close records one', () => {
     assert.equal(await opensUnread(t, s.dir, false), false);
     const again = await s.open();
     assert.deepEqual(await readBack(again), all);
+  });
+
+  it('a writer fenced by a lost lock writes no record at its close', async (t) => {
+    const s = await scratch(t);
+    const first = await s.open();
+    await appendMany(first, 30, 'a');
+    await first.close();
+    const record = await readFile(recordPath(s.dir), 'utf8');
+    const log = await s.open();
+    const holder = lockHolder();
+    process.kill(holder, 'SIGKILL');
+    awaitZombie(holder);
+    await assert.rejects(log.append(0, [rec('b', 'refused')]), (e) => isRunlogError(e, 'Fenced'));
+    await log.close();
+    assert.equal(await readFile(recordPath(s.dir), 'utf8'), record);
+  });
+
+  it('a writer that lost its lock (not knowing it: it appended nothing since) does not overwrite the record of the writer that took over', async (t) => {
+    const s = await scratch(t);
+    const first = await s.open();
+    const all = await appendMany(first, 30, 'a');
+    await first.close();
+    const fenced = await s.open();
+    all.push(...(await appendMany(fenced, 10, 'b'))); // its view of the segment: 40 records
+    const holder = lockHolder();
+    process.kill(holder, 'SIGKILL');
+    awaitZombie(holder);
+    const next = await s.open();
+    all.push(...(await appendMany(next, 20, 'c')));
+    await next.close();
+    const record = await readFile(recordPath(s.dir), 'utf8');
+    assert.equal((JSON.parse(record) as Record<string, unknown>)['end'], '60');
+    await fenced.close(); // closes sound (no failed write), but may not record a clean close of a log it no longer holds
+    assert.equal(await readFile(recordPath(s.dir), 'utf8'), record);
+    assert.equal(await opensUnread(t, s.dir, false), true);
+    const again = await s.open();
+    assert.deepEqual(await readBack(again), all);
+    assert.ok(
+      s.warnings.some((w) => w.startsWith('RUNLOG_REACHED_RECORD')),
+      s.warnings.join('\n'),
+    );
   });
 
   it('a background refresh after new appends drops clean from the record', async (t) => {

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -19,6 +18,7 @@ import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import { collect, rec } from '../contract/log-records.ts';
 import { FakeClock, submitOf } from '../contract/fixtures.ts';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
+import { awaitZombie, lockHolder } from './lock-holder.ts';
 
 const writerScript = fileURLToPath(new URL('./crash-writer.ts', import.meta.url));
 
@@ -72,33 +72,6 @@ async function startWriter(t: TestContext, dir: string) {
     return acks;
   };
   return { acknowledged, kill };
-}
-
-/** Children of this process (Linux: /proc/<pid>/task/<pid>/children lists those the main thread spawned). */
-function childPids(): number[] {
-  const text = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim();
-  return text === '' ? [] : text.split(' ').map(Number);
-}
-
-function stateOf(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return stat.charAt(stat.lastIndexOf(')') + 2);
-  } catch {
-    return null;
-  }
-}
-
-/** The process holding the lock for this process: our child running lock.ts's holder script (named runlog-lock). */
-function lockHolder(): number {
-  const holders = childPids().filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').includes('runlog-lock'));
-  assert.equal(holders.length, 1, `one lock holder among this process's children, got ${holders.length}`);
-  return holders[0]!;
-}
-
-/** Blocks, without yielding to the event loop, until `pid` has exited (a zombie Node has not reaped). */
-function awaitZombie(pid: number): void {
-  while (stateOf(pid) !== 'Z') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
 }
 
 describe('file log lock', () => {
