@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { cp, mkdir, readFile, rm, stat, truncate, watch } from 'node:fs/promises';
+import { cp, mkdir, readFile, rm, stat, truncate, watch, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
@@ -181,6 +181,56 @@ describe('file log: a partition shorter than it reached is Corrupt', () => {
     onCleanup(t, () => again.close());
     assert.deepEqual(await keysOf(again), ['a']);
   });
+});
+
+describe('file log: a malformed clean field of a reached record is Corrupt', () => {
+  /** How each row changes a clean close's `clean` (its real value given), and the field the refusal names. */
+  const rows: Array<[string, (clean: Record<string, unknown>) => unknown, string]> = [
+    ['null', () => null, 'clean'],
+    ['an array', (c) => [c['segment'], c['bytes'], c['lastFrame']], 'clean'],
+    ['a string', () => 'clean', 'clean'],
+    ['a number', () => 1, 'clean'],
+    ['an empty object', () => ({}), 'clean.segment'],
+    ['segment a number', (c) => ({ ...c, segment: 0 }), 'clean.segment'],
+    ['segment negative', (c) => ({ ...c, segment: '-1' }), 'clean.segment'],
+    ['segment with a leading zero', (c) => ({ ...c, segment: '00' }), 'clean.segment'],
+    ['segment not a number', (c) => ({ ...c, segment: 'zero' }), 'clean.segment'],
+    ['segment empty', (c) => ({ ...c, segment: '' }), 'clean.segment'],
+    ['bytes missing', (c) => ({ ...c, bytes: undefined }), 'clean.bytes'],
+    ['bytes negative', (c) => ({ ...c, bytes: -1 }), 'clean.bytes'],
+    ['bytes not an integer', (c) => ({ ...c, bytes: (c['bytes'] as number) + 0.5 }), 'clean.bytes'],
+    ['bytes a string', (c) => ({ ...c, bytes: String(c['bytes']) }), 'clean.bytes'],
+    ['bytes null', (c) => ({ ...c, bytes: null }), 'clean.bytes'],
+    ['bytes past 2^53', (c) => ({ ...c, bytes: 2 ** 60 }), 'clean.bytes'],
+    ['lastFrame missing', (c) => ({ ...c, lastFrame: undefined }), 'clean.lastFrame'],
+    ['lastFrame negative', (c) => ({ ...c, lastFrame: -1 }), 'clean.lastFrame'],
+    ['lastFrame not an integer', (c) => ({ ...c, lastFrame: (c['lastFrame'] as number) + 0.5 }), 'clean.lastFrame'],
+    ['lastFrame a string', (c) => ({ ...c, lastFrame: String(c['lastFrame']) }), 'clean.lastFrame'],
+    ['lastFrame past bytes', (c) => ({ ...c, lastFrame: (c['bytes'] as number) + 1 }), 'clean.lastFrame'],
+  ];
+  for (const [name, malformed, field] of rows) {
+    it(`${name}: both opens refuse it naming the file and ${field}, and write nothing`, async (t) => {
+      const dir = await scratchDir(t, 'runlog-reached-');
+      const log = await openFileLog({ dir, onWarning: () => {} });
+      await log.append(0, [rec('a', '1')]);
+      await log.append(0, [rec('b', '2')]);
+      await log.close();
+      const record = JSON.parse(await readFile(reachedPath(dir, 0), 'utf8')) as Record<string, unknown>;
+      const clean = record['clean'] as Record<string, unknown>;
+      assert.equal(typeof clean, 'object', 'a clean close records clean');
+      await writeFile(reachedPath(dir, 0), JSON.stringify({ ...record, clean: malformed(clean) }));
+      const before = await filesUnder(dir);
+      for (const readOnly of [false, true]) {
+        await assert.rejects(openFileLog({ dir, readOnly, onWarning: () => {} }), (error) => {
+          assert.ok(isRunlogError(error, 'Corrupt'), String(error));
+          assert.ok(error.message.includes(reachedPath(dir, 0)), error.message);
+          assert.match(error.message, new RegExp(`: ${field.replace('.', '\\.')} .* is not `));
+          return true;
+        });
+        assert.deepEqual(await filesUnder(dir), before, `the ${readOnly ? 'read-only' : 'writable'} open wrote nothing`);
+      }
+    });
+  }
 });
 
 function recordedEnd(text: string): bigint {
