@@ -7,7 +7,7 @@
  * a record which does not match the files is never trusted; and that only a clean close writes one.
  */
 import assert from 'node:assert/strict';
-import { readFile, stat, watch, writeFile } from 'node:fs/promises';
+import { cp, readFile, stat, watch, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
@@ -174,6 +174,44 @@ describe('file log: after a clean close', () => {
     const again = await s.open();
     assert.deepEqual(await readBack(again), all);
     await readsFromAnywhere(again, all, seeded(32));
+  });
+
+  it('a compaction just before the close leaves an empty active segment: recorded, scanned (nothing to spare), the end and next offset right', async (t) => {
+    const s = await scratch(t);
+    const log = await s.open();
+    const written = await appendMany(log, 60, 'k', 60);
+    await log.compact(0);
+    await log.close();
+    const clean = cleanOf(await readRecord(s.dir))!;
+    assert.deepEqual(clean, { segment: '60', bytes: SEGMENT_HEADER_BYTES, lastFrame: SEGMENT_HEADER_BYTES });
+    const again = await s.open();
+    assert.equal(await again.endOffset(0), 60n);
+    assert.deepEqual(
+      await readBack(again),
+      written.filter((r) => r.value !== null),
+    );
+    assert.deepEqual(await again.append(0, [rec('next', 'n')]), [60n]);
+  });
+
+  it('over several partitions, each is trusted or scanned on its own: a crash image after appends to one reads every record of all', async (t) => {
+    const s = await scratch(t);
+    const options = { partitions: 3 };
+    const first = await s.open(options);
+    const all: Written[][] = [];
+    for (let p = 0; p < 3; p++) all.push(await appendMany(first, 100 + p * 50, `p${p}`, undefined, p));
+    await first.close();
+    const log = await s.open(options);
+    all[1]!.push(...(await appendMany(log, 30, 'more', undefined, 1)));
+    const image = await scratchDir(t, 'runlog-clean-image-');
+    await cp(s.dir, image, { recursive: true, filter: (path) => !path.endsWith('/LOCK') }); // what a SIGKILL now leaves on disk
+    assert.ok(cleanOf(await readRecord(image, 0)) && cleanOf(await readRecord(image, 2)));
+    assert.equal(await opensUnread(t, image, true), true, 'partition 0 is trusted');
+    const opened = await openFileLog({ dir: image, onWarning: () => {} });
+    onCleanup(t, () => opened.close());
+    for (let p = 0; p < 3; p++) {
+      assert.equal(await opened.endOffset(p), BigInt(all[p]!.length));
+      assert.deepEqual(await readBack(opened, 0n, undefined, p), all[p]);
+    }
   });
 
   describe('damage the open did not read', () => {
