@@ -127,6 +127,44 @@ describe('file log: after a clean close', () => {
     assert.deepEqual(await readBack(again), all);
   });
 
+  it('reads from anywhere racing appends on a segment opened unread: each read is dense and whole, and all reads back after', async (t) => {
+    const s = await scratch(t);
+    const first = await s.open();
+    const before = await appendMany(first, 1500, 'a');
+    await first.close();
+    const log = await s.open();
+    const valueOf = (key: string): string => `value of ${key} `.padEnd(100 + (key.length % 5) * 90, '~');
+    const appenders = Array.from({ length: 6 }, async (_, c) => {
+      const acked: Written[] = [];
+      for (let i = 0; i < 40; i++) {
+        const keys = [`c${c}/${i}/0`, `c${c}/${i}/1`];
+        const offsets = await log.append(
+          0,
+          keys.map((key) => rec(key, valueOf(key))),
+        );
+        keys.forEach((key, j) => acked.push({ offset: offsets[j]!, key, value: valueOf(key) }));
+      }
+      return acked;
+    });
+    const random = seeded(41);
+    const readers = Array.from({ length: 10 }, async () => {
+      for (let read = 0; read < 4; read++) {
+        const end = await log.endOffset(0);
+        const from = BigInt(Math.floor(random() * Number(end)));
+        const records = await readBack(log, from, 1 + Math.floor(random() * 300));
+        records.forEach((r, i) => {
+          assert.equal(r.offset, from + BigInt(i), `a read from ${from} is dense`);
+          if (r.offset < 1500n) assert.deepEqual(r, before[Number(r.offset)]);
+          else assert.equal(r.value, valueOf(r.key));
+        });
+      }
+    });
+    const appended = (await Promise.all([...appenders, ...readers.map(async (read) => (await read, []))])).flat();
+    const all = [...before, ...appended.sort((a, b) => (a.offset < b.offset ? -1 : 1))];
+    assert.deepEqual(await readBack(log), all);
+    await readsFromAnywhere(log, all, seeded(42));
+  });
+
   it('appends that roll the unread segment: it is sealed where it ended, and everything reads back across the segments', async (t) => {
     const s = await scratch(t);
     const options = { segmentBytes: 16 << 10 };
