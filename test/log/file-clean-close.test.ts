@@ -127,6 +127,21 @@ describe('file log: after a clean close', () => {
     assert.deepEqual(await readBack(again), all);
   });
 
+  it('a frame larger than a read chunk (4 MiB) in the unread segment: the learning reads across it, reads from past it find every record', async (t) => {
+    const s = await scratch(t);
+    const first = await s.open();
+    const all = await appendMany(first, 100, 'a');
+    const big = 'B'.repeat(5 << 20);
+    const [at] = await first.append(0, [rec('big', big)]);
+    all.push({ offset: at!, key: 'big', value: big }, ...(await appendMany(first, 100, 'b')));
+    await first.close();
+    const log = await s.open();
+    assert.deepEqual(await readBack(log, at! + 50n, 10), slice(all, at! + 50n, 10));
+    assert.deepEqual(await readBack(log, at!, 2), slice(all, at!, 2));
+    await readsFromAnywhere(log, all, seeded(51));
+    assert.deepEqual(await readBack(log), all);
+  });
+
   it('reads from anywhere racing appends on a segment opened unread: each read is dense and whole, and all reads back after', async (t) => {
     const s = await scratch(t);
     const first = await s.open();
