@@ -18,6 +18,7 @@ import { rec } from '../contract/log-records.ts';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
 import {
   appendMany,
+  asWritten,
   cleanOf,
   opensUnread,
   readBack,
@@ -125,6 +126,25 @@ describe('file log: after a clean close', () => {
     assert.equal(await again.endOffset(0), 950n);
     await readsFromAnywhere(again, all, seeded(13));
     assert.deepEqual(await readBack(again), all);
+  });
+
+  it('a tail from the middle of the unread segment, appends arriving meanwhile, yields every record in order', async (t) => {
+    const s = await scratch(t);
+    const first = await s.open();
+    const all = await appendMany(first, 1000, 'a');
+    await first.close();
+    const log = await s.open();
+    const stop = new AbortController();
+    const tailed: Written[] = [];
+    const tailing = (async () => {
+      for await (const record of log.tail(0, 700n, { signal: stop.signal })) {
+        tailed.push(...asWritten([record]));
+        if (record.offset === 1049n) stop.abort();
+      }
+    })();
+    all.push(...(await appendMany(log, 50, 'b')));
+    await tailing;
+    assert.deepEqual(tailed, slice(all, 700n, 350));
   });
 
   it('a frame larger than a read chunk (4 MiB) in the unread segment: the learning reads across it, reads from past it find every record', async (t) => {
