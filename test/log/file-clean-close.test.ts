@@ -7,7 +7,8 @@
  * a record which does not match the files is never trusted; and that only a clean close writes one.
  */
 import assert from 'node:assert/strict';
-import { cp, readFile, stat, watch, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { cp, readFile, rm, stat, watch, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
@@ -16,6 +17,7 @@ import { encodeFrame, frameBytes, recordBytes } from '../../src/log/file/frame.t
 import { SEGMENT_HEADER_BYTES } from '../../src/log/file/segment-header.ts';
 import { rec } from '../contract/log-records.ts';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
+import { fill, smallTmpfs } from '../support/tmpfs.ts';
 import {
   appendMany,
   asWritten,
@@ -350,6 +352,38 @@ describe('file log: after a clean close', () => {
         assert.deepEqual(await filesUnder(s.dir), before);
       }
     });
+  });
+});
+
+describe('file log: a clean close after a full disk', () => {
+  it('appends failed with ENOSPC on a reopened (unread) segment are cut by the writer; its clean close is trusted and reads exactly the acknowledged', async (t) => {
+    const mountPoint = await smallTmpfs(t, '1m');
+    if (mountPoint === null) return;
+    onCleanup(t, async () => {
+      execFileSync('umount', [mountPoint]);
+      await rm(mountPoint, { recursive: true, force: true });
+    });
+    const dir = join(mountPoint, 'log');
+    const open = () => openFileLog({ dir, onWarning: () => {} });
+    const first = await open();
+    const acknowledged = await appendMany(first, 40, 'a');
+    await first.close();
+    const log = await open();
+    const big = (key: string) => rec(key, key.padEnd(16 << 10, 'x'));
+    const filler = join(mountPoint, 'filler');
+    fill(filler);
+    for (const key of ['full-1', 'full-2']) {
+      await assert.rejects(log.append(0, [big(key)]), (e) => isRunlogError(e, 'LogUnavailable') && /ENOSPC/.test(e.message));
+    }
+    await rm(filler);
+    await log.close(); // repairs the failed write first, then closes sound
+    const segment = (await segmentPaths(join(dir, 'partition-0'))).at(-1)!;
+    assert.equal(cleanOf(await readRecord(dir))!.bytes, (await stat(segment)).size);
+    assert.equal(await opensUnread(t, dir, false), true);
+    const again = await open();
+    onCleanup(t, () => again.close());
+    assert.deepEqual(await readBack(again), acknowledged);
+    assert.deepEqual(await again.append(0, [big('after')]), [40n]);
   });
 });
 
