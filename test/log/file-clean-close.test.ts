@@ -15,6 +15,10 @@ import { isRunlogError } from '../../src/errors.ts';
 import { openFileLog, type FileLog, type FileLogOptions } from '../../src/log/file/file-log.ts';
 import { encodeFrame, frameBytes, recordBytes } from '../../src/log/file/frame.ts';
 import { SEGMENT_HEADER_BYTES } from '../../src/log/file/segment-header.ts';
+import { replayPartition } from '../../src/projector/replay.ts';
+import { openRunQueue } from '../../src/queue/open-run-queue.ts';
+import { runCli } from '../cli/run-cli.ts';
+import { submitOf } from '../contract/fixtures.ts';
 import { rec } from '../contract/log-records.ts';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
 import { fill, smallTmpfs } from '../support/tmpfs.ts';
@@ -31,7 +35,7 @@ import {
   writeRecord,
   type Written,
 } from './clean-close.ts';
-import { filesUnder, segmentPaths } from './file-damage.ts';
+import { corruptAt, damageFrameHolding, filesUnder, segmentPaths } from './file-damage.ts';
 import { awaitZombie, lockHolder } from './lock-holder.ts';
 
 async function scratch(t: TestContext) {
@@ -301,6 +305,32 @@ describe('file log: after a clean close', () => {
       await assert.rejects(readBack(log, after[5]!.offset), corruptIn(path));
       await assert.rejects(readBack(log), corruptIn(path));
       assert.equal(await log.endOffset(0), 220n);
+    });
+
+    it("a queue stopped cleanly: it reopens (from its stop's snapshot), and the read-back of closed entries, a replay from zero and runlog verify each report it", async (t) => {
+      const s = await scratch(t);
+      const queue = await openRunQueue({ log: { kind: 'file', dir: s.dir }, partitions: 1, closedCacheBytes: 0, onWarning: () => {} });
+      const tickets: string[] = [];
+      for (let i = 0; i < 30; i++) {
+        tickets.push((await queue.submit(submitOf('acme', `t${i}`, { input: `input ${i}` }))).entryId);
+        const taken = (await queue.take({ agents: ['build'], holder: 'w', ttlMs: 60_000 }))!;
+        await queue.close(taken.lease, { status: 'succeeded', result: `result ${i}` });
+      }
+      await queue.stop();
+      const active = (await segmentPaths(s.part0)).at(-1)!;
+      const frame = await damageFrameHolding(active, 'input 0'); // the first entry's Submitted
+      assert.equal(await opensUnread(t, s.dir, false), true);
+
+      const reopened = await openRunQueue({ log: { kind: 'file', dir: s.dir }, closedCacheBytes: 0, onWarning: () => {} });
+      onCleanup(t, () => reopened.stop());
+      await assert.rejects(reopened.entry('acme', tickets[0]!), corruptAt(active, frame));
+      // Reading an entry further on learns the segment's index from its start: it meets the damage too.
+      await assert.rejects(reopened.entry('acme', tickets.at(-1)!), corruptAt(active, frame));
+      await assert.rejects(replayPartition(reopened.log, 0), corruptAt(active, frame));
+      await reopened.stop();
+      const run = await runCli(['verify', '--dir', s.dir]);
+      assert.equal(run.code, 1, run.stdout + run.stderr);
+      assert.ok((run.stdout + run.stderr).includes(`${active}: bad frame at byte ${frame}`), run.stdout + run.stderr);
     });
 
     it('a compaction that meets it fails with Corrupt and removes nothing: the damaged bytes stay for the next open to report', async (t) => {

@@ -1,7 +1,11 @@
 /** Helpers for tests that damage a file log on disk. */
-import { readdir, readFile } from 'node:fs/promises';
+import assert from 'node:assert/strict';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isRunlogError } from '../../src/errors.ts';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.ts';
+import { FRAME_HEADER_BYTES } from '../../src/log/file/frame.ts';
+import { SEGMENT_HEADER_BYTES } from '../../src/log/file/segment-header.ts';
 import { collect, rec } from '../contract/log-records.ts';
 
 /** The segment files of a partition directory, in offset order. */
@@ -36,4 +40,30 @@ export async function writeLog(dir: string, partitions = 1, perPartition = 24): 
 
 export async function keysOf(log: FileLog, partition = 0): Promise<string[]> {
   return (await collect(log.read(partition, 0n))).map((r) => r.key);
+}
+
+export async function flipByte(path: string, at: number): Promise<void> {
+  const bytes = await readFile(path);
+  bytes[at] = bytes[at]! ^ 0xff;
+  await writeFile(path, bytes);
+}
+
+/** Flips a byte inside `text`'s first occurrence in the file at `path`; returns where the frame holding it starts. */
+export async function damageFrameHolding(path: string, text: string): Promise<number> {
+  const bytes = await readFile(path);
+  const at = bytes.indexOf(text);
+  assert.ok(at > 0, `${path} holds ${text}`);
+  let frame = SEGMENT_HEADER_BYTES;
+  while (frame + FRAME_HEADER_BYTES + bytes.readUInt32LE(frame + 8) <= at) frame += FRAME_HEADER_BYTES + bytes.readUInt32LE(frame + 8);
+  await flipByte(path, at);
+  return frame;
+}
+
+/** Corrupt, naming `path` and the byte where its damaged frame starts. */
+export function corruptAt(path: string, byte: number): (error: unknown) => boolean {
+  return (error) => {
+    assert.ok(isRunlogError(error, 'Corrupt'), `expected Corrupt, got ${String(error)}`);
+    assert.ok(error.message.includes(`${path}: bad frame at byte ${byte}`), error.message);
+    return true;
+  };
 }

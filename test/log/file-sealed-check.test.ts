@@ -8,31 +8,25 @@
  * segment cut short, extended or with a damaged seal or first frame fails the open.
  */
 import assert from 'node:assert/strict';
-import { appendFile, readFile, stat, truncate, writeFile } from 'node:fs/promises';
+import { appendFile, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import fc from 'fast-check';
 import { isRunlogError } from '../../src/errors.ts';
 import type { LogRecord } from '../../src/log/event-log.ts';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.ts';
-import { FRAME_HEADER_BYTES, SEAL_BYTES } from '../../src/log/file/frame.ts';
+import { SEAL_BYTES } from '../../src/log/file/frame.ts';
 import { SEGMENT_HEADER_BYTES } from '../../src/log/file/segment-header.ts';
 import { replayPartition } from '../../src/projector/replay.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
 import { runCli } from '../cli/run-cli.ts';
 import { collect, rec, text } from '../contract/log-records.ts';
-import { SMALL_SEGMENTS, filesUnder, segmentPaths, writeLog } from './file-damage.ts';
+import { SMALL_SEGMENTS, corruptAt, damageFrameHolding, filesUnder, flipByte, segmentPaths, writeLog } from './file-damage.ts';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
 /** Byte 48 + 30 lies inside a segment's first frame (its payload, past the frame's header). */
 const INSIDE_FIRST_FRAME = SEGMENT_HEADER_BYTES + 30;
-
-async function flipByte(path: string, at: number): Promise<void> {
-  const bytes = await readFile(path);
-  bytes[at] = bytes[at]! ^ 0xff;
-  await writeFile(path, bytes);
-}
 
 function opener(t: TestContext, dir: string, segmentBytes = SMALL_SEGMENTS) {
   const warnings: RunlogWarning[] = [];
@@ -42,26 +36,6 @@ function opener(t: TestContext, dir: string, segmentBytes = SMALL_SEGMENTS) {
     return log;
   };
   return { open, warnings };
-}
-
-/** Flips a byte inside `text`'s first occurrence in the file at `path`; returns where the frame holding it starts. */
-async function damageFrameHolding(path: string, text: string): Promise<number> {
-  const bytes = await readFile(path);
-  const at = bytes.indexOf(text);
-  assert.ok(at > 0, `${path} holds ${text}`);
-  let frame = SEGMENT_HEADER_BYTES;
-  while (frame + FRAME_HEADER_BYTES + bytes.readUInt32LE(frame + 8) <= at) frame += FRAME_HEADER_BYTES + bytes.readUInt32LE(frame + 8);
-  await flipByte(path, at);
-  return frame;
-}
-
-/** Corrupt, naming `path` and the byte where its damaged frame starts. */
-function corruptAt(path: string, byte: number): (error: unknown) => boolean {
-  return (error) => {
-    assert.ok(isRunlogError(error, 'Corrupt'), `expected Corrupt, got ${String(error)}`);
-    assert.ok(error.message.includes(`${path}: bad frame at byte ${byte}`), error.message);
-    return true;
-  };
 }
 
 /** The records of partition 0 from `from`, at most `max`. */
