@@ -20,6 +20,7 @@ import { segmentPaths } from './file-damage.ts';
 
 const CRASH_WRITER = join(import.meta.dirname, 'crash-writer.ts');
 const IDLE_WRITER = join(import.meta.dirname, 'idle-writer.ts');
+const CLOSING_WRITER = join(import.meta.dirname, 'closing-writer.ts');
 
 /** A child process running `script` on `args`; its lines go to `onLine`. `kill()` SIGKILLs it and waits for its end. */
 function child(t: TestContext, script: string, args: string[], onLine: (line: string) => void) {
@@ -34,10 +35,12 @@ function child(t: TestContext, script: string, args: string[], onLine: (line: st
     if (process_.exitCode === null && process_.signalCode === null) process_.kill('SIGKILL');
     await exited;
   });
-  const kill = async (): Promise<void> => {
+  /** `orExit`: the child may have ended by itself (successfully) before the kill. */
+  const kill = async ({ orExit = false } = {}): Promise<void> => {
     process_.kill('SIGKILL');
     const [code, signal] = await exited;
     await linesRead;
+    if (orExit && code === 0) return;
     assert.equal(signal, 'SIGKILL', `the child ended by itself (code ${code}): ${stderr}`);
   };
   const ended = exited.then(() => new Error(`the child ended: ${stderr}`));
@@ -146,6 +149,33 @@ describe('file log: a writer killed after a clean reopen', () => {
     );
     assert.equal(await log.endOffset(0), 400n);
     assert.deepEqual(await readBack(log), before);
+  });
+});
+
+describe('file log: a writer killed during its clean close', () => {
+  it('wherever the kill lands (before, inside or after writing the record), the next open reads every acknowledged record', async (t) => {
+    const { dir, before } = await cleanlyClosed(t, 200);
+    const acknowledged = new Map<bigint, string>();
+    let closedBeforeKill = 0;
+    for (const count of [1, 5, 20, 60, 3, 40]) {
+      let closing: () => void = () => {};
+      const reachedClose = new Promise<void>((resolve) => (closing = resolve));
+      const writer = child(t, CLOSING_WRITER, [dir, String(count)], (line) => {
+        if (line === 'closing') return closing();
+        if (line === 'closed') return void closedBeforeKill++;
+        const [offset, key] = line.split(' ');
+        acknowledged.set(BigInt(offset!), key!);
+      });
+      await Promise.race([reachedClose, writer.ended.then((error) => Promise.reject(error))]);
+      await writer.kill({ orExit: true });
+      const log = await openFileLog({ dir, partitions: 1, onWarning: () => {} });
+      try {
+        await assertHolds(log, before, acknowledged);
+      } finally {
+        await log.close();
+      }
+    }
+    t.diagnostic(`${closedBeforeKill} of 6 writers finished their close before the kill`);
   });
 });
 
