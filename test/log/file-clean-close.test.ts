@@ -2,9 +2,11 @@
  * The clean close (src/log/file/recovery.ts: CLEAN CLOSE): a clean close records where it left
  * each active segment, and the next open trusts a last segment found just so without reading its
  * frames. Shown on real files: that the reopen does not read them (a probe on a copy), that every
- * record reads back as before from anywhere, after appends, rolls and a compaction; that damage
- * the open did not read is met by the read (or the compaction) that reads it, never skipped; that
- * a record which does not match the files is never trusted; and that only a clean close writes one.
+ * record reads back as before from anywhere (reads, tails, racing appends), after appends, rolls,
+ * a compaction and a full disk; that damage the open did not read is met by the read, compaction,
+ * replay or `runlog verify` that reads it, never skipped; that a record which does not match the
+ * files is never trusted (but see the FINDING: a lastFrame edited into a crafted record value);
+ * and that only a clean close writes one.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -35,7 +37,7 @@ import {
   writeRecord,
   type Written,
 } from './clean-close.ts';
-import { corruptAt, damageFrameHolding, filesUnder, segmentPaths } from './file-damage.ts';
+import { corruptAt, damageFrameHolding, filesUnder, flipByte, segmentPaths } from './file-damage.ts';
 import { awaitZombie, lockHolder } from './lock-holder.ts';
 
 async function scratch(t: TestContext) {
@@ -49,7 +51,7 @@ async function scratch(t: TestContext) {
   return { dir, open, warnings, part0: join(dir, 'partition-0') };
 }
 
-/** Reads from `reads` offsets drawn from `random` (some at the very end, past it, or at 0), each compared with `all`. */
+/** `reads` reads, each compared with `all`: from the last record, from the end, then from offsets drawn from `random`. */
 async function readsFromAnywhere(log: FileLog, all: readonly Written[], random: () => number, reads = 12): Promise<void> {
   const end = all.at(-1)!.offset + 1n;
   for (let i = 0; i < reads; i++) {
@@ -62,10 +64,7 @@ async function readsFromAnywhere(log: FileLog, all: readonly Written[], random: 
 /** The last segment's bytes flipped at its middle (inside a frame before the last); answers its path. */
 async function damageMiddle(part0: string): Promise<string> {
   const path = (await segmentPaths(part0)).at(-1)!;
-  const bytes = await readFile(path);
-  const middle = Math.floor(bytes.length / 2);
-  bytes[middle] = bytes[middle]! ^ 0xff;
-  await writeFile(path, bytes);
+  await flipByte(path, Math.floor((await stat(path)).size / 2));
   return path;
 }
 
