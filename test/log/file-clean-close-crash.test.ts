@@ -14,6 +14,7 @@ import { createInterface } from 'node:readline';
 import { describe, it, type TestContext } from 'node:test';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.ts';
 import { SEGMENT_HEADER_BYTES } from '../../src/log/file/segment-header.ts';
+import { rec } from '../contract/log-records.ts';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
 import { appendMany, cleanOf, opensUnread, readBack, readRecord, recordPath, type Written } from './clean-close.ts';
 import { segmentPaths } from './file-damage.ts';
@@ -21,6 +22,7 @@ import { segmentPaths } from './file-damage.ts';
 const CRASH_WRITER = join(import.meta.dirname, 'crash-writer.ts');
 const IDLE_WRITER = join(import.meta.dirname, 'idle-writer.ts');
 const CLOSING_WRITER = join(import.meta.dirname, 'closing-writer.ts');
+const COMPACTING_WRITER = join(import.meta.dirname, 'compacting-writer.ts');
 
 /** A child process running `script` on `args`; its lines go to `onLine`. `kill()` SIGKILLs it and waits for its end. */
 function child(t: TestContext, script: string, args: string[], onLine: (line: string) => void) {
@@ -73,14 +75,27 @@ async function assertHolds(log: FileLog, before: readonly Written[], acks: Reado
   return BigInt(records.length);
 }
 
-/** A cleanly closed log in a fresh directory: its records. */
-async function cleanlyClosed(t: TestContext, count: number): Promise<{ dir: string; before: Written[] }> {
+/** A cleanly closed log in a fresh directory: its records (`unique`: no key twice, no tombstone, so compaction keeps them all). */
+async function cleanlyClosed(t: TestContext, count: number, keys: 'unique' | 'any' = 'any'): Promise<{ dir: string; before: Written[] }> {
   const dir = await scratchDir(t, 'runlog-clean-crash-');
   const log = await openFileLog({ dir, partitions: 1, onWarning: () => {} });
-  const before = await appendMany(log, count, 'pre');
+  const before = keys === 'unique' ? await appendUnique(log, count) : await appendMany(log, count, 'pre');
   await log.close();
   assert.ok(cleanOf(await readRecord(dir)));
   return { dir, before };
+}
+
+async function appendUnique(log: FileLog, count: number): Promise<Written[]> {
+  const written: Written[] = [];
+  for (let i = 0; i < count; i += 4) {
+    const keys = [0, 1, 2, 3].map((j) => `pre/${i + j}`);
+    const offsets = await log.append(
+      0,
+      keys.map((key) => rec(key, `value:${key}`)),
+    );
+    keys.forEach((key, j) => written.push({ offset: offsets[j]!, key, value: `value:${key}` }));
+  }
+  return written;
 }
 
 describe('file log: a writer killed after a clean reopen', () => {
@@ -149,6 +164,35 @@ describe('file log: a writer killed after a clean reopen', () => {
     );
     assert.equal(await log.endOffset(0), 400n);
     assert.deepEqual(await readBack(log), before);
+  });
+});
+
+describe('file log: a writer killed while compacting after a clean reopen', () => {
+  it('its rolls and rewrites change the segments under a clean record it has not refreshed: the next open finds every record', async (t) => {
+    const { dir, before } = await cleanlyClosed(t, 200, 'unique');
+    const acknowledged = new Map<bigint, string>();
+    for (const acksBeforeKill of [0, 1, 4, 12]) {
+      const acks = new Map<bigint, string>();
+      let ready: () => void = () => {};
+      const readied = new Promise<void>((resolve) => (ready = resolve));
+      const waiting: Array<{ count: number; resolve: () => void }> = [];
+      const writer = child(t, COMPACTING_WRITER, [dir], (line) => {
+        if (line === 'ready') return ready();
+        const [offset, key] = line.split(' ');
+        acks.set(BigInt(offset!), key!);
+        for (const w of waiting.filter((w) => acks.size >= w.count)) w.resolve();
+      });
+      const acked = acksBeforeKill === 0 ? readied : new Promise<void>((resolve) => waiting.push({ count: acksBeforeKill, resolve }));
+      await Promise.race([acked, writer.ended.then((error) => Promise.reject(error))]);
+      await writer.kill();
+      for (const [offset, key] of acks) acknowledged.set(offset, key);
+      const log = await openFileLog({ dir, partitions: 1, onWarning: () => {} });
+      try {
+        await assertHolds(log, before, acknowledged);
+      } finally {
+        await log.close();
+      }
+    }
   });
 });
 
