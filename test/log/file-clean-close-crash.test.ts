@@ -126,7 +126,10 @@ describe('file log: a writer killed after a clean reopen', () => {
           await appendFile(last, (await readFile(last)).subarray(SEGMENT_HEADER_BYTES, SEGMENT_HEADER_BYTES + 30));
         }
 
-        if (segmentBytes === undefined) assert.equal(await opensUnread(t, dir, true), false, 'the changed segment is scanned');
+        // The writer sealed the segment the clean close left before its first append: what it wrote lies in a
+        // segment no clean record names, so the next open scans it.
+        const lastBase = BigInt((await segmentPaths(join(dir, 'partition-0'))).at(-1)!.split('/').at(-1)!.replace('.log', ''));
+        assert.notEqual(lastBase, cleanOf(JSON.parse(stale.toString()))?.segment, 'the writer rolled before appending');
         const reader = await openFileLog({ dir, readOnly: true, onWarning: () => {} });
         const seen = await readBack(reader);
         await reader.close();

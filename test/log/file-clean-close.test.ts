@@ -293,7 +293,7 @@ describe('file log: after a clean close', () => {
   });
 
   describe('damage the open did not read', () => {
-    it('a read of records appended after it meets it (Corrupt): the learning never skips past a damaged frame', async (t) => {
+    it('appends go to a new segment (the writer seals the unread one first): they read back, and a read through the damage meets it (Corrupt)', async (t) => {
       const s = await scratch(t);
       const first = await s.open();
       await appendMany(first, 200, 'a');
@@ -301,7 +301,8 @@ describe('file log: after a clean close', () => {
       const path = await damageMiddle(s.part0);
       const log = await s.open();
       const after = await appendMany(log, 20, 'b'); // the writer needs none of the frames before
-      await assert.rejects(readBack(log, after[5]!.offset), corruptIn(path));
+      assert.equal((await segmentPaths(s.part0)).length, 2, 'the damaged segment was sealed before the first append');
+      assert.deepEqual(await readBack(log, after[5]!.offset), after.slice(5));
       await assert.rejects(readBack(log), corruptIn(path));
       assert.equal(await log.endOffset(0), 220n);
     });
@@ -348,7 +349,7 @@ describe('file log: after a clean close', () => {
       await assert.rejects(readBack(again), corruptIn(path));
     });
 
-    it('a writer that appended on it and then died leaves it to a scanning open: Corrupt, never laundered by the clean record', async (t) => {
+    it('a writer that appended after it and then died: the damage lies in a sealed segment, so the next open serves every append acknowledged since, and reads through the damage meet it', async (t) => {
       const s = await scratch(t);
       const first = await s.open();
       await appendMany(first, 200, 'a');
@@ -356,13 +357,14 @@ describe('file log: after a clean close', () => {
       const path = await damageMiddle(s.part0);
       const stale = await readFile(recordPath(s.dir));
       const log = await s.open();
-      await appendMany(log, 20, 'b');
+      const after = await appendMany(log, 20, 'b');
       await log.close();
-      // What a SIGKILL before the record's refresh leaves: the clean record of the first close, a longer segment.
+      // What a SIGKILL before the record's refresh leaves: the clean record of the first close (its segment sealed since).
       await writeFile(recordPath(s.dir), stale);
-      const before = await filesUnder(s.dir);
-      await assert.rejects(s.open(), corruptIn(path));
-      assert.deepEqual(await filesUnder(s.dir), before);
+      const again = await s.open();
+      assert.equal(await again.endOffset(0), 220n);
+      assert.deepEqual(await readBack(again, after[0]!.offset), after);
+      await assert.rejects(readBack(again), corruptIn(path));
     });
 
     it('its last frame damaged: not trusted, and not cut as a torn tail either (Corrupt: shorter than the record), nothing written', async (t) => {
@@ -493,7 +495,7 @@ describe('file log: a reached record that does not match the files is not truste
     assert.deepEqual(await again.append(0, [rec('c', 'after')]), [80n]);
   });
 
-  it('the segment cut back to exactly the size a stale record names: Corrupt, as the end recorded since is not reached', async (t) => {
+  it('the segment a stale record names, sealed since and cut back to exactly the recorded size: Corrupt (no seal), nothing written', async (t) => {
     const s = await scratch(t);
     const first = await s.open();
     await appendMany(first, 40, 'a');
@@ -504,10 +506,13 @@ describe('file log: a reached record that does not match the files is not truste
     await log.close();
     const record = await readRecord(s.dir);
     await writeRecord(s.dir, { ...record, clean: stale }); // the newer end, the older clean: never written together
-    const path = (await segmentPaths(s.part0)).at(-1)!;
+    const path = (await segmentPaths(s.part0))[0]!; // the segment the stale record names: sealed by the first append since
     await writeFile(path, (await readFile(path)).subarray(0, stale.bytes));
     const before = await filesUnder(s.dir);
-    await assert.rejects(s.open(), (e) => isRunlogError(e, 'Corrupt') && /ends at offset 40, but .* reached 80/.test(e.message));
+    await assert.rejects(
+      s.open(),
+      (e) => isRunlogError(e, 'Corrupt') && e.message.includes(path) && /not the last segment/.test(e.message),
+    );
     assert.deepEqual(await filesUnder(s.dir), before);
   });
 });
