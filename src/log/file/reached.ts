@@ -49,6 +49,9 @@ import type { LogDescription } from './log-meta.ts';
 import type { PartitionScan } from './recovery.ts';
 import { syncDir } from './sync.ts';
 
+/** An offset as a record writes it: decimal digits, no leading zero. */
+const OFFSET_TEXT = /^(0|[1-9][0-9]*)$/;
+
 /** The background refresh's period: at most this many ms of appends are past the record. */
 export const REACHED_REFRESH_MS = 1000;
 
@@ -104,7 +107,7 @@ async function readOne(path: string, logId: string, partition: number): Promise<
   if (record['logId'] !== logId) throw bad(`logId ${describe(record['logId'])} is not 32 hex digits`);
   if (record['partition'] !== partition) throw bad(`it names partition ${describe(record['partition'])}`);
   const end = record['end'];
-  if (typeof end !== 'string' || !/^(0|[1-9][0-9]*)$/.test(end)) throw bad(`end ${describe(end)} is not an offset`);
+  if (typeof end !== 'string' || !OFFSET_TEXT.test(end)) throw bad(`end ${describe(end)} is not an offset`);
   return { end: BigInt(end), clean: cleanOf(record['clean'], bad) };
 }
 
@@ -113,7 +116,7 @@ function cleanOf(clean: unknown, bad: (what: string) => RunlogError): CleanClose
   if (clean === undefined) return null;
   if (typeof clean !== 'object' || clean === null || Array.isArray(clean)) throw bad(`clean ${describe(clean)} is not an object`);
   const { segment, bytes, lastFrame } = clean as Record<string, unknown>;
-  if (typeof segment !== 'string' || !/^(0|[1-9][0-9]*)$/.test(segment)) throw bad(`clean.segment ${describe(segment)} is not an offset`);
+  if (typeof segment !== 'string' || !OFFSET_TEXT.test(segment)) throw bad(`clean.segment ${describe(segment)} is not an offset`);
   if (!Number.isSafeInteger(bytes) || (bytes as number) < 0) throw bad(`clean.bytes ${describe(bytes)} is not a byte count`);
   if (!Number.isSafeInteger(lastFrame) || (lastFrame as number) < 0 || (lastFrame as number) > (bytes as number))
     throw bad(`clean.lastFrame ${describe(lastFrame)} is not a byte position within clean.bytes`);

@@ -87,9 +87,9 @@ export class Segment {
 
   /** Records a committed frame [pos, end) whose records span offsets first..last. */
   addFrame(pos: number, end: number, first: bigint, last: bigint): void {
-    // Indexed now only if every frame before it is; else the learning reaches it in turn (a
-    // compaction's output is written whole; the writer rolls before appending to a segment opened unread).
-    if (this.#knownTo === this.size) this.#know(pos, end, first);
+    // Every frame before it is known: a compaction writes its output whole, and the writer never
+    // appends to a segment opened unread (it rolls first: openedUnread).
+    this.#know(pos, end, first);
     this.size = end;
     this.lastFrameAt = pos;
     this.lastOffset = last;
