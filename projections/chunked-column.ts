@@ -8,6 +8,10 @@
  * A sparse column allocates a chunk only when a nonzero value is set in it (reads answer 0
  * where none was); a widening column (tenant ids) starts each chunk at 1 byte an element and
  * widens that chunk alone to 2 then 4 bytes when a bigger value is set in it.
+ *
+ * `shareWith()` hands a copy of the column that shares its chunks (a frozen ticket index, for a
+ * snapshot written over several turns): until `unshare()`, a chunk both hold is copied before
+ * this column first writes into it, so the copy keeps reading what was there when it was made.
  */
 export const CHUNK_BITS = 16;
 export const CHUNK = 1 << CHUNK_BITS;
@@ -17,6 +21,8 @@ export type Chunk = Uint8Array | Uint16Array | Uint32Array;
 
 export class ChunkedColumn {
   chunks: (Chunk | undefined)[] = [];
+  /** Chunks a copy made by shareWith() holds too (null: none is shared): copied on this column's next write to them. */
+  #shared: Set<Chunk> | null = null;
 
   /** `make` builds an empty chunk; `sparse`: chunks only where a nonzero value is set; `widening`: Uint8 chunks widened as needed. */
   constructor(
@@ -37,8 +43,25 @@ export class ChunkedColumn {
       if (this.sparse && value === 0) return;
       chunk = this.chunks[c] = this.make(CHUNK);
     }
+    if (this.#shared !== null && this.#shared.delete(chunk)) chunk = this.chunks[c] = chunk.slice();
     if (this.widening && value > maxOf(chunk)) chunk = this.chunks[c] = value > 0xffff ? Uint32Array.from(chunk) : Uint16Array.from(chunk);
     chunk[i & IN_CHUNK] = value;
+  }
+
+  /**
+   * A copy of this column holding the same chunks. `copyOnWrite`: each is copied on this
+   * column's next write to it (until unshare); without, the caller writes no element the copy reads.
+   */
+  shareWith(copyOnWrite: boolean): ChunkedColumn {
+    const copy = new ChunkedColumn(this.make, this.sparse, this.widening);
+    copy.chunks = this.chunks.slice();
+    if (copyOnWrite) this.#shared = new Set(this.chunks.filter((chunk) => chunk !== undefined));
+    return copy;
+  }
+
+  /** The copy shareWith() made is done with: writes go to the chunks in place again. */
+  unshare(): void {
+    this.#shared = null;
   }
 
   /** Room for elements [0, length) (a sparse column allocates on set). */

@@ -30,7 +30,11 @@ export class DeltaColumn {
   /** Per chunk, its blocks' bases (NaN: none set yet). */
   #bases: Float64Array[] = [];
   /** Values whose difference does not fit, by row. */
-  readonly #wide = new Map<number, number>();
+  readonly #wide: Map<number, number>;
+
+  constructor(wide = new Map<number, number>()) {
+    this.#wide = wide;
+  }
 
   /** Row `row`'s value (element `i` = row - rowBase); NaN if never set. */
   get(row: number, i: number): number {
@@ -56,6 +60,18 @@ export class DeltaColumn {
     }
     if ((delta < -INT16_MAX || delta > INT16_MAX) && deltas instanceof Int16Array) deltas = this.#deltas[c] = Int32Array.from(deltas);
     deltas[i & IN_CHUNK] = delta;
+  }
+
+  /**
+   * A copy reading the same values, for a frozen ticket index (ticket-index.ts freeze): it
+   * shares the chunks and the map of whole values. The index writes no element of a row the
+   * copy holds again, and forgets none of their whole values until the copy is released.
+   */
+  sharedCopy(): DeltaColumn {
+    const copy = new DeltaColumn(this.#wide);
+    copy.#deltas = this.#deltas.slice();
+    copy.#bases = this.#bases.slice();
+    return copy;
   }
 
   /** Row `row` was removed: its whole value, if any, goes. */

@@ -64,44 +64,67 @@ export interface RowsInPruneOrder {
 
 /** The columns of `rows` of `index` (rows in prune order, all settled), column by column without an object per row. */
 export function toColumns(index: IndexRows, rows: RowsInPruneOrder): TicketIndexColumns {
-  const [n, m] = [rows.count, rows.attempts];
-  const columns: TicketIndexColumns = {
-    version: TICKET_INDEX_COLUMNS_VERSION,
-    tenants: [],
-    seq: new Float64Array(n),
-    closedAt: new Float64Array(n),
-    tenant: new Uint32Array(n),
-    state: new Uint8Array(n),
-    keyHash: new Uint32Array(n),
-    deferredAttempts: new Uint32Array(n),
-    submittedOffset: new Float64Array(n),
-    closeOffset: new Float64Array(n),
-    attemptsEnd: new Uint32Array(n),
-    attemptOffset: new Float64Array(m),
-    runHash: new Uint32Array(m),
-  };
+  const columns: TicketIndexColumns = { version: TICKET_INDEX_COLUMNS_VERSION, tenants: [], ...emptyColumns(rows.count, rows.attempts) };
   // Tenants numbered in the order the rows first name them (the index's own ids may name pruned tenants).
   const renumbered = new Int32Array(index.tenants.length).fill(-1);
   let [i, a] = [0, 0];
   rows.forEach((row) => {
     const id = index.tenantIdOf(row);
     if (renumbered[id]! < 0) renumbered[id] = columns.tenants.push(index.tenants[id]!) - 1;
-    columns.seq[i] = index.seqOf(row);
-    columns.closedAt[i] = index.closedAtOf(row);
-    columns.tenant[i] = renumbered[id]!;
-    const keyed = index.isKeyed(row);
-    columns.state[i] = (OUTCOMES.indexOf(index.outcomeOf(row)) + 1) | (keyed ? KEYED : 0);
-    columns.keyHash[i] = keyed ? index.keyHashOf(row) : 0;
-    columns.deferredAttempts[i] = index.deferredAttemptsOf(row);
-    columns.submittedOffset[i] = index.submittedOffsetOf(row);
-    columns.closeOffset[i] = index.closeOffsetOf(row);
-    for (let k = 0, attempts = index.attemptsOf(row); k < attempts; k++, a++) {
-      columns.attemptOffset[a] = index.attemptOffsetOf(row, k);
-      columns.runHash[a] = index.runHashOf(row, k);
-    }
-    columns.attemptsEnd[i++] = a;
+    a = copyRow(index, row, renumbered[id]!, columns, i++, a, 0);
   });
   return columns;
+}
+
+/** The typed columns of TicketIndexColumns. */
+export type RowColumns = Omit<TicketIndexColumns, 'version' | 'tenants'>;
+
+/** Typed columns for `rows` rows with `attempts` attempts in all, zeroed. */
+export function emptyColumns(rows: number, attempts: number): RowColumns {
+  return {
+    seq: new Float64Array(rows),
+    closedAt: new Float64Array(rows),
+    tenant: new Uint32Array(rows),
+    state: new Uint8Array(rows),
+    keyHash: new Uint32Array(rows),
+    deferredAttempts: new Uint32Array(rows),
+    submittedOffset: new Float64Array(rows),
+    closeOffset: new Float64Array(rows),
+    attemptsEnd: new Uint32Array(rows),
+    attemptOffset: new Float64Array(attempts),
+    runHash: new Uint32Array(attempts),
+  };
+}
+
+/**
+ * Row `row` of `index` into element `i` of `columns`' row columns, its tenant written as
+ * `tenant`, and its attempts into the attempt columns from element `a` on; its attempts' end
+ * is written as `attemptsBefore` + the element after its last. Answers that element.
+ */
+export function copyRow(
+  index: IndexRows,
+  row: number,
+  tenant: number,
+  columns: RowColumns,
+  i: number,
+  a: number,
+  attemptsBefore: number,
+): number {
+  columns.seq[i] = index.seqOf(row);
+  columns.closedAt[i] = index.closedAtOf(row);
+  columns.tenant[i] = tenant;
+  const keyed = index.isKeyed(row);
+  columns.state[i] = (OUTCOMES.indexOf(index.outcomeOf(row)) + 1) | (keyed ? KEYED : 0);
+  columns.keyHash[i] = keyed ? index.keyHashOf(row) : 0;
+  columns.deferredAttempts[i] = index.deferredAttemptsOf(row);
+  columns.submittedOffset[i] = index.submittedOffsetOf(row);
+  columns.closeOffset[i] = index.closeOffsetOf(row);
+  for (let k = 0, attempts = index.attemptsOf(row); k < attempts; k++, a++) {
+    columns.attemptOffset[a] = index.attemptOffsetOf(row, k);
+    columns.runHash[a] = index.runHashOf(row, k);
+  }
+  columns.attemptsEnd[i] = attemptsBefore + a;
+  return a;
 }
 
 /** The columns being loaded: each numeric one as a reader (a typed array's views, or a snapshot's bytes copied a stretch at a time). */

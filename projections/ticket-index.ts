@@ -63,6 +63,13 @@ export interface TicketRecords {
   attemptOffsets: readonly number[];
 }
 
+/** A frozen copy of an index (TicketIndex.freeze) and how to let the index go on without it. */
+export interface FrozenTicketIndex {
+  readonly index: TicketIndex;
+  /** The copy is done with (idempotent): the index forgets what it kept for it. */
+  release(): void;
+}
+
 export class TicketIndex {
   /** Element 0 of the row columns: a multiple of CHUNK (whole chunks of pruned rows are dropped). */
   #rowBase = 0;
@@ -71,18 +78,18 @@ export class TicketIndex {
   #live = 0;
   /** Row elements allocated (from #rowBase on). */
   #capacity = 0;
-  readonly #seq = new DeltaColumn();
-  readonly #closedAt = new DeltaColumn();
+  #seq = new DeltaColumn();
+  #closedAt = new DeltaColumn();
   /** Tenant ids: 1 byte each, a chunk widened to 2 then 4 bytes when it names a tenant past 256 or 65,536. */
-  readonly #tenant = new ChunkedColumn((n) => new Uint8Array(n), false, true);
-  readonly #state = new ChunkedColumn((n) => new Uint8Array(n));
+  #tenant = new ChunkedColumn((n) => new Uint8Array(n), false, true);
+  #state = new ChunkedColumn((n) => new Uint8Array(n));
   /** Key hashes of keyed rows; a chunk with no keyed row holds no array (most rows have no key). */
-  readonly #keyHash = new ChunkedColumn((n) => new Uint32Array(n), true);
-  readonly #submitted = new DeltaColumn();
+  #keyHash = new ChunkedColumn((n) => new Uint32Array(n), true);
+  #submitted = new DeltaColumn();
   /** Close offset minus Submitted offset: 1 byte each, a chunk widened to 2 then 4 bytes as its deltas need (WIDE needs 4). */
-  readonly #closeDelta = new ChunkedColumn((n) => new Uint8Array(n), false, true);
+  #closeDelta = new ChunkedColumn((n) => new Uint8Array(n), false, true);
   /** Per row, the absolute number (mod 2^32) one past its last attempt. */
-  readonly #attemptsEnd = new ChunkedColumn((n) => new Uint32Array(n));
+  #attemptsEnd = new ChunkedColumn((n) => new Uint32Array(n));
   /** Where row #rowBase's attempts start (absolute, mod 2^32). */
   #baseAttemptStart = 0;
   /** The absolute attempt number (mod 2^32) of the attempt columns' element 0: a multiple of CHUNK. */
@@ -91,12 +98,12 @@ export class TicketIndex {
   #attemptCapacity = 0;
   #attemptCount = 0;
   /** AttemptStarted offset minus Submitted offset, widening as #closeDelta. */
-  readonly #attemptDelta = new ChunkedColumn((n) => new Uint8Array(n), false, true);
-  readonly #runHash = new ChunkedColumn((n) => new Uint32Array(n));
-  readonly #wideClose = new Map<number, number>();
-  readonly #wideAttempt = new Map<number, number>();
-  readonly #deferred = new Map<number, number>();
-  readonly #tenants: string[] = [];
+  #attemptDelta = new ChunkedColumn((n) => new Uint8Array(n), false, true);
+  #runHash = new ChunkedColumn((n) => new Uint32Array(n));
+  #wideClose = new Map<number, number>();
+  #wideAttempt = new Map<number, number>();
+  #deferred = new Map<number, number>();
+  #tenants: string[] = [];
   readonly #tenantIds = new Map<string, number>();
   #late: number[] = [];
   #lateStart = 0;
@@ -107,10 +114,20 @@ export class TicketIndex {
   readonly #byRun = new RowTable();
   /** Rows from here on were added since the tables last took rows: #syncTables puts them in. */
   #tabled = 0;
+  /**
+   * While a frozen copy is out (freeze): the rows removed since, each as (row, its first
+   * attempt, its attempts), whose entries in the maps the copy shares are forgotten at release.
+   */
+  #forgetLater: number[] | null = null;
 
   /** Retained closed tickets. */
   get size(): number {
     return this.#live;
+  }
+
+  /** The retained closed tickets' attempts, in all. */
+  get attemptCount(): number {
+    return this.#attemptCount;
   }
 
   /** Rows whose records' offsets are not known yet. */
@@ -251,14 +268,77 @@ export class TicketIndex {
     if ((this.#state.get(i) & UNSETTLED) !== 0) this.#unsettled--;
     const start = this.#attemptStart(row);
     const attempts = this.attemptsOf(row);
-    for (let n = 0; n < attempts; n++) this.#wideAttempt.delete((start + n) >>> 0);
     this.#attemptCount -= attempts;
     this.#state.set(i, 0);
     this.#live--;
+    if (this.#forgetLater === null) this.#forget(row, start, attempts);
+    else this.#forgetLater.push(row, start, attempts);
+    this.#trimFront();
+  }
+
+  /** A removed row's entries in the maps go (its whole values, deferred attempts). */
+  #forget(row: number, start: number, attempts: number): void {
+    for (let n = 0; n < attempts; n++) this.#wideAttempt.delete((start + n) >>> 0);
     this.#deferred.delete(row);
     this.#wideClose.delete(row);
     for (const column of [this.#seq, this.#closedAt, this.#submitted]) column.forget(row);
-    this.#trimFront();
+  }
+
+  /**
+   * A copy of the index as it is now that later changes to this one leave alone, made without
+   * copying a row: for a snapshot written a stretch of rows at a time over several turns
+   * (ticket-columns-writer.ts), while this index goes on taking closes and prunes. The copy
+   * shares every column's chunks and the maps. That is safe because the only write to a row
+   * already added is remove() zeroing its state: the state column copies a shared chunk before
+   * writing into it, and the map entries of rows removed meanwhile are forgotten only at
+   * `release` (rows are never renumbered, so a stale entry is never read). Everything else
+   * writes rows past the copy's last (new closes), or replaces arrays the copy keeps
+   * (widening, dropping pruned chunks). The copy is for reading rows (toColumns, the
+   * accessors), not for lookups. One at a time; not while a row is unsettled (its records'
+   * offsets are still to be written).
+   */
+  freeze(): FrozenTicketIndex {
+    if (this.#unsettled > 0) throw new Error(`the ticket index has ${this.#unsettled} closes whose records are not durable yet`);
+    if (this.#forgetLater !== null) throw new Error('the ticket index has a frozen copy out already');
+    const copy = new TicketIndex();
+    [copy.#rowBase, copy.#first, copy.#next, copy.#live, copy.#capacity] = [
+      this.#rowBase,
+      this.#first,
+      this.#next,
+      this.#live,
+      this.#capacity,
+    ];
+    [copy.#seq, copy.#closedAt, copy.#submitted] = [this.#seq.sharedCopy(), this.#closedAt.sharedCopy(), this.#submitted.sharedCopy()];
+    copy.#state = this.#state.shareWith(true);
+    [copy.#tenant, copy.#keyHash, copy.#closeDelta, copy.#attemptsEnd] = [
+      this.#tenant,
+      this.#keyHash,
+      this.#closeDelta,
+      this.#attemptsEnd,
+    ].map((column) => column.shareWith(false)) as [ChunkedColumn, ChunkedColumn, ChunkedColumn, ChunkedColumn];
+    [copy.#attemptDelta, copy.#runHash] = [this.#attemptDelta.shareWith(false), this.#runHash.shareWith(false)];
+    [copy.#baseAttemptStart, copy.#attemptBase, copy.#attemptCapacity, copy.#attemptCount] = [
+      this.#baseAttemptStart,
+      this.#attemptBase,
+      this.#attemptCapacity,
+      this.#attemptCount,
+    ];
+    [copy.#wideClose, copy.#wideAttempt, copy.#deferred] = [this.#wideClose, this.#wideAttempt, this.#deferred];
+    copy.#tenants = this.#tenants.slice();
+    copy.#late = this.#late.slice(this.#lateStart); // #insertLate splices this one in place
+    copy.#maxClosedAt = this.#maxClosedAt;
+    const forgetLater: number[] = (this.#forgetLater = []);
+    let released = false;
+    return {
+      index: copy,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#state.unshare();
+        this.#forgetLater = null;
+        for (let k = 0; k < forgetLater.length; k += 3) this.#forget(forgetLater[k]!, forgetLater[k + 1]!, forgetLater[k + 2]!);
+      },
+    };
   }
 
   /** Live rows, oldest close first, while `accept` takes their close time; at most `limit`. */
@@ -292,6 +372,25 @@ export class TicketIndex {
     }
     const rows = this.oldest(Number.POSITIVE_INFINITY, () => true);
     return toColumns(this, { count, attempts, forEach: (visit) => rows.forEach((row) => visit(row)) });
+  }
+
+  /**
+   * The live rows in prune order, read a stretch at a time: each call answers the next at most
+   * `max` (none: all given). For a frozen copy (freeze), whose rows do not change meanwhile.
+   */
+  pruneOrder(): (max: number) => number[] {
+    if (this.#lateStart < this.#late.length) {
+      const rows = this.oldest(Number.POSITIVE_INFINITY, () => true);
+      let given = 0;
+      return (max) => rows.slice(given, (given = Math.min(rows.length, given + max)));
+    }
+    // With no late row, prune order is row order.
+    let row = this.#first;
+    return (max) => {
+      const rows: number[] = [];
+      for (; row < this.#next && rows.length < max; row++) if (this.#alive(row)) rows.push(row);
+      return rows;
+    };
   }
 
   #forEachLive(visit: (row: number) => void): void {
@@ -380,7 +479,7 @@ export class TicketIndex {
     // Every chunk was made by loadChunk, once (ensure would have made each, then loadChunk again).
     this.#capacity = Math.ceil(n / CHUNK) * CHUNK;
     this.#attemptCapacity = Math.ceil(m / CHUNK) * CHUNK;
-    this.#tenants.push(...readers.tenants);
+    this.#tenants = readers.tenants.slice();
     for (const [id, tenant] of readers.tenants.entries()) this.#tenantIds.set(tenant, id);
     this.#next = this.#live = n;
     this.#attemptCount = m;

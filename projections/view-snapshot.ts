@@ -30,6 +30,7 @@ import {
 } from './open-snapshot.ts';
 import { PartitionView } from './partition-view.ts';
 import { storedColumns, toSnapshotColumns } from './snapshot-columns.ts';
+import { ClosedColumnsWriting } from './ticket-columns-writer.ts';
 import { TicketIndex, type StoredTicketColumns } from './ticket-index.ts';
 
 /** The state a snapshot of `view` keeps. Reads the view in this turn: call it while no append is in flight. */
@@ -42,14 +43,32 @@ export function viewStateToWrite(view: PartitionView): StateToWrite {
   return { ...stateBesideThreads(view), threads: openThreadsToWrite(view) };
 }
 
+/**
+ * The same, but for the ticket index's columns, which `columns` writes into the encoded state
+ * afterwards, a stretch of rows at a time (ticket-columns-writer.ts; the index is frozen until
+ * `columns.release()`). Encode it in this turn, then fill the columns.
+ */
+export function viewStateToWriteInStretches(view: PartitionView): { state: StateToWrite; columns: ClosedColumnsWriting } {
+  const columns = new ClosedColumnsWriting(view.closed.index);
+  try {
+    return { state: { ...stateBesideClosed(view), closedEntries: [], closedIndex: columns, threads: openThreadsToWrite(view) }, columns };
+  } catch (error) {
+    columns.release();
+    throw error;
+  }
+}
+
 function stateBesideThreads(view: PartitionView): Omit<PartitionState, 'threads'> {
+  return { ...stateBesideClosed(view), ...closedPart(view) };
+}
+
+function stateBesideClosed(view: PartitionView): Omit<PartitionState, 'threads' | 'closedEntries' | 'closedIndex'> {
   const secret = view.ticketKey?.secret;
   return {
     lastAt: view.lastAt,
     issuedThrough: view.issuedThrough,
     ticketKey: view.ticketKey === null ? null : { secret: secret!, legacyThrough: view.ticketKey.legacyThrough },
     metrics: { ...view.metrics },
-    ...closedPart(view),
     submissionKeys: submissionKeysOf(view),
     answers: answersOf(view),
   };

@@ -26,7 +26,14 @@ import { avroFieldSkippers, BytesCursor, type Skip } from './avro-skip.ts';
 import { SINGLE_OBJECT_MARKER } from './codec.ts';
 import { fingerprintBytesLE } from './rabin.ts';
 import { SCHEMA_DIR, loadSchemaFamily, type SchemaFamily, type SchemaVersion } from './schemas.ts';
-import { SNAPSHOT_FORMAT, type PartitionSnapshot, type PartitionState, type SnapshotEntry, type SnapshotThread } from './snapshot-types.ts';
+import {
+  SNAPSHOT_FORMAT,
+  type PartitionSnapshot,
+  type PartitionState,
+  type SnapshotColumn,
+  type SnapshotEntry,
+  type SnapshotThread,
+} from './snapshot-types.ts';
 import type { Outcome } from './types.ts';
 
 export type SnapshotSchemaName = 'PartitionSnapshot' | 'PartitionState';
@@ -180,8 +187,25 @@ export interface ThreadsToWrite extends SelfWriting {
   values(): SnapshotThread[];
 }
 
-/** A view's state to encode: its open entries as values, or written straight from the view. */
-export type StateToWrite = Omit<PartitionState, 'threads'> & { threads: SnapshotThread[] | ThreadsToWrite };
+/**
+ * A snapshot's ticket index columns (closedIndex) whose bytes are filled in after the state is
+ * encoded (projections/ticket-columns-writer.ts), a stretch of rows at a time: the compiled
+ * writer writes each column's name, its bytes' length and its strings, and leaves room for its
+ * bytes; avsc, when the compiled writer declines, takes `values()`, the columns whole.
+ */
+export interface ColumnsToWrite extends SelfWriting {
+  /** How many bytes the columns' elements take in all. */
+  readonly estimatedBytes: number;
+  values(): SnapshotColumn[];
+  /** The state was encoded into `encoded`: what writeAvro last wrote at position p of its buffer lies at p - shift there. */
+  placed(encoded: Uint8Array, shift: number): void;
+}
+
+/** A view's state to encode: its open entries as values, or written straight from the view; its ticket index's columns whole, or filled in after. */
+export type StateToWrite = Omit<PartitionState, 'threads' | 'closedIndex'> & {
+  threads: SnapshotThread[] | ThreadsToWrite;
+  closedIndex: SnapshotColumn[] | ColumnsToWrite;
+};
 
 /** What the checksum covers before the state's bytes: the envelope's fields in decimal, each newline-terminated. */
 export function snapshotChecksumPrefix(
@@ -193,11 +217,25 @@ export function snapshotChecksumPrefix(
 
 /** A view's state, encoded (taken in one turn; the envelope follows once the offset it covers is durable). */
 export function encodeSnapshotState(state: StateToWrite): Uint8Array {
-  const threads = state.threads;
-  const asValues = (): PartitionState => ({ ...state, threads: Array.isArray(threads) ? threads : threads.values() });
+  const { threads, closedIndex: columns } = state;
+  const asValues = (): PartitionState => ({
+    ...state,
+    threads: Array.isArray(threads) ? threads : threads.values(),
+    closedIndex: Array.isArray(columns) ? columns : columns.values(),
+  });
   let atLeast = Array.isArray(threads) ? 0 : threads.estimatedBytes;
-  for (const column of state.closedIndex) atLeast += column.bytes.byteLength + 16 * column.strings.length;
-  return encode(STATE, state as unknown as Record<string, unknown>, () => withBuffers(asValues()), atLeast + (64 << 10), ENVELOPE_ROOM);
+  if (Array.isArray(columns)) for (const column of columns) atLeast += column.bytes.byteLength + 16 * column.strings.length;
+  else atLeast += columns.estimatedBytes;
+  const encoded = encode(
+    STATE,
+    state as unknown as Record<string, unknown>,
+    () => withBuffers(asValues()),
+    atLeast + (64 << 10),
+    ENVELOPE_ROOM,
+  );
+  // The compiled writer wrote the state from byte `before` of its buffer on (encodeCompiled), the bytes handed out or copied.
+  if (!Array.isArray(columns)) columns.placed(encoded, ENVELOPE_ROOM.before);
+  return encoded;
 }
 
 /** avsc writes bytes from Buffers only (the compiled writer any Uint8Array): the state's byte fields as Buffers over the same memory. */
@@ -221,14 +259,35 @@ function asBuffer(bytes: Uint8Array): Buffer {
 }
 
 /**
- * A snapshot of an encoded state, checksummed and encoded. A state encodeSnapshotState left
+ * snapshotChecksum, the state hashed a stretch of `stretchBytes` at a time with `between()`
+ * awaited after each: hashing a large state (hundreds of MB at millions of closed tickets)
+ * then holds no turn of the event loop for long.
+ */
+export async function snapshotChecksumInStretches(
+  snapshot: Omit<PartitionSnapshot, 'checksum'>,
+  between: () => Promise<void>,
+  stretchBytes = 4 << 20,
+): Promise<Uint8Array> {
+  const hash = createHash('sha256');
+  hash.update(snapshotChecksumPrefix(snapshot), 'utf8');
+  const state = snapshot.state;
+  for (let at = 0; at < state.byteLength; at += stretchBytes) {
+    hash.update(state.subarray(at, at + stretchBytes));
+    if (at + stretchBytes < state.byteLength) await between();
+  }
+  return hash.digest();
+}
+
+/**
+ * A snapshot of an encoded state, checksummed and encoded (`checksum`: its checksum, when
+ * computed already: snapshotChecksumInStretches). A state encodeSnapshotState left
  * room around gets its envelope written around it, in place (the same bytes as encoding the
  * envelope whole, without a second buffer of the snapshot's size: fresh memory is what a
  * large snapshot costs most here); any other is copied into the envelope.
  */
-export function encodeSnapshot(fields: Omit<PartitionSnapshot, 'format' | 'checksum'>): Uint8Array {
+export function encodeSnapshot(fields: Omit<PartitionSnapshot, 'format' | 'checksum'>, checksum?: Uint8Array): Uint8Array {
   const envelope = { format: SNAPSHOT_FORMAT, ...fields };
-  const checksum = snapshotChecksum(envelope);
+  checksum ??= snapshotChecksum(envelope);
   const { state } = envelope;
   const value = { ...envelope, state: asBuffer(state), nextOffset: Number(envelope.nextOffset), checksum: asBuffer(checksum) };
   return (roomy.has(state) && envelopeAround(value, state)) || encode(ENVELOPE, value);

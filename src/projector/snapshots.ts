@@ -11,7 +11,14 @@
  *     store's staleness rule: the file log's compaction horizon, Kafka's delete.retention.ms);
  *   - its state builds a view (restoreView) without error.
  */
-import { decodeSnapshot, decodeSnapshotState, encodeSnapshot, encodeSnapshotState } from '../events/snapshot-codec.ts';
+import {
+  decodeSnapshot,
+  decodeSnapshotState,
+  encodeSnapshot,
+  encodeSnapshotState,
+  snapshotChecksumInStretches,
+} from '../events/snapshot-codec.ts';
+import { SNAPSHOT_FORMAT } from '../events/snapshot-types.ts';
 import {
   checksumAside,
   readSnapshotHead,
@@ -23,7 +30,7 @@ import type { EventLog } from '../log/event-log.ts';
 import type { StoredSnapshot } from '../log/snapshot-store.ts';
 import { PartitionView } from '../../projections/partition-view.ts';
 import { sourcedColumns } from '../../projections/snapshot-columns.ts';
-import { restoreView, viewStateToWrite } from '../../projections/view-snapshot.ts';
+import { restoreView, viewStateToWriteInStretches } from '../../projections/view-snapshot.ts';
 import type { WarningListener } from '../warnings.ts';
 import { catchUp } from './replay.ts';
 
@@ -161,18 +168,36 @@ export function snapshotSize(view: PartitionView): number | null {
 }
 
 /**
- * Takes a snapshot of `view` now, in this turn (encoding its state), and saves it; resolves
- * to its size in bytes. The view must have nothing in flight (every event folded is durable,
- * at an offset below view.nextOffset): the snapshot names view.nextOffset as what it covers.
+ * Takes a snapshot of `view` and saves it; resolves to its size in bytes. The view must have
+ * nothing in flight (every event folded is durable, at an offset below view.nextOffset): the
+ * snapshot names view.nextOffset as what it covers. What it holds is read in this turn: the
+ * open part encoded, the ticket index frozen (ticket-columns-writer.ts). The index's columns
+ * are then written and the whole checksummed a stretch at a time over later turns, so that
+ * commands go on meanwhile (a snapshot of half a million closed tickets in one turn held
+ * every command for 50-160 ms); the view may change meanwhile, the snapshot does not.
  */
 export async function saveSnapshot(log: EventLog, view: PartitionView): Promise<number> {
   const store = log.snapshots;
   if (store === undefined) return 0;
-  const state = encodeSnapshotState(viewStateToWrite(view));
-  const nextOffset = view.nextOffset;
-  const bytes = encodeSnapshot({ logId: store.logId, partition: view.partition, nextOffset, takenAt: Date.now(), state });
+  const [nextOffset, takenAt] = [view.nextOffset, Date.now()];
+  const { state: toWrite, columns } = viewStateToWriteInStretches(view);
+  let state: Uint8Array;
+  try {
+    state = encodeSnapshotState(toWrite);
+    while (columns.writeStretch()) await nextTurn();
+  } finally {
+    columns.release();
+  }
+  const fields = { logId: store.logId, partition: view.partition, nextOffset, takenAt, state };
+  const checksum = await snapshotChecksumInStretches({ format: SNAPSHOT_FORMAT, ...fields }, nextTurn);
+  const bytes = encodeSnapshot(fields, checksum);
   await store.save(view.partition, bytes, nextOffset);
   const known = covered.get(view);
   if (known === undefined || known.nextOffset < nextOffset) covered.set(view, { nextOffset, size: bytes.byteLength });
   return bytes.byteLength;
+}
+
+/** Resolves after the I/O and timers due now have run (setImmediate): what a snapshot yields to between stretches. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
