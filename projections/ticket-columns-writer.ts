@@ -135,7 +135,7 @@ export class ClosedColumnsWriting implements ColumnsToWrite {
       ...emptyColumns(this.#rows, this.#attempts),
     };
     let [i, a] = [0, 0];
-    for (let rows = this.#nextRows(Number.POSITIVE_INFINITY); i < rows.length; i++)
+    for (let rows = this.#index.pruneOrder()(Number.POSITIVE_INFINITY); i < rows.length; i++)
       a = copyRow(this.#index, rows[i]!, this.#index.tenantIdOf(rows[i]!), columns, i, a, 0);
     return toSnapshotColumns(columns);
   }
