@@ -642,10 +642,18 @@ export class TicketIndex {
     return id;
   }
 
+  /**
+   * Puts a late row in #late, after the last live row that closed no later. Rows removed out of
+   * prune order (a tombstone) stay in the list until they reach its front (#trimFront) and are
+   * stepped over: their close time may be forgotten already, or their chunk dropped.
+   */
   #insertLate(row: number): void {
     const at = this.closedAtOf(row);
     let index = this.#late.length;
-    while (index > this.#lateStart && this.closedAtOf(this.#late[index - 1]!) > at) index--;
+    for (; index > this.#lateStart; index--) {
+      const before = this.#late[index - 1]!;
+      if (this.#alive(before) && this.closedAtOf(before) <= at) break;
+    }
     this.#late.splice(index, 0, row);
   }
 
