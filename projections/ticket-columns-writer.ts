@@ -14,10 +14,11 @@
  *      every column's room; the caller yields between calls. Then `release`.
  * If the compiled writer declines the state, avsc encodes `values()`, the columns whole.
  *
- * The columns are toColumns's (ticket-columns.ts), in its order, but for the tenants: rows
- * keep the index's own tenant ids, so the tenant table is the index's whole (a tenant no
- * retained row names any more too), known before any row is read. The index that loads them
- * answers the same (toColumns numbers tenants afresh).
+ * The columns are toColumns's (ticket-columns.ts), in its order, but for the tenants' numbers:
+ * toColumns numbers them in the order the rows first name them, which is known only once every
+ * row is read, while the tenant table comes before the rows here; so the tenants some row names
+ * (the index counts each one's rows) are numbered in the order of the index's own ids. The
+ * index that loads them answers the same.
  */
 import type { ColumnsToWrite } from '../src/events/snapshot-codec.ts';
 import type { SnapshotColumn } from '../src/events/snapshot-types.ts';
@@ -69,6 +70,9 @@ export class ClosedColumnsWriting implements ColumnsToWrite {
   #rowsDone = 0;
   #attemptsDone = 0;
   #scratch: RowColumns = emptyColumns(STRETCH, STRETCH);
+  /** The tenants some row names, and each tenant id's number among them. */
+  readonly #tenants: string[];
+  readonly #renumbered: Int32Array;
 
   /** Freezes `index` now (call it while nothing is in flight: no close unsettled). */
   constructor(index: TicketIndex) {
@@ -77,10 +81,16 @@ export class ClosedColumnsWriting implements ColumnsToWrite {
     this.#rows = this.#index.size;
     this.#attempts = this.#index.attemptCount;
     this.#nextRows = this.#index.pruneOrder();
+    const tenants = this.#index.tenants;
+    const live = this.#index.liveTenantIds();
+    this.#tenants = live.map((id) => tenants[id]!);
+    this.#renumbered = new Int32Array(tenants.length).fill(-1);
+    live.forEach((id, n) => (this.#renumbered[id] = n));
   }
 
   get estimatedBytes(): number {
-    let bytes = 64 * this.#index.tenants.length + 1024;
+    let bytes = 1024;
+    for (const tenant of this.#tenants) bytes += 3 * tenant.length + MAX_VARINT_BYTES;
     for (const [field, counts] of TYPED)
       bytes += this.#scratch[field].BYTES_PER_ELEMENT * (counts === 'rows' ? this.#rows : this.#attempts);
     return bytes;
@@ -92,7 +102,7 @@ export class ClosedColumnsWriting implements ColumnsToWrite {
     if (pos + MAX_VARINT_BYTES > buf.length) return noRoom();
     pos = writeVarint(2 + TYPED.length, buf, pos);
     pos = this.#stringsColumn('version:number', [String(TICKET_INDEX_COLUMNS_VERSION)], buf, pos);
-    if (pos >= 0) pos = this.#stringsColumn('tenants:strings', this.#index.tenants, buf, pos);
+    if (pos >= 0) pos = this.#stringsColumn('tenants:strings', this.#tenants, buf, pos);
     for (const [field, counts] of TYPED) {
       if (pos < 0) return -1;
       const column = this.#scratch[field];
@@ -131,12 +141,12 @@ export class ClosedColumnsWriting implements ColumnsToWrite {
     this.#wholeTaken = true;
     const columns = {
       version: TICKET_INDEX_COLUMNS_VERSION,
-      tenants: this.#index.tenants.slice(),
+      tenants: this.#tenants,
       ...emptyColumns(this.#rows, this.#attempts),
     };
     let [i, a] = [0, 0];
     for (let rows = this.#index.pruneOrder()(Number.POSITIVE_INFINITY); i < rows.length; i++)
-      a = copyRow(this.#index, rows[i]!, this.#index.tenantIdOf(rows[i]!), columns, i, a, 0);
+      a = copyRow(this.#index, rows[i]!, this.#renumbered[this.#index.tenantIdOf(rows[i]!)]!, columns, i, a, 0);
     return toSnapshotColumns(columns);
   }
 
@@ -156,8 +166,10 @@ export class ClosedColumnsWriting implements ColumnsToWrite {
     if (attempts > this.#scratch.attemptOffset.length) this.#scratch = emptyColumns(STRETCH, attempts);
     const scratch = this.#scratch;
     let a = 0;
-    for (let i = 0; i < rows.length; i++)
-      a = copyRow(this.#index, rows[i]!, this.#index.tenantIdOf(rows[i]!), scratch, i, a, this.#attemptsDone);
+    for (let i = 0; i < rows.length; i++) {
+      const tenant = this.#renumbered[this.#index.tenantIdOf(rows[i]!)]!;
+      a = copyRow(this.#index, rows[i]!, tenant, scratch, i, a, this.#attemptsDone);
+    }
     for (const { field, width, counts, at } of this.#rooms) {
       const [done, count] = counts === 'rows' ? [this.#rowsDone, rows.length] : [this.#attemptsDone, a];
       encoded.set(new Uint8Array(scratch[field].buffer, 0, count * width), at + done * width);

@@ -104,6 +104,8 @@ export class TicketIndex {
   #wideAttempt = new Map<number, number>();
   #deferred = new Map<number, number>();
   #tenants: string[] = [];
+  /** Live rows per tenant id: a snapshot names only the tenants some row names (liveTenantIds). */
+  #tenantRows: number[] = [];
   readonly #tenantIds = new Map<string, number>();
   #late: number[] = [];
   #lateStart = 0;
@@ -135,6 +137,13 @@ export class TicketIndex {
     return this.#unsettled;
   }
 
+  /** The ids of the tenants some live row names, in id order (`tenants` may name tenants whose rows were all pruned). */
+  liveTenantIds(): number[] {
+    const ids: number[] = [];
+    for (let id = 0; id < this.#tenantRows.length; id++) if (this.#tenantRows[id]! > 0) ids.push(id);
+    return ids;
+  }
+
   /** The tenants rows name, by tenant id (tenantIdOf). */
   get tenants(): readonly string[] {
     return this.#tenants;
@@ -150,7 +159,9 @@ export class TicketIndex {
     this.#live++;
     this.#seq.set(row, i, ticket.seq);
     this.#closedAt.set(row, i, ticket.closedAt);
-    this.#tenant.set(i, this.#tenantId(ticket.tenant));
+    const tenant = this.#tenantId(ticket.tenant);
+    this.#tenant.set(i, tenant);
+    this.#tenantRows[tenant]!++;
     this.#keyHash.set(i, ticket.keyHash ?? 0);
     const late = ticket.closedAt < this.#maxClosedAt;
     this.#state.set(i, (OUTCOMES.indexOf(ticket.outcome) + 1) | (ticket.keyHash === null ? 0 : KEYED) | (late ? LATE : 0));
@@ -269,6 +280,7 @@ export class TicketIndex {
     const start = this.#attemptStart(row);
     const attempts = this.attemptsOf(row);
     this.#attemptCount -= attempts;
+    this.#tenantRows[this.tenantIdOf(row)]!--;
     this.#state.set(i, 0);
     this.#live--;
     if (this.#forgetLater === null) this.#forget(row, start, attempts);
@@ -325,6 +337,7 @@ export class TicketIndex {
     ];
     [copy.#wideClose, copy.#wideAttempt, copy.#deferred] = [this.#wideClose, this.#wideAttempt, this.#deferred];
     copy.#tenants = this.#tenants.slice();
+    copy.#tenantRows = this.#tenantRows.slice();
     copy.#late = this.#late.slice(this.#lateStart); // #insertLate splices this one in place
     copy.#maxClosedAt = this.#maxClosedAt;
     const forgetLater: number[] = (this.#forgetLater = []);
@@ -431,6 +444,7 @@ export class TicketIndex {
   #load(readers: ColumnReaders, offsetsBelow: number): void {
     const [n, m] = [readers.rows, readers.attempts];
     const checks = new RowChecks(readers, offsetsBelow);
+    const tenantRows = new Array<number>(readers.tenants.length).fill(0);
     let runTags: Uint32Array | null = null;
     const [closeDeltas, attemptDeltas] = [new Uint32Array(CHUNK), new Uint32Array(CHUNK)];
     for (let start = 0, c = 0, a = 0; start < n; start += CHUNK, c++) {
@@ -459,6 +473,7 @@ export class TicketIndex {
       checks.attemptOffsets(a, offsets);
       for (let j = 0, first = a; j < end - start; j++) {
         const row = start + j;
+        tenantRows[stretch.tenant[j]!]!++;
         const base = submittedOffset[j]!;
         closeDeltas[j] = this.#delta(closeOffset[j]!, base, row, this.#wideClose);
         if (deferred[j] !== 0) this.#deferred.set(row, deferred[j]!);
@@ -480,6 +495,7 @@ export class TicketIndex {
     this.#capacity = Math.ceil(n / CHUNK) * CHUNK;
     this.#attemptCapacity = Math.ceil(m / CHUNK) * CHUNK;
     this.#tenants = readers.tenants.slice();
+    this.#tenantRows = tenantRows;
     for (const [id, tenant] of readers.tenants.entries()) this.#tenantIds.set(tenant, id);
     this.#next = this.#live = n;
     this.#attemptCount = m;
@@ -637,6 +653,7 @@ export class TicketIndex {
     if (id === undefined) {
       id = this.#tenants.length;
       this.#tenants.push(tenant);
+      this.#tenantRows.push(0);
       this.#tenantIds.set(tenant, id);
     }
     return id;
