@@ -24,7 +24,7 @@ import { openRunQueue, openRunQueueOnLog } from '../../src/queue/open-run-queue.
 import type { RunQueue } from '../../src/queue/run-queue.ts';
 import type { Entry, RunQueueOptions } from '../../src/queue/types.ts';
 import type { RunlogWarning } from '../../src/warnings.ts';
-import { STRETCH } from '../../projections/ticket-columns-writer.ts';
+import { ClosedColumnsWriting, STRETCH } from '../../projections/ticket-columns-writer.ts';
 import { TicketIndex } from '../../projections/ticket-index.ts';
 import { restoreView } from '../../projections/view-snapshot.ts';
 import { FakeClock } from '../contract/fixtures.ts';
@@ -151,16 +151,31 @@ it(
       await save(...args);
       saves++;
     };
-    let n = 0;
-    // Until a snapshot is being written (a turn after each lifecycle, for the snapshot timer: see above).
-    while (frozen <= saves) {
-      await lifecycle(queue, clock, `before-${n++}`, ack);
+    // Stretches of a snapshot begun before stop() was called, written after: it was then mid-way.
+    let [stopping, stretchesAfterStop] = [false, 0];
+    const begunBeforeStop = new WeakSet<ClosedColumnsWriting>();
+    const writeStretch = ClosedColumnsWriting.prototype.writeStretch;
+    ClosedColumnsWriting.prototype.writeStretch = function (this: ClosedColumnsWriting) {
+      const wrote = writeStretch.call(this);
+      if (!stopping) begunBeforeStop.add(this);
+      else if (wrote && begunBeforeStop.has(this)) stretchesAfterStop++;
+      return wrote;
+    };
+    t.after(() => (ClosedColumnsWriting.prototype.writeStretch = writeStretch));
+    // Lifecycles until a snapshot begins (a turn after each, for the snapshot timer: see above). It
+    // begins as an append completes with none other in flight, its first stretch written then,
+    // the next a turn later: the lifecycle's answer comes before that turn.
+    for (let n = 0; ; n++) {
+      await lifecycle(queue, clock, `before-${n}`, ack);
+      if (frozen > saves) break;
       await nextTurn();
     }
     // Commands in flight and a snapshot being written: stop. Those acknowledged must be kept.
+    stopping = true;
     const inFlight = Array.from({ length: 8 }, (_, caller) => lifecycle(queue, clock, `stopping-${caller}`, ack).catch(() => {}));
     await queue.stop();
     await Promise.all(inFlight);
+    assert.ok(stretchesAfterStop > 0, 'stopped while the snapshot still had stretches to write');
     assert.deepEqual(
       warnings.filter((w) => w.code === 'RUNLOG_SNAPSHOT_FAILED'),
       [],
