@@ -1,18 +1,15 @@
 /**
- * FAILING (found 2026-12-06 by helper "frozen"; the code predates commit 01dc503): a late row
- * (its close time before one already folded) is put in the index's #late list by
- * TicketIndex.#insertLate, which walks the list back from its end comparing close times, and
- * reads the close time of rows REMOVED since as it goes (only removed rows at the list's front
- * are skipped: #trimFront). A row removed out of prune order (a tombstone of its entry, a
- * prune listing it out of order) is left in the middle of the list:
- *   - when its close time was kept whole (a difference past 2^31 from its block's base:
- *     delta-column.ts), remove forgot it: closedAtOf answers undefined, the walk stops there,
- *     and the new row lands after live rows that closed later. Prune order is then not by close
- *     time, and a snapshot of the index is refused at restore ("closedAt[1] is before
- *     closedAt[0]": RowChecks), so every open replays from zero;
- *   - when its chunk of rows was dropped (every row of it removed), its element is negative and
- *     closedAtOf throws a TypeError: the close cannot be folded at all.
- * The fix is for the walk to skip removed rows (or #insertLate to compare live rows only).
+ * Late rows after a row removed out of prune order (a tombstone of its entry, a prune listing
+ * it out of order). A late row (its close time before one already folded) goes into the index's
+ * #late list, kept by close time (ticket-index.ts #insertLate); a row removed out of prune order
+ * stays in that list until it reaches the front. Found 2026-12-06 (from before commit 01dc503):
+ * the insertion read the close times of such rows as it walked the list back, so
+ *   - when the removed row's close time was kept whole (a difference past 2^31 from its block's
+ *     base: delta-column.ts), forgotten at removal, the walk stopped there and the new row landed
+ *     after live rows that closed later: prune order not by close time, and a snapshot of the
+ *     index refused at restore ("closedAt[1] is before closedAt[0]": RowChecks);
+ *   - once the removed row's chunk was dropped, reading it threw a TypeError: the close could
+ *     not be folded at all.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
