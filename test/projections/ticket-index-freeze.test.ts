@@ -19,8 +19,8 @@ import { Closes, randomFrom, type CloseShape } from '../support/ticket-closes.ts
 
 /** The index and its never-frozen twin, given the same operations; unsettled rows waiting for their records. */
 class Twins {
-  readonly live = new TicketIndex();
-  readonly twin = new TicketIndex();
+  live = new TicketIndex();
+  twin = new TicketIndex();
   readonly pending: { row: number; records: TicketRecords }[] = [];
   /** Rows added, in order (some removed since). */
   rows = 0;
@@ -41,6 +41,14 @@ class Twins {
     if (settling === undefined) return;
     this.live.settle(settling.row, settling.records);
     this.twin.settle(settling.row, settling.records);
+  }
+
+  /** Both indexes replaced by ones loaded from the columns (a queue opened from a snapshot): rows renumbered from 0. */
+  reload(): void {
+    this.settleAll();
+    const columns = this.live.toColumns();
+    [this.live, this.twin] = [TicketIndex.fromColumns(columns), TicketIndex.fromColumns(columns)];
+    this.rows = this.live.size;
   }
 
   settleAll(): void {
@@ -126,6 +134,8 @@ interface FreezeRun {
   after: number;
   /** Rows pruned oldest first while the copy is out, at once (whole chunks dropped when large). */
   pruneDuring?: number;
+  /** The index frozen is one loaded from columns (fromColumns: its chunks made whole, at the width they need). */
+  loaded?: boolean;
 }
 
 /** Builds, freezes, mutates: the copy reads what was frozen; released, the index answers as its twin. */
@@ -136,6 +146,7 @@ function freezeRun(run: FreezeRun): void {
     else twins.step();
   }
   twins.settleAll();
+  if (run.loaded === true) twins.reload();
   const atFreeze = twins.live.toColumns();
   const frozen = twins.live.freeze();
   const checkCopy = (why: string): void => assert.deepEqual(frozen.index.toColumns(), atFreeze, `the frozen copy, ${why}`);
@@ -180,7 +191,8 @@ describe('TicketIndex.freeze', () => {
         shapes,
         fc.integer({ min: 0, max: 3_000 }),
         fc.integer({ min: 0, max: 3_000 }),
-        (seed, shape, before, during) => freezeRun({ seed, shape, before, during, after: 500 }),
+        fc.boolean(),
+        (seed, shape, before, during, loaded) => freezeRun({ seed, shape, before, during, after: 500, loaded }),
       ),
       { numRuns: 40 },
     );
@@ -212,6 +224,18 @@ describe('TicketIndex.freeze', () => {
         during: 20_000,
         after: 2_000,
         pruneDuring: CHUNK + 30_000,
+      },
+    },
+    {
+      name: 'loaded from columns (a queue opened from a snapshot) of two chunks, the first pruned whole while frozen',
+      run: {
+        seed: 4,
+        shape: { tenants: 70_000, far: 0.02, late: 0.05, maxAttempts: 3 },
+        before: CHUNK + 20_000,
+        during: 10_000,
+        after: 2_000,
+        pruneDuring: CHUNK,
+        loaded: true,
       },
     },
   ];
