@@ -16,7 +16,7 @@ import { PartitionView } from '../../projections/partition-view.ts';
 import { storedColumns } from '../../projections/snapshot-columns.ts';
 import { ClosedColumnsWriting, STRETCH } from '../../projections/ticket-columns-writer.ts';
 import { TicketIndex, type TicketIndexColumns, type TicketRecords } from '../../projections/ticket-index.ts';
-import { restoreView, viewStateToWrite, viewStateToWriteInStretches } from '../../projections/view-snapshot.ts';
+import { restoreView, viewState, viewStateToWrite, viewStateToWriteInStretches } from '../../projections/view-snapshot.ts';
 import { Closes, randomFrom, type CloseShape } from '../support/ticket-closes.ts';
 
 /** Past every offset the closes make (at most a few thousand jumps of 2^33). */
@@ -197,6 +197,23 @@ describe('ClosedColumnsWriting', () => {
       assert.deepEqual(TicketIndex.fromColumns(storedColumns(decoded.closedIndex)).toColumns(), atCapture);
     } finally {
       columns.release();
+    }
+  });
+
+  it('names only the tenants some retained row names: a tenant whose rows were all pruned is gone after a restore', () => {
+    // 20,000 tenants churned (one close each, all but the last 3 pruned), also after a restore from columns.
+    const closes = new Closes(randomFrom(11), { tenants: Infinity, far: 0, late: 0, maxAttempts: 1 });
+    const view = viewOf(closes, 20_000, false);
+    for (const row of view.closed.index.oldest(19_997, () => true)) view.closed.index.remove(row);
+    const kept = view.closed.index.toColumns().tenants;
+    assert.equal(kept.length, 3);
+    for (const restored of [view, restoreView(0, viewState(view), NEXT_OFFSET)]) {
+      assert.equal(restored.closed.index.tenants.length, restored === view ? 20_000 : 3);
+      const { state } = encodeInStretches(restored, () => {});
+      const decoded = decodeSnapshotState(state).closedIndex.find((column) => column.name === 'tenants:strings');
+      assert.deepEqual(decoded?.strings, kept);
+      assert.ok(state.byteLength < 2_000, `a state of ${state.byteLength} bytes for 3 closed tickets`);
+      assert.deepEqual(restoreView(0, decodeSnapshotState(state), NEXT_OFFSET).closed.index.tenants, kept);
     }
   });
 
