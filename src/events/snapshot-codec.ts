@@ -111,9 +111,10 @@ function encodeCompiled(form: Form, body: BodyWriter, value: Record<string, unkn
     }
     if (end >= 0) {
       form.sizeHint = Math.min(Math.max(64 << 10, Math.ceil((end - before) * 1.25)), MAX_LENGTH);
-      // A buffer mostly used is handed out as it is; else the bytes (and the room around them) are copied into one of their own.
-      const bytes = end * 4 >= size * 3 ? buf : buf.subarray(0, end + after).slice();
-      const encoded = new Uint8Array(bytes.buffer, bytes.byteOffset + before, end - before);
+      // Handed out in the buffer it was written in, however much of it is used: a snapshot's buffer lives until it is saved,
+      // and copying it into one of its own would take a turn of fresh memory the size of the snapshot (Buffer#slice, used
+      // here before, copied nothing).
+      const encoded = new Uint8Array(buf.buffer, buf.byteOffset + before, end - before);
       if (before + after > 0) roomy.add(encoded);
       return encoded;
     }
