@@ -267,7 +267,7 @@ function asBuffer(bytes: Uint8Array): Buffer {
 export async function snapshotChecksumInStretches(
   snapshot: Omit<PartitionSnapshot, 'checksum'>,
   between: () => Promise<void>,
-  stretchBytes = 4 << 20,
+  stretchBytes = 2 << 20,
 ): Promise<Uint8Array> {
   const hash = createHash('sha256');
   hash.update(snapshotChecksumPrefix(snapshot), 'utf8');
