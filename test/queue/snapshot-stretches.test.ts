@@ -12,7 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { it, type TestContext } from 'node:test';
@@ -32,6 +32,7 @@ import { scratchDir } from '../support/cleanup.ts';
 import { snapshotView } from '../support/snapshot-view.ts';
 import { assertAcknowledgedKept, type Acknowledged } from './crash-rounds.ts';
 import { closeInBulk, recorded, sampled } from './snapshot-stretches-bulk.ts';
+import { snapshotFiles } from '../support/snapshot-files.ts';
 
 type Settings = Omit<RunQueueOptions, 'log' | 'partitions'>;
 
@@ -46,14 +47,6 @@ async function open(
   const queue = await openRunQueueOnLog(log, { clock: clock.read, onWarning: (w) => warnings.push(w), ...settings });
   t.after(() => queue.stop());
   return { queue, warnings };
-}
-
-async function snapshotFiles(dir: string): Promise<string[]> {
-  const at = join(dir, 'snapshots', 'partition-0');
-  return (await readdir(at))
-    .filter((name) => name.endsWith('.snapshot'))
-    .map((name) => join(at, name))
-    .sort();
 }
 
 /** One lifecycle on a thread of its own: submitted, taken and started, closed; acknowledged as answered. */

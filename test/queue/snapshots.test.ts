@@ -6,7 +6,7 @@
  * read TicketExpired with and without snapshots; snapshots are taken every `everyRecords`.
  */
 import assert from 'node:assert/strict';
-import { cp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { cp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
@@ -22,6 +22,7 @@ import { restoreView } from '../../projections/view-snapshot.ts';
 import { FakeClock } from '../contract/fixtures.ts';
 import { scratchDir } from '../support/cleanup.ts';
 import { snapshotView } from '../support/snapshot-view.ts';
+import { snapshotFiles } from '../support/snapshot-files.ts';
 
 type Settings = Omit<RunQueueOptions, 'log' | 'partitions'>;
 
@@ -68,14 +69,6 @@ async function eventually(read: () => Promise<string[]>): Promise<string[]> {
     if (found.length > 0) return found;
   }
   return [];
-}
-
-async function snapshotFiles(dir: string): Promise<string[]> {
-  const at = join(dir, 'snapshots', 'partition-0');
-  return (await readdir(at))
-    .filter((name) => name.endsWith('.snapshot'))
-    .map((name) => join(at, name))
-    .sort();
 }
 
 /** The queue's view equals a replay of its log from zero (and the warnings say what was ignored). */
