@@ -109,12 +109,13 @@ export class ClosedColumnsWriting implements ColumnsToWrite {
       const width = column.BYTES_PER_ELEMENT;
       const length = width * (counts === 'rows' ? this.#rows : this.#attempts);
       pos = writeString(`${field}:${kindOf(column)}`, buf, pos);
-      if (pos < 0 || pos + 2 * MAX_VARINT_BYTES + length > buf.length) return noRoom();
+      if (pos < 0) return -1; // declined: writeString said why (room, or a string it does not write)
+      if (pos + 2 * MAX_VARINT_BYTES + length > buf.length) return noRoom();
       pos = writeVarint(length, buf, pos);
       this.#rooms.push({ field, width, counts, at: pos });
       pos = writeVarint(0, buf, pos + length); // no strings
     }
-    if (pos < 0 || pos >= buf.length) return noRoom();
+    if (pos >= buf.length) return noRoom();
     buf[pos] = 0;
     return pos + 1;
   }
@@ -122,7 +123,8 @@ export class ClosedColumnsWriting implements ColumnsToWrite {
   /** A column with no bytes and `strings` (the array's one block of them, then 0). */
   #stringsColumn(name: string, strings: readonly string[], buf: Buffer, pos: number): number {
     pos = writeString(name, buf, pos);
-    if (pos < 0 || pos + 2 * MAX_VARINT_BYTES > buf.length) return noRoom();
+    if (pos < 0) return -1;
+    if (pos + 2 * MAX_VARINT_BYTES > buf.length) return noRoom();
     pos = writeVarint(0, buf, pos); // no bytes
     if (strings.length > 0) {
       pos = writeVarint(strings.length, buf, pos);

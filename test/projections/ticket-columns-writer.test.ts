@@ -217,6 +217,18 @@ describe('ClosedColumnsWriting', () => {
     }
   });
 
+  it('a tenant name the compiled writer declines (not well-formed UTF-16): avsc takes the columns whole', () => {
+    const view = viewOf(new Closes(randomFrom(12), { tenants: 3, far: 0, late: 0, maxAttempts: 1 }), 20, false);
+    view.closed.index.add(
+      { seq: 1_000_000, tenant: 'lone \ud800', outcome: 'succeeded', closedAt: 2e12, keyHash: null, runHashes: [], deferredAttempts: 0 },
+      { submittedOffset: 1_000_000, closeOffset: 1_000_001, attemptOffsets: [] },
+    );
+    const { state, stretches } = encodeInStretches(view, () => {});
+    assert.equal(stretches, 0, 'nothing left to write: avsc wrote the columns');
+    assert.ok(state.byteLength < 64 << 10, `a state of ${state.byteLength} bytes`);
+    assert.equal(restoreView(0, decodeSnapshotState(state), NEXT_OFFSET).closed.size, 21);
+  });
+
   it('writes nothing before the state is placed, and nothing after avsc took the columns', () => {
     const view = viewOf(new Closes(randomFrom(10), { tenants: 3, far: 0, late: 0, maxAttempts: 1 }), 50, false);
     const before = new ClosedColumnsWriting(view.closed.index);
