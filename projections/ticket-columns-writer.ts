@@ -138,18 +138,10 @@ export class ClosedColumnsWriting implements ColumnsToWrite {
     return pos + 1;
   }
 
-  /** The columns whole (for avsc): nothing is left to fill. */
+  /** The columns whole (for avsc; toColumns numbers the tenants its own way): nothing is left to fill. */
   values(): SnapshotColumn[] {
     this.#wholeTaken = true;
-    const columns = {
-      version: TICKET_INDEX_COLUMNS_VERSION,
-      tenants: this.#tenants,
-      ...emptyColumns(this.#rows, this.#attempts),
-    };
-    let [i, a] = [0, 0];
-    for (let rows = this.#index.pruneOrder()(Number.POSITIVE_INFINITY); i < rows.length; i++)
-      a = copyRow(this.#index, rows[i]!, this.#renumbered[this.#index.tenantIdOf(rows[i]!)]!, columns, i, a, 0);
-    return toSnapshotColumns(columns);
+    return toSnapshotColumns(this.#index.toColumns());
   }
 
   placed(encoded: Uint8Array, shift: number): void {

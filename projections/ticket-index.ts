@@ -378,18 +378,17 @@ export class TicketIndex {
   /** The index as columns (INDEX-COLUMNS.md): a copy, rows in prune order. Throws while a row is unsettled. */
   toColumns(): TicketIndexColumns {
     if (this.#unsettled > 0) throw new Error(`the ticket index has ${this.#unsettled} closes whose records are not durable yet`);
-    const [count, attempts] = [this.#live, this.#attemptCount];
-    // With no late row, prune order is row order: no list of rows is made.
-    if (this.#lateStart === this.#late.length) {
-      return toColumns(this, { count, attempts, forEach: (visit) => this.#forEachLive(visit) });
-    }
-    const rows = this.oldest(Number.POSITIVE_INFINITY, () => true);
-    return toColumns(this, { count, attempts, forEach: (visit) => rows.forEach((row) => visit(row)) });
+    const forEach = (visit: (row: number) => void): void => {
+      const next = this.pruneOrder();
+      for (let rows = next(CHUNK); rows.length > 0; rows = next(CHUNK)) rows.forEach((row) => visit(row));
+    };
+    return toColumns(this, { count: this.#live, attempts: this.#attemptCount, forEach });
   }
 
   /**
    * The live rows in prune order, read a stretch at a time: each call answers the next at most
-   * `max` (none: all given). For a frozen copy (freeze), whose rows do not change meanwhile.
+   * `max` (none: all given). With no late row that is row order, and no list of every row is
+   * made. For rows that do not change meanwhile (a frozen copy: freeze; toColumns in one turn).
    */
   pruneOrder(): (max: number) => number[] {
     if (this.#lateStart < this.#late.length) {
@@ -404,10 +403,6 @@ export class TicketIndex {
       for (; row < this.#next && rows.length < max; row++) if (this.#alive(row)) rows.push(row);
       return rows;
     };
-  }
-
-  #forEachLive(visit: (row: number) => void): void {
-    for (let row = this.#first; row < this.#next; row++) if (this.#alive(row)) visit(row);
   }
 
   /**

@@ -46,7 +46,7 @@ import { sleep } from '../../retry.ts';
 import { describe } from '../../validation/index.ts';
 import type { WarningListener } from '../../warnings.ts';
 import type { LogDescription } from './log-meta.ts';
-import type { PartitionScan } from './recovery.ts';
+import type { Segment } from './segment.ts';
 import { syncDir } from './sync.ts';
 
 /** An offset as a record writes it: decimal digits, no leading zero. */
@@ -124,10 +124,14 @@ function cleanOf(clean: unknown, bad: (what: string) => RunlogError): CleanClose
 }
 
 /**
- * Corrupt unless every partition's end (as it will be after the scan's repairs) is at or
- * past its recorded end. On failure the scanned segments are let go.
+ * Corrupt unless every partition's end (as it will be after the scan's repairs: recovery.ts
+ * PartitionScan) is at or past its recorded end. On failure the scanned segments are let go.
  */
-export async function checkReached(dir: string, recorded: readonly (Reached | null)[], scans: readonly PartitionScan[]): Promise<void> {
+export async function checkReached(
+  dir: string,
+  recorded: readonly (Reached | null)[],
+  scans: readonly { segments: readonly Segment[] }[],
+): Promise<void> {
   for (const [p, scan] of scans.entries()) {
     const end = recorded[p]?.end;
     const found = scan.segments.at(-1)!.endOffset;
