@@ -9,6 +9,7 @@
 import { formatEntryId, parseEntryId, sequenceOf } from '../src/events/entry-ids.ts';
 import { threadKey } from '../src/events/keys.ts';
 import type { Outcome, TicketKeyCreated } from '../src/events/types.ts';
+import { ChurnMap } from '../src/churn-map.ts';
 import { closedEntryOf, type ClosedEntry } from './closed-entry.ts';
 import type { EntryState } from './entry-state.ts';
 import { hash32, hash32Of3 } from './hash32.ts';
@@ -55,7 +56,8 @@ export function runIdKey(tenant: string, thread: string, runId: string): string 
 
 export class ClosedTickets {
   index = new TicketIndex();
-  readonly #unsettled = new Map<string, Unsettled>();
+  /** Come and go with every live close (src/churn-map.ts says why a ChurnMap). */
+  readonly #unsettled = new ChurnMap<string, Unsettled>();
 
   constructor(
     private readonly partition: number,

@@ -26,6 +26,7 @@ import { ClosedTickets, submissionKeyId, type ClosedTicket } from './closed-tick
 import { Heap } from './heap.ts';
 import { HeadIndex, takesBefore } from './head-index.ts';
 import { EntryState, addAttempt } from './entry-state.ts';
+import { ChurnMap } from '../src/churn-map.ts';
 import { TenantCounts } from './tenant-counts.ts';
 import { ThreadState } from './thread-state.ts';
 import { emptyMetrics, recordExec, recordWait, type MetricCounters } from './metrics.ts';
@@ -62,12 +63,12 @@ export class PartitionView {
   /** The partition's ticket key (src/queue/entry-id.ts); null until its first submission. */
   ticketKey: Pick<TicketKeyCreated, 'secret' | 'legacyThrough'> | null = null;
   openCount = 0;
-  // The open entries, their threads and submission keys: replaced by a new Map rather than emptied (see `without`).
-  #entries = new Map<string, EntryState>();
-  #threads = new Map<string, ThreadState<EntryState>>();
+  // The open entries, their threads and submission keys: they come and go in bursts (src/churn-map.ts says why a ChurnMap).
+  readonly #entries = new ChurnMap<string, EntryState>();
+  readonly #threads = new ChurnMap<string, ThreadState<EntryState>>();
   /** #threads again, by tenant then thread name: threadOf finds a thread without building its key (a new string to hash per event). */
-  #threadsByName = new Map<string, Map<string, ThreadState<EntryState>>>();
-  #submissionKeys = new Map<string, string>();
+  readonly #threadsByName = new ChurnMap<string, ChurnMap<string, ThreadState<EntryState>>>();
+  readonly #submissionKeys = new ChurnMap<string, string>();
   /** Answers to requests of the commands topic (answers.ts). */
   readonly answers = new Answers();
   readonly openByTenant = new TenantCounts();
@@ -87,16 +88,16 @@ export class PartitionView {
 
   /** The open entries. */
   get entries(): Map<string, EntryState> {
-    return this.#entries;
+    return this.#entries.map;
   }
 
   /** The threads with an open entry (during a catch-up, also those it emptied: indexHeads drops them). */
   get threads(): Map<string, ThreadState<EntryState>> {
-    return this.#threads;
+    return this.#threads.map;
   }
 
   /** The open entries' submission keys (submissionKeyId) to their entry ids. */
-  get submissionKeys(): Map<string, string> {
+  get submissionKeys(): ChurnMap<string, string> {
     return this.#submissionKeys;
   }
 
@@ -320,13 +321,13 @@ export class PartitionView {
 
   /** Drops a closed entry from the open entries and the keys, and its thread if none is open. */
   private leaveOpen(entry: EntryState): void {
-    this.#entries = without(this.#entries, entry.entryId);
+    this.#entries.delete(entry.entryId);
     const thread = entry.threadState;
     // A catch-up keeps an emptied thread until indexHeads: the thread's next entry, often soon, finds it rather than making it again.
     if (thread.openCount === 0 && !this.#headsDeferred) this.dropThread(thread);
     if (entry.key !== null) {
       const keyId = submissionKeyId(entry.tenant, entry.thread, entry.key);
-      if (this.#submissionKeys.get(keyId) === entry.entryId) this.#submissionKeys = without(this.#submissionKeys, keyId);
+      if (this.#submissionKeys.get(keyId) === entry.entryId) this.#submissionKeys.delete(keyId);
     }
     if (entry.deadline !== null && --this.deadlinesOpen * 2 + DEADLINE_SLACK < this.deadlines.size) {
       this.deadlines.retain((held) => !held.closed);
@@ -412,16 +413,18 @@ export class PartitionView {
       const id = threadKey(tenant, threadName);
       thread = new ThreadState(tenant, threadName, this.openByTenant.counterOf(tenant), id);
       this.#threads.set(id, thread);
-      if (named === undefined) this.#threadsByName.set(tenant, (named = new Map()));
+      if (named === undefined) this.#threadsByName.set(tenant, (named = new ChurnMap()));
       named.set(threadName, thread);
     }
     return thread;
   }
 
   private dropThread(thread: ThreadState<EntryState>): void {
-    this.#threads = without(this.#threads, thread.key);
+    this.#threads.delete(thread.key);
     const named = this.#threadsByName.get(thread.tenant);
-    if (named !== undefined && without(named, thread.thread).size === 0) this.#threadsByName = without(this.#threadsByName, thread.tenant);
+    if (named === undefined) return;
+    named.delete(thread.thread);
+    if (named.size === 0) this.#threadsByName.delete(thread.tenant);
   }
 
   private headIndex(agent: string): HeadIndex<EntryState> {
@@ -437,16 +440,4 @@ export class PartitionView {
     this.openCount += delta;
     thread.tenantOpen.open += delta;
   }
-}
-
-/**
- * `map` without `key`, answering the Map to keep: a new one when `key` was its only key. V8 shrinks
- * a Map's table when a delete leaves it nearly empty, allocating the new table in the old
- * generation once the Map is old: ~1 µs and old garbage per delete for a Map that empties and
- * fills again with every entry (a replay of lifecycles one after the other). A new Map is young.
- */
-function without<K, V>(map: Map<K, V>, key: K): Map<K, V> {
-  if (map.size === 1 && map.has(key)) return new Map();
-  map.delete(key);
-  return map;
 }

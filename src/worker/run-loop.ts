@@ -28,6 +28,7 @@
  * answered after the abort hand their entries back at once, and so do the entries waiting
  * for a slot), and `run` resolves when every take is answered and every run has settled.
  */
+import { ChurnSet } from '../churn-map.ts';
 import { RunlogError } from '../errors.ts';
 import type { Started } from '../queue/types.ts';
 import { runEntry, type RunContext } from './run-entry.ts';
@@ -54,7 +55,7 @@ export class Pool {
   /** Slots asked for by the takes in flight. */
   private reserved = 0;
   /** The takes in flight. */
-  private readonly takes = new Set<Promise<void>>();
+  private readonly takes = new ChurnSet<Promise<void>>();
   /** Takes sent, and the number of the latest one answered: only the latest answer says whether more is takeable. */
   private takesSent = 0;
   private latestAnswered = 0;
@@ -64,7 +65,7 @@ export class Pool {
   /** Wakes the loop waiting for a free slot or a take's answer. */
   private changed: (() => void) | null = null;
   /** Runs in progress: a handler running, or its outcome being recorded. */
-  private readonly runs = new Set<Promise<void>>();
+  private readonly runs = new ChurnSet<Promise<void>>();
   /** Entries taken ahead of a free slot, oldest first (see Taking ahead). */
   private readonly waiting: Waiting[] = [];
   /** Handlers that settled in the turn they were called, since the last one that did not. */

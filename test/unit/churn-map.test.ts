@@ -1,0 +1,115 @@
+/**
+ * ChurnMap and ChurnSet (src/churn-map.ts) answer as a plain Map and Set do, in the same
+ * order, whatever mix of sets, deletes and clears they meet; a delete that leaves fewer than a
+ * quarter of the most entries held since the last copy replaces the collection with a copy
+ * (what keeps V8 from shrinking the table in place), and only such a delete does.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { ChurnMap, ChurnSet } from '../../src/churn-map.ts';
+
+type Op = { kind: 'set'; key: number; value: number } | { kind: 'delete'; key: number } | { kind: 'clear' };
+const op: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('set' as const), key: fc.integer({ min: 0, max: 300 }), value: fc.integer() }) },
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('delete' as const), key: fc.integer({ min: 0, max: 300 }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('clear' as const) }) },
+);
+// Bursts: many sets, then many deletes, so that the collections grow and shrink by more than 4x.
+const bursts = fc.array(fc.oneof(op, fc.array(op, { minLength: 50, maxLength: 200 })), { maxLength: 60 }).map((ops) => ops.flat());
+
+describe('ChurnMap', () => {
+  it('answers as a Map does, in the same order, through growing and shrinking bursts', () => {
+    fc.assert(
+      fc.property(bursts, (ops) => {
+        const churn = new ChurnMap<number, number>();
+        const model = new Map<number, number>();
+        for (const step of ops) {
+          if (step.kind === 'set') {
+            churn.set(step.key, step.value);
+            model.set(step.key, step.value);
+          } else if (step.kind === 'delete') {
+            assert.equal(churn.delete(step.key), model.delete(step.key));
+          } else {
+            churn.clear();
+            model.clear();
+          }
+          assert.equal(churn.size, model.size);
+        }
+        assert.deepEqual([...churn.map], [...model]);
+        assert.deepEqual([...churn.values()], [...model.values()]);
+        for (let key = 0; key <= 300; key++) {
+          assert.equal(churn.has(key), model.has(key));
+          assert.equal(churn.get(key), model.get(key));
+        }
+      }),
+    );
+  });
+
+  it('copies into a new Map once a delete leaves under a quarter of the peak, and not before', () => {
+    const churn = new ChurnMap<string, number>();
+    for (let n = 0; n < 100; n++) churn.set(`k${n}`, n);
+    const before = churn.map;
+    for (let n = 0; n < 75; n++) churn.delete(`k${n}`); // 25 left: a quarter of 100, not under it
+    assert.equal(churn.map, before);
+    churn.delete('k75'); // 24 left
+    assert.notEqual(churn.map, before, 'replaced by a copy');
+    assert.deepEqual(
+      [...churn.map.keys()],
+      Array.from({ length: 24 }, (_, i) => `k${76 + i}`),
+    );
+    assert.equal(before.size, 24, 'the old Map had the delete too, and is no longer written');
+    churn.set('late', 1);
+    assert.equal(before.has('late'), false);
+    // The copy's peak is its size, raised by later sets (25 with 'late'): the next copy comes under a quarter of that.
+    const copy = churn.map;
+    for (let n = 76; n < 94; n++) churn.delete(`k${n}`); // 7 left (6 k's and 'late'): 28 is not under 25
+    assert.equal(churn.map, copy);
+    churn.delete('k94'); // 6 left: 24 is under 25
+    assert.notEqual(churn.map, copy);
+  });
+
+  it('a delete of a missing key changes nothing', () => {
+    const churn = new ChurnMap<number, string>();
+    churn.set(1, 'a');
+    const map = churn.map;
+    assert.equal(churn.delete(2), false);
+    assert.equal(churn.map, map);
+    assert.equal(churn.delete(1), true);
+    assert.equal(churn.size, 0);
+  });
+});
+
+describe('ChurnSet', () => {
+  it('answers as a Set does, in the same order, through growing and shrinking bursts', () => {
+    fc.assert(
+      fc.property(bursts, (ops) => {
+        const churn = new ChurnSet<number>();
+        const model = new Set<number>();
+        for (const step of ops) {
+          if (step.kind === 'set') {
+            churn.add(step.key);
+            model.add(step.key);
+          } else if (step.kind === 'delete') {
+            assert.equal(churn.delete(step.key), model.delete(step.key));
+          }
+          assert.equal(churn.size, model.size);
+        }
+        assert.deepEqual([...churn], [...model]);
+        assert.deepEqual([...churn.set], [...model]);
+        for (let key = 0; key <= 300; key++) assert.equal(churn.has(key), model.has(key));
+      }),
+    );
+  });
+
+  it('copies into a new Set once a delete leaves under a quarter of the peak', () => {
+    const churn = new ChurnSet<number>();
+    for (let n = 0; n < 8; n++) churn.add(n);
+    const before = churn.set;
+    for (let n = 0; n < 6; n++) churn.delete(n);
+    assert.equal(churn.set, before);
+    churn.delete(6);
+    assert.notEqual(churn.set, before);
+    assert.deepEqual([...churn], [7]);
+  });
+});
