@@ -60,7 +60,7 @@ export class ChurnMap<K, V> {
     const map = this.#map;
     if (!map.delete(key)) return false;
     if (map.size * SHRINK_FACTOR < this.#peak) {
-      this.#map = new Map(map);
+      this.#map = map.size === 0 ? new Map() : new Map(map);
       this.#peak = map.size;
     }
     return true;
@@ -107,7 +107,7 @@ export class ChurnSet<T> {
     const set = this.#set;
     if (!set.delete(value)) return false;
     if (set.size * SHRINK_FACTOR < this.#peak) {
-      this.#set = new Set(set);
+      this.#set = set.size === 0 ? new Set() : new Set(set);
       this.#peak = set.size;
     }
     return true;
