@@ -10,12 +10,14 @@
  * points at are kept alive by every scavenge until the next full collection (the scavenger
  * takes old-to-young pointers as roots, whether their holder is alive or not), so they are
  * promoted too, and so is the next table, and what it points at: a chain. A table that grows
- * and shrinks with a bursty load carries every value that passed through it into the old
- * generation. Measured on the Worker's latency run (an open loop at 10,000 submissions a
- * second, each entry on a thread of its own): about 1 MB promoted per scavenge and scavenges
- * of 4-5 ms, against nothing promoted and 1.2-1.5 ms with a steady number of entries (a closed
- * loop); a 3-second micro-benchmark of a Map oscillating between 20 and 220 entries promoted
- * 1.9 MB per scavenge (scavenges of 8 ms), and 56 KB (1.3 ms) copied as below.
+ * and shrinks with a bursty load carries the values that passed through it into the old
+ * generation, to be found dead there by the next full collection. Measured (--trace-gc-nvp,
+ * 2026-12-06): a 3-second micro-benchmark of a Map oscillating between 20 and 220 entries
+ * promoted 1.9 MB per scavenge (scavenges of 8 ms), and 56 KB (1.3 ms) as a ChurnMap; the
+ * Worker at 10,000 submissions a second in an open loop (each entry on a thread of its own)
+ * promoted ~880 KB per scavenge, and ~600 KB with the view's and the Worker's bursty Maps and
+ * Sets made ChurnMaps and ChurnSets. (What it still promotes has another cause, not found: a
+ * closed loop at twice the rate promotes nothing.)
  *
  * HOW. Before a table would shrink in place (under a quarter of the most it held since it was
  * made), its live entries are copied into a new Map and the old one is dropped whole: nothing
