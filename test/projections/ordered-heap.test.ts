@@ -1,10 +1,13 @@
 /**
  * OrderedHeap (the head queues' ready items) pops exactly what a plain sort would, whatever
- * mix of in-order and out-of-order pushes, pops and retains it meets; and a backlog pushed in
- * order never reaches its heap.
+ * mix of in-order and out-of-order pushes, pops and retains it meets; a backlog pushed in
+ * order never reaches its heap; and a popped item is let go at once (nothing of the heap keeps
+ * it: the head queues' items hold whole entries).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { OrderedHeap } from '../../projections/ordered-heap.ts';
 
@@ -62,4 +65,39 @@ describe('OrderedHeap', () => {
     for (let i = 1; i < popped.length; i++) assert.ok(popped[i - 1]! <= popped[i]!, `popped ${popped[i - 1]} before ${popped[i]}`);
     assert.equal(heap.pop(), undefined);
   });
+
+  it('lets a popped item go at once, from a run part-popped and from one popped empty', async () => {
+    const heap = new OrderedHeap<Item>(before);
+    const pushed = (from: number, to: number): WeakRef<Item>[] =>
+      Array.from({ length: to - from }, (_, i) => {
+        const item = { key: from + i, id: from + i };
+        heap.push(item); // in order: into the run
+        return new WeakRef(item);
+      });
+    const first = pushed(0, 10);
+    for (let n = 0; n < 4; n++) heap.pop();
+    await collectGarbage();
+    assert.deepEqual(
+      first.map((ref) => ref.deref() === undefined),
+      [true, true, true, true, false, false, false, false, false, false],
+      'the 4 popped are gone, the 6 left are held',
+    );
+    while (heap.size > 0) heap.pop();
+    const second = pushed(10, 12); // into a new run
+    heap.pop();
+    await collectGarbage();
+    assert.ok(first.every((ref) => ref.deref() === undefined), 'a run popped empty holds none');
+    assert.deepEqual(
+      second.map((ref) => ref.deref() === undefined),
+      [true, false],
+    );
+  });
 });
+
+/** A full garbage collection, after the current job (a WeakRef holds its target until the job that made it ends). */
+async function collectGarbage(): Promise<void> {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  await new Promise((resolve) => setImmediate(resolve));
+  gc();
+}
