@@ -16,26 +16,48 @@
  * promoted 1.9 MB per scavenge (scavenges of 8 ms), and 56 KB (1.3 ms) as a ChurnMap; the
  * Worker at 10,000 submissions a second in an open loop (each entry on a thread of its own)
  * promoted ~880 KB per scavenge, and ~600 KB with the view's and the Worker's bursty Maps and
- * Sets made ChurnMaps and ChurnSets. (What it still promotes has another cause, not found: a
- * closed loop at twice the rate promotes nothing.)
+ * Sets made ChurnMaps and ChurnSets. (Part of what it still promoted was a head queue's run
+ * holding popped items, projections/ordered-heap.ts; the rest has another cause, not found.)
  *
- * HOW. Before a table would shrink in place (under a quarter of the most it held since it was
- * made), its live entries are copied into a new Map and the old one is dropped whole: nothing
- * links the old table to the new, so no chain starts. A copy costs the entries left (at most a
- * quarter of those deleted since the last copy): amortised O(1) per delete.
+ * The same holds for steady churn at a steady size, with no burst at all. Every set of a new
+ * key takes a slot of the table, a delete frees none, so every so many sets V8 rehashes the
+ * table into a new one, linked from the old. A table that lived through two scavenges before
+ * that (a few hundred sets at 10,000 a second) starts the chain. Measured (2026-12-07,
+ * `--trace-gc-nvp`, .scratch-style micro-benchmark of 30 and 300 live entries of ~1 KB, 10
+ * set and 10 deleted a millisecond): a Map and the shrink-only ChurnMap promoted 211-380 KB
+ * per scavenge; copied every 2 x size sets, 24-64 KB, with scavenges half as long.
+ *
+ * HOW. Two copies into a new Map (or Set), the old one dropped whole, so that nothing links the
+ * old table to the new and no chain starts:
+ *   - before a table would shrink in place: a delete that leaves under a quarter of the most it
+ *     held since it was made. It costs the entries left (at most a quarter of those deleted
+ *     since the last copy): amortised O(1) per delete;
+ *   - after every max(REBUILD_MIN, 2 x size) sets of new keys, so that no table lives long
+ *     enough to be promoted while it churns. It costs the entries copied, half a set's worth
+ *     per set: amortised O(1) per set.
  *
  * `map` (or `set`) is the current collection, for reading; a reference to it is good until the
- * next delete, which may replace it.
+ * next set or delete, which may replace it.
  */
 
 /** A copy is made once the size falls under the peak divided by this. */
 const SHRINK_FACTOR = 4;
 
+/** A copy is made after this many sets of new keys, or twice the size if more. */
+const REBUILD_MIN = 32;
+
+/** Whether `adds` sets of new keys since the last copy call for another, at `size` entries. */
+function dueForCopy(adds: number, size: number): boolean {
+  return adds >= REBUILD_MIN && adds >= 2 * size;
+}
+
 export class ChurnMap<K, V> {
   #map = new Map<K, V>();
   #peak = 0;
+  /** Sets of new keys since the current Map was made. */
+  #adds = 0;
 
-  /** The current entries (replaced, not changed, by a delete that copies). */
+  /** The current entries (replaced, not changed, by a set or delete that copies). */
   get map(): Map<K, V> {
     return this.#map;
   }
@@ -53,24 +75,31 @@ export class ChurnMap<K, V> {
   }
 
   set(key: K, value: V): this {
-    const map = this.#map.set(key, value);
+    const map = this.#map;
+    const before = map.size;
+    map.set(key, value);
+    if (map.size === before) return this;
     if (map.size > this.#peak) this.#peak = map.size;
+    if (dueForCopy(++this.#adds, map.size)) this.#copy(map);
     return this;
   }
 
   delete(key: K): boolean {
     const map = this.#map;
     if (!map.delete(key)) return false;
-    if (map.size * SHRINK_FACTOR < this.#peak) {
-      this.#map = map.size === 0 ? new Map() : new Map(map);
-      this.#peak = map.size;
-    }
+    if (map.size * SHRINK_FACTOR < this.#peak) this.#copy(map);
     return true;
   }
 
   clear(): void {
-    this.#map = new Map();
-    this.#peak = 0;
+    this.#copy(new Map());
+  }
+
+  /** A new Map of `map`'s entries (an empty one made empty: copying none costs as much as a few). */
+  #copy(map: Map<K, V>): void {
+    this.#map = map.size === 0 ? new Map() : new Map(map);
+    this.#peak = map.size;
+    this.#adds = 0;
   }
 
   values(): IterableIterator<V> {
@@ -85,8 +114,10 @@ export class ChurnMap<K, V> {
 export class ChurnSet<T> {
   #set = new Set<T>();
   #peak = 0;
+  /** Adds of new members since the current Set was made. */
+  #adds = 0;
 
-  /** The current members (replaced, not changed, by a delete that copies). */
+  /** The current members (replaced, not changed, by an add or delete that copies). */
   get set(): ReadonlySet<T> {
     return this.#set;
   }
@@ -100,19 +131,27 @@ export class ChurnSet<T> {
   }
 
   add(value: T): this {
-    const set = this.#set.add(value);
+    const set = this.#set;
+    const before = set.size;
+    set.add(value);
+    if (set.size === before) return this;
     if (set.size > this.#peak) this.#peak = set.size;
+    if (dueForCopy(++this.#adds, set.size)) this.#copy(set);
     return this;
   }
 
   delete(value: T): boolean {
     const set = this.#set;
     if (!set.delete(value)) return false;
-    if (set.size * SHRINK_FACTOR < this.#peak) {
-      this.#set = set.size === 0 ? new Set() : new Set(set);
-      this.#peak = set.size;
-    }
+    if (set.size * SHRINK_FACTOR < this.#peak) this.#copy(set);
     return true;
+  }
+
+  /** A new Set of `set`'s members (an empty one made empty). */
+  #copy(set: Set<T>): void {
+    this.#set = set.size === 0 ? new Set() : new Set(set);
+    this.#peak = set.size;
+    this.#adds = 0;
   }
 
   values(): IterableIterator<T> {

@@ -2,7 +2,9 @@
  * ChurnMap and ChurnSet (src/churn-map.ts) answer as a plain Map and Set do, in the same
  * order, whatever mix of sets, deletes and clears they meet; a delete that leaves fewer than a
  * quarter of the most entries held since the last copy replaces the collection with a copy
- * (what keeps V8 from shrinking the table in place), and only such a delete does.
+ * (what keeps V8 from shrinking the table in place), and so does the set (or add) of a new key
+ * that makes twice the size, and at least 32, since the last copy (what keeps a churning table
+ * young); nothing else does.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -69,6 +71,37 @@ describe('ChurnMap', () => {
     assert.notEqual(churn.map, copy);
   });
 
+  it('copies into a new Map after twice its size (at least 32) in sets of new keys, a set of a key it holds not counted', () => {
+    const churn = new ChurnMap<string, number>();
+    for (let n = 0; n < 10; n++) churn.set(`k${n}`, n); // 10 new keys since it was made
+    const before = churn.map;
+    churn.set('k0', 100); // held already: not counted
+    // Steady churn at 10 entries: one deleted, one new set, 21 times: 31 new keys.
+    for (let n = 10; n < 31; n++) {
+      churn.delete(`k${n - 10}`);
+      churn.set(`k${n}`, n);
+    }
+    assert.equal(churn.map, before);
+    churn.delete('k21');
+    churn.set('k31', 31); // the 32nd
+    assert.notEqual(churn.map, before, 'replaced by a copy');
+    assert.deepEqual([...churn.map.keys()], Array.from({ length: 10 }, (_, i) => `k${22 + i}`));
+    assert.equal(before.has('k31'), true, 'the old Map had the set too, and is no longer written');
+    // Counted afresh from the copy. Grown to 40 entries (30 new keys), then churned at 40: a copy
+    // at twice the size, 80 new keys since the last.
+    const copy = churn.map;
+    for (let n = 32; n < 62; n++) churn.set(`k${n}`, n);
+    for (let n = 62; n < 111; n++) {
+      churn.delete(`k${n - 40}`);
+      churn.set(`k${n}`, n);
+    }
+    assert.equal(churn.size, 40);
+    assert.equal(churn.map, copy, '79 new keys');
+    churn.delete('k71');
+    churn.set('k111', 111);
+    assert.notEqual(churn.map, copy, 'the 80th');
+  });
+
   it('a delete of a missing key changes nothing', () => {
     const churn = new ChurnMap<number, string>();
     churn.set(1, 'a');
@@ -111,5 +144,21 @@ describe('ChurnSet', () => {
     churn.delete(6);
     assert.notEqual(churn.set, before);
     assert.deepEqual([...churn], [7]);
+  });
+
+  it('copies into a new Set after twice its size (at least 32) in adds of new members', () => {
+    const churn = new ChurnSet<number>();
+    for (let n = 0; n < 4; n++) churn.add(n);
+    const before = churn.set;
+    churn.add(0); // held already: not counted
+    for (let n = 4; n < 31; n++) {
+      churn.delete(n - 4);
+      churn.add(n);
+    }
+    assert.equal(churn.set, before);
+    churn.delete(27);
+    churn.add(31); // the 32nd
+    assert.notEqual(churn.set, before);
+    assert.deepEqual([...churn], [28, 29, 30, 31]);
   });
 });
