@@ -1,8 +1,11 @@
 /**
  * A Worker's slot is held while its handler runs, not while the run's close is being made
- * durable: with concurrency 1, a second entry's handler starts while the first entry's close
- * is still held back on its way to the log (a real file log, its appends of Closed records
- * gated by wrapping it), and never two handlers at once.
+ * durable: with concurrency 1, the take of a second entry is sent while the first entry's
+ * close is still on its way to the log (a real file log, its first append holding a Closed
+ * record gated by wrapping it). Both go in that one append (group-commit.ts: a group starts at
+ * the end of the turn), so the second handler starts once it is durable, one datasync for the
+ * two; a slot held until the close were durable would send the take in a later append. Never
+ * two handlers at once.
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
@@ -20,18 +23,18 @@ const closes = (records: readonly AppendRecord[]): boolean =>
   records.some((record) => record.value !== null && decodeEvent(record.value).type === 'Closed');
 
 it(
-  'a slot is free once its handler settles: the next handler starts while the first close is still on its way to the log',
+  'a slot is free once its handler settles: the next take goes out while the first close is still on its way to the log',
   { timeout: 120_000 },
   async (t) => {
     const dir = await scratchDir(t, 'runlog-worker-slots-');
     const log = await openFileLog({ dir, partitions: 1 });
     let openGate!: () => void;
     const gate = new Promise<void>((resolve) => (openGate = resolve));
-    let heldCloses = 0;
+    const held: (readonly AppendRecord[])[] = [];
     const gated = wrapLog(log, {
       append: async (partition: number, records: readonly AppendRecord[]) => {
-        if (closes(records)) {
-          heldCloses++;
+        if (held.length === 0 && closes(records)) {
+          held.push(records);
           await gate;
         }
         return log.append(partition, records);
@@ -54,8 +57,8 @@ it(
       active--;
       if (started.length === 2) secondStarted();
     });
-    await queue.submit(submitOf('acme', 'first'));
-    await queue.submit(submitOf('acme', 'second'));
+    const first = await queue.submit(submitOf('acme', 'first'));
+    const secondTicket = await queue.submit(submitOf('acme', 'second'));
     const stop = new AbortController();
     const running = worker.run(stop.signal);
     onCleanup(t, async () => {
@@ -63,15 +66,26 @@ it(
       openGate();
       await running;
     });
-    await second;
-    assert.deepEqual(started, ['first', 'second']);
-    assert.ok(heldCloses >= 1, 'the first close was held at the log');
+    while (held.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    const typesHeld = held[0]!.map((record) => (record.value === null ? null : decodeEvent(record.value)));
+    const heldOf = (type: string): string[] =>
+      typesHeld.filter((event) => event?.type === type).map((event) => (event as { entryId: string }).entryId);
+    assert.deepEqual(heldOf('Closed'), [first.entryId], 'the held append closes the first entry');
+    assert.deepEqual(
+      heldOf('Leased'),
+      [secondTicket.entryId],
+      "the second entry's take went in the same append: sent before the first close was durable",
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(started, ['first'], 'the second handler waits for its lease to be durable');
     assert.deepEqual(
       events.filter((event) => event.type === 'succeeded'),
       [],
       'no close is durable yet',
     );
     openGate();
+    await second;
+    assert.deepEqual(started, ['first', 'second']);
     await worker.waitIdle();
     assert.equal(events.filter((event) => event.type === 'succeeded').length, 2);
     assert.equal(mostActive, 1, 'never two handlers at once at concurrency 1');
