@@ -86,7 +86,10 @@ describe('OrderedHeap', () => {
     const second = pushed(10, 12); // into a new run
     heap.pop();
     await collectGarbage();
-    assert.ok(first.every((ref) => ref.deref() === undefined), 'a run popped empty holds none');
+    assert.ok(
+      first.every((ref) => ref.deref() === undefined),
+      'a run popped empty holds none',
+    );
     assert.deepEqual(
       second.map((ref) => ref.deref() === undefined),
       [true, false],

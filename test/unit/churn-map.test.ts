@@ -85,7 +85,10 @@ describe('ChurnMap', () => {
     churn.delete('k21');
     churn.set('k31', 31); // the 32nd
     assert.notEqual(churn.map, before, 'replaced by a copy');
-    assert.deepEqual([...churn.map.keys()], Array.from({ length: 10 }, (_, i) => `k${22 + i}`));
+    assert.deepEqual(
+      [...churn.map.keys()],
+      Array.from({ length: 10 }, (_, i) => `k${22 + i}`),
+    );
     assert.equal(before.has('k31'), true, 'the old Map had the set too, and is no longer written');
     // Counted afresh from the copy. Grown to 40 entries (30 new keys), then churned at 40: a copy
     // at twice the size, 80 new keys since the last.
