@@ -7,11 +7,10 @@
  * strict order fixed for an item's life (items are never re-keyed).
  *
  * A popped item is let go at once: its slot in the run is cleared, and an emptied run starts
- * afresh. The run lives long (it is promoted to the old generation), and an item it still
- * pointed at after its pop lived as long as the slot did: at 10,000 takes a second, up to
- * 1,024 popped items (each a closed entry's head item, and through it the whole entry) were
- * kept ~100 ms, through two scavenges, so nearly every entry was promoted and died in the old
- * generation (~1 MB per scavenge, scavenges of 2-4 ms, a full collection every 1-2 s).
+ * afresh. Before, an item the run still pointed at after its pop lived as long as the slot
+ * did: up to 1,024 popped items, each a closed entry's head item and through it the whole
+ * entry (a heap snapshot of the Worker at 10,000 submissions a second held 515 closed entries
+ * that way, 2026-12-07).
  */
 import { Heap } from './heap.ts';
 

@@ -23,9 +23,8 @@
  * key takes a slot of the table, a delete frees none, so every so many sets V8 rehashes the
  * table into a new one, linked from the old. A table that lived through two scavenges before
  * that (a few hundred sets at 10,000 a second) starts the chain. Measured (2026-12-07,
- * `--trace-gc-nvp`, .scratch-style micro-benchmark of 30 and 300 live entries of ~1 KB, 10
- * set and 10 deleted a millisecond): a Map and the shrink-only ChurnMap promoted 211-380 KB
- * per scavenge; copied every 2 x size sets, 24-64 KB, with scavenges half as long.
+ * bench/churn-map-gc.ts, steady shape: 30 live entries of ~1 KB, 10 set and 10 deleted a
+ * millisecond, 5 s): a Map promoted 93-128 KB per scavenge, a ChurnMap copied as below 19 KB.
  *
  * HOW. Two copies into a new Map (or Set), the old one dropped whole, so that nothing links the
  * old table to the new and no chain starts:
@@ -46,16 +45,34 @@ const SHRINK_FACTOR = 4;
 /** A copy is made after this many sets of new keys, or twice the size if more. */
 const REBUILD_MIN = 32;
 
-/** Whether `adds` sets of new keys since the last copy call for another, at `size` entries. */
-function dueForCopy(adds: number, size: number): boolean {
-  return adds >= REBUILD_MIN && adds >= 2 * size;
+/** When a ChurnMap or ChurnSet copies its collection (see HOW): what it counts since the last copy. */
+class CopyPolicy {
+  /** The most entries held since the last copy. */
+  #peak = 0;
+  /** Sets of new keys since the last copy. */
+  #adds = 0;
+
+  /** A new key was set, leaving `size`: whether to copy now. */
+  added(size: number): boolean {
+    if (size > this.#peak) this.#peak = size;
+    return ++this.#adds >= REBUILD_MIN && this.#adds >= 2 * size;
+  }
+
+  /** A key was deleted, leaving `size`: whether to copy now. */
+  deleted(size: number): boolean {
+    return size * SHRINK_FACTOR < this.#peak;
+  }
+
+  /** A copy of `size` entries was made. */
+  copied(size: number): void {
+    this.#peak = size;
+    this.#adds = 0;
+  }
 }
 
 export class ChurnMap<K, V> {
   #map = new Map<K, V>();
-  #peak = 0;
-  /** Sets of new keys since the current Map was made. */
-  #adds = 0;
+  readonly #policy = new CopyPolicy();
 
   /** The current entries (replaced, not changed, by a set or delete that copies). */
   get map(): Map<K, V> {
@@ -78,16 +95,14 @@ export class ChurnMap<K, V> {
     const map = this.#map;
     const before = map.size;
     map.set(key, value);
-    if (map.size === before) return this;
-    if (map.size > this.#peak) this.#peak = map.size;
-    if (dueForCopy(++this.#adds, map.size)) this.#copy(map);
+    if (map.size !== before && this.#policy.added(map.size)) this.#copy(map);
     return this;
   }
 
   delete(key: K): boolean {
     const map = this.#map;
     if (!map.delete(key)) return false;
-    if (map.size * SHRINK_FACTOR < this.#peak) this.#copy(map);
+    if (this.#policy.deleted(map.size)) this.#copy(map);
     return true;
   }
 
@@ -98,8 +113,7 @@ export class ChurnMap<K, V> {
   /** A new Map of `map`'s entries (an empty one made empty: copying none costs as much as a few). */
   #copy(map: Map<K, V>): void {
     this.#map = map.size === 0 ? new Map() : new Map(map);
-    this.#peak = map.size;
-    this.#adds = 0;
+    this.#policy.copied(map.size);
   }
 
   values(): IterableIterator<V> {
@@ -113,9 +127,7 @@ export class ChurnMap<K, V> {
 
 export class ChurnSet<T> {
   #set = new Set<T>();
-  #peak = 0;
-  /** Adds of new members since the current Set was made. */
-  #adds = 0;
+  readonly #policy = new CopyPolicy();
 
   /** The current members (replaced, not changed, by an add or delete that copies). */
   get set(): ReadonlySet<T> {
@@ -134,24 +146,21 @@ export class ChurnSet<T> {
     const set = this.#set;
     const before = set.size;
     set.add(value);
-    if (set.size === before) return this;
-    if (set.size > this.#peak) this.#peak = set.size;
-    if (dueForCopy(++this.#adds, set.size)) this.#copy(set);
+    if (set.size !== before && this.#policy.added(set.size)) this.#copy(set);
     return this;
   }
 
   delete(value: T): boolean {
     const set = this.#set;
     if (!set.delete(value)) return false;
-    if (set.size * SHRINK_FACTOR < this.#peak) this.#copy(set);
+    if (this.#policy.deleted(set.size)) this.#copy(set);
     return true;
   }
 
   /** A new Set of `set`'s members (an empty one made empty). */
   #copy(set: Set<T>): void {
     this.#set = set.size === 0 ? new Set() : new Set(set);
-    this.#peak = set.size;
-    this.#adds = 0;
+    this.#policy.copied(set.size);
   }
 
   values(): IterableIterator<T> {

@@ -141,13 +141,15 @@ export class GroupCommit {
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    const start = (): void => {
-      this.scheduled = false;
-      this.startGroup();
-    };
-    if (this.inFlight === 0) setImmediate(start);
-    else queueMicrotask(start);
+    if (this.inFlight === 0) setImmediate(this.scheduledStart);
+    else queueMicrotask(this.scheduledStart);
   }
+
+  /** What schedule() runs: made once, not a closure per group. */
+  private readonly scheduledStart = (): void => {
+    this.scheduled = false;
+    this.startGroup();
+  };
 
   private startGroup(): void {
     if (this.failure !== null || this.queue.length === 0 || this.inFlight >= this.maxInFlight) return;
