@@ -20,8 +20,8 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { GCProfiler } from 'node:v8';
 import { ChurnMap } from '../src/churn-map.ts';
+import { startGcAccount, type GcAccount } from './gc-account.ts';
 
 const { values } = parseArgs({
   options: {
@@ -41,40 +41,11 @@ interface Churnable {
   delete(key: string): boolean;
 }
 
-interface Figure {
-  scavenges: number;
-  scavengeMs: number;
-  /** Bytes the scavenges moved into the old generation, all told. */
-  promoted: number;
-  fullCollections: number;
-}
-
-interface GcStatistic {
-  gcType: string;
-  cost: number;
-  beforeGC: { heapSpaceStatistics: Array<{ spaceName: string; spaceUsedSize: number }> };
-  afterGC: { heapSpaceStatistics: Array<{ spaceName: string; spaceUsedSize: number }> };
-}
-
-function oldSpaceUsed(spaces: Array<{ spaceName: string; spaceUsedSize: number }>): number {
-  return spaces.find((space) => space.spaceName === 'old_space')?.spaceUsedSize ?? 0;
-}
-
-/** Runs `shape` through `map`, with the garbage collector's own account of each collection (v8.GCProfiler). */
-async function measured(map: Churnable, shape: (map: Churnable) => Promise<void>): Promise<Figure> {
-  const figure: Figure = { scavenges: 0, scavengeMs: 0, promoted: 0, fullCollections: 0 };
-  const profiler = new GCProfiler();
-  profiler.start();
+/** Runs `shape` through `map`, with the garbage collector's own account of each collection. */
+async function measured(map: Churnable, shape: (map: Churnable) => Promise<void>): Promise<GcAccount> {
+  const account = startGcAccount();
   await shape(map);
-  const statistics = (profiler.stop()?.statistics ?? []) as GcStatistic[];
-  for (const gc of statistics) {
-    if (gc.gcType === 'Scavenge') {
-      figure.scavenges++;
-      figure.scavengeMs += gc.cost / 1000;
-      figure.promoted += oldSpaceUsed(gc.afterGC.heapSpaceStatistics) - oldSpaceUsed(gc.beforeGC.heapSpaceStatistics);
-    } else if (gc.gcType === 'MarkSweepCompact') figure.fullCollections++;
-  }
-  return figure;
+  return account.stop();
 }
 
 /** Bursts through `map` for `seconds`, yielding a turn between batches of bursts (as a server does). */

@@ -30,6 +30,7 @@ import { viewStateToWrite } from '../projections/view-snapshot.ts';
 import type { LatencyFloor } from './latency-floor.ts';
 import { AGENT, benchEntryId, concurrently, INPUT, lifecycleEvents, recordsOf, TENANT, type Rate } from './throughput.ts';
 import type { Row } from './rows.ts';
+import { startGcAccount, type GcAccount } from './gc-account.ts';
 
 const CONCURRENCY = 64;
 const PRODUCERS = 64;
@@ -292,6 +293,8 @@ export interface TailCauses {
   gcTotalMs: number;
   /** Pauses of 2 ms or more. */
   gcLong: number;
+  /** The collector's own account: what the scavenges promoted, and the full collections (gc-account.ts). */
+  gc: GcAccount;
 }
 
 /** Watches the event loop's delay and the GC's pauses until stop(). */
@@ -303,11 +306,13 @@ function watchTail(): { stop(): TailCauses } {
   });
   gc.observe({ entryTypes: ['gc'] });
   loop.enable();
+  const account = startGcAccount();
   return {
     stop() {
       loop.disable();
       gc.disconnect();
       return {
+        gc: account.stop(),
         loopP99Ms: loop.percentile(99) / 1e6,
         loopMaxMs: loop.max / 1e6,
         gcCount: pauses.length,
@@ -320,8 +325,12 @@ function watchTail(): { stop(): TailCauses } {
 }
 
 function tailNote({ tail }: WorkerLatency): string {
-  const { loopP99Ms, loopMaxMs, gcCount, gcMaxMs, gcTotalMs, gcLong } = tail;
-  return `. Over the window: event-loop delay p99 ${loopP99Ms.toFixed(1)} ms, max ${loopMaxMs.toFixed(1)} ms; GC ${gcCount} pauses, longest ${gcMaxMs.toFixed(1)} ms, ${gcLong} of 2 ms or more, ${gcTotalMs.toFixed(0)} ms in all`;
+  const { loopP99Ms, loopMaxMs, gcCount, gcMaxMs, gcTotalMs, gcLong, gc } = tail;
+  const promotedKb = gc.scavenges === 0 ? 0 : gc.promoted / gc.scavenges / 1024;
+  return (
+    `. Over the window: event-loop delay p99 ${loopP99Ms.toFixed(1)} ms, max ${loopMaxMs.toFixed(1)} ms; GC ${gcCount} pauses, longest ${gcMaxMs.toFixed(1)} ms, ${gcLong} of 2 ms or more, ${gcTotalMs.toFixed(0)} ms in all; ` +
+    `${gc.scavenges} scavenges promoting ${promotedKb.toFixed(0)} KB each, ${gc.fullCollections} full collections`
+  );
 }
 
 function floorNote({ floor, floorLoad }: WorkerLatency): string {

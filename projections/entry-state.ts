@@ -6,6 +6,7 @@
 import type { Outcome, Submitted } from '../src/events/types.ts';
 import type { HeadIndex, IndexedHead } from './head-index.ts';
 import type { ThreadMember, ThreadState } from './thread-state.ts';
+import { plainConstructor, type Mutable } from '../src/plain-objects.ts';
 
 /** Shared by every entry without metadata or attempts (frozen: a stray write throws). */
 const NO_METADATA: Record<string, string> = Object.freeze({});
@@ -27,6 +28,27 @@ export interface AttemptRecord {
   readonly epoch: number;
   readonly startedAt: number;
 }
+
+/** An entry's lease, as a Leased event grants it (made without an allocation site: src/plain-objects.ts). */
+export const GrantedLease = plainConstructor(function (this: LeaseState, holder: string, epoch: number, expiresAt: number) {
+  this.holder = holder;
+  this.epoch = epoch;
+  this.expiresAt = expiresAt;
+});
+
+/** An attempt, as an AttemptStarted event starts it (made without an allocation site: src/plain-objects.ts). */
+export const StartedAttempt = plainConstructor(function (
+  this: Mutable<AttemptRecord>,
+  runId: string,
+  attempt: number,
+  epoch: number,
+  startedAt: number,
+) {
+  this.runId = runId;
+  this.attempt = attempt;
+  this.epoch = epoch;
+  this.startedAt = startedAt;
+});
 
 /**
  * What an entry holds once it is leased, run or closed. Apart from EntryState, so that an entry
@@ -216,10 +238,10 @@ function isEmpty(record: Record<string, string>): boolean {
   return true;
 }
 
-/** Adds an attempt, and where its record lies (-1: not known yet). */
+/** Adds an attempt, and where its record lies (-1: not known yet). Array.of, not a literal: src/plain-objects.ts. */
 export function addAttempt(entry: EntryState, attempt: AttemptRecord, offset: number): void {
-  if (entry.attempts === NO_ATTEMPTS) entry.attempts = [attempt];
+  if (entry.attempts === NO_ATTEMPTS) entry.attempts = Array.of(attempt);
   else (entry.attempts as AttemptRecord[]).push(attempt);
-  if (entry.attemptOffsets === NO_OFFSETS) entry.attemptOffsets = [offset];
+  if (entry.attemptOffsets === NO_OFFSETS) entry.attemptOffsets = Array.of(offset);
   else (entry.attemptOffsets as number[]).push(offset);
 }

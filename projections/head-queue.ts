@@ -44,7 +44,16 @@ export function takesBefore(x: IndexedHead, y: IndexedHead): boolean {
 
 export function headItem<E extends IndexedHead>(entry: E): HeadItem<E> {
   const at = entry.lease !== null ? entry.lease.expiresAt : entry.notBefore;
-  return { entry, version: entry.version, at };
+  return new Offer(entry, entry.version, at);
+}
+
+/** A class, not a literal: an item points to its entry, and a pretenured literal's dead items would keep entries alive (src/plain-objects.ts). */
+class Offer<E extends IndexedHead> implements HeadItem<E> {
+  constructor(
+    readonly entry: E,
+    readonly version: number,
+    readonly at: number | null,
+  ) {}
 }
 
 /** Versions only grow and a closed entry stays closed: an item that is not current never will be again. */

@@ -25,7 +25,7 @@ import type { ClosedEntry, Closing } from './closed-entry.ts';
 import { ClosedTickets, submissionKeyId, type ClosedTicket } from './closed-tickets.ts';
 import { Heap } from './heap.ts';
 import { HeadIndex, takesBefore } from './head-index.ts';
-import { EntryState, addAttempt } from './entry-state.ts';
+import { EntryState, GrantedLease, StartedAttempt, addAttempt } from './entry-state.ts';
 import { ChurnMap } from '../src/churn-map.ts';
 import { TenantCounts } from './tenant-counts.ts';
 import { ThreadState } from './thread-state.ts';
@@ -243,7 +243,7 @@ export class PartitionView {
     switch (event.type) {
       case 'Leased':
       case 'LeaseExtended':
-        entry.lease = { holder: event.holder, epoch: event.epoch, expiresAt: event.expiresAt };
+        entry.lease = new GrantedLease(event.holder, event.epoch, event.expiresAt);
         entry.lastEpoch = Math.max(entry.lastEpoch, event.epoch);
         entry.deferredAttempts = event.deferredAttempts;
         entry.notBefore = null;
@@ -288,7 +288,7 @@ export class PartitionView {
   }
 
   private attemptStarted(entry: EntryState, event: AttemptStarted, offset: number): void {
-    addAttempt(entry, { runId: event.runId, attempt: event.attempt, epoch: event.epoch, startedAt: event.at }, offset);
+    addAttempt(entry, new StartedAttempt(event.runId, event.attempt, event.epoch, event.at), offset);
     entry.threadState.attemptAdded(entry);
     if (event.attempt === 1) recordWait(this.metrics, event.at - entry.submittedAt);
   }

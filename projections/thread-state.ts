@@ -60,8 +60,9 @@ export class ThreadState<E extends ThreadMember> {
   append(entry: E): void {
     // A thread's first entry gets an array of one (a push onto [] reserves 17 slots: most threads hold one entry); so
     // does the first after all its entries closed (a view's catch-up keeps an emptied thread: partition-view.ts indexHeads).
+    // Array.of, not [entry]: a literal would be pretenured after a backlog (src/plain-objects.ts).
     if (this.openCount === 0) {
-      this.queue = [entry];
+      this.queue = Array.of(entry);
       this.start = 0;
       this.#offHead = null;
     } else this.queue.push(entry);

@@ -1,27 +1,33 @@
 /**
  * The public shape of an entry and its lease, built from the fold's EntryState for a caller.
  * The view's entries are mutable and owned by the fold: callers only ever get these copies.
+ * They are plain objects made by plain constructors, not literals: a Worker's handler holds
+ * them as long as it runs, so a literal making them would be pretenured by slow handlers and
+ * then make every later copy in the old generation (src/plain-objects.ts).
  */
 import type { ClosedEntry } from '../../projections/closed-entry.ts';
-import type { EntryState } from '../../projections/entry-state.ts';
-import type { Attempt, Entry, Lease } from './types.ts';
+import type { EntryState, LeaseState } from '../../projections/entry-state.ts';
+import { plainConstructor } from '../plain-objects.ts';
+import type { AttemptStarted } from '../events/types.ts';
+import type { Attempt, Entry, Lease, Started, Taken } from './types.ts';
 
 /** An entry as the queue holds it: open in the view, or closed (held, cached or read back). */
 export type HeldEntry = EntryState | ClosedEntry;
 
 export function leaseOf(entry: HeldEntry): Lease | null {
   const lease = entry.lease;
-  if (lease === null) return null;
-  return {
-    tenant: entry.tenant,
-    thread: entry.thread,
-    entryId: entry.entryId,
-    agent: entry.agent,
-    holder: lease.holder,
-    epoch: lease.epoch,
-    expiresAt: lease.expiresAt,
-  };
+  return lease === null ? null : new PublicLease(entry, lease);
 }
+
+const PublicLease = plainConstructor(function (this: Lease, entry: HeldEntry, lease: LeaseState) {
+  this.tenant = entry.tenant;
+  this.thread = entry.thread;
+  this.entryId = entry.entryId;
+  this.agent = entry.agent;
+  this.holder = lease.holder;
+  this.epoch = lease.epoch;
+  this.expiresAt = lease.expiresAt;
+});
 
 /**
  * A copy of the entry for a caller: nothing in it aliases the view (input, result,
@@ -29,34 +35,61 @@ export function leaseOf(entry: HeldEntry): Lease | null {
  * changes neither the view nor what replay gives.
  */
 export function toPublicEntry(entry: HeldEntry): Entry {
-  return {
-    entryId: entry.entryId,
-    tenant: entry.tenant,
-    thread: entry.thread,
-    agent: entry.agent,
-    input: copyBytes(entry.input),
-    key: entry.key,
-    priority: entry.priority,
-    notBefore: entry.notBefore,
-    deadline: entry.deadline,
-    maxAttempts: entry.maxAttempts,
-    metadata: copyMetadata(entry.metadata),
-    submittedAt: entry.submittedAt,
-    status: entry.closed ? 'closed' : 'open',
-    lease: leaseOf(entry),
-    attempts: entry.attempts.length === 0 ? [] : entry.attempts.map(copyAttempt),
-    deferredAttempts: entry.deferredAttempts,
-    outcome: entry.outcome,
-    result: entry.result === null ? null : copyBytes(entry.result),
-    error: entry.error,
-    closedAt: entry.closedAt,
-  };
+  return new PublicEntry(entry);
 }
+
+const PublicEntry = plainConstructor(function (this: Entry, entry: HeldEntry) {
+  this.entryId = entry.entryId;
+  this.tenant = entry.tenant;
+  this.thread = entry.thread;
+  this.agent = entry.agent;
+  this.input = copyBytes(entry.input);
+  this.key = entry.key;
+  this.priority = entry.priority;
+  this.notBefore = entry.notBefore;
+  this.deadline = entry.deadline;
+  this.maxAttempts = entry.maxAttempts;
+  this.metadata = copyMetadata(entry.metadata);
+  this.submittedAt = entry.submittedAt;
+  this.status = entry.closed ? 'closed' : 'open';
+  this.lease = leaseOf(entry);
+  this.attempts = entry.attempts.length === 0 ? Array.of<Attempt>() : entry.attempts.map(copyAttempt);
+  this.deferredAttempts = entry.deferredAttempts;
+  this.outcome = entry.outcome;
+  this.result = entry.result === null ? null : copyBytes(entry.result);
+  this.error = entry.error;
+  this.closedAt = entry.closedAt;
+});
 
 /** Field by field: a spread of the view's attempt costs several times as much (every answered entry makes these). */
 function copyAttempt(attempt: Attempt): Attempt {
-  return { runId: attempt.runId, attempt: attempt.attempt, epoch: attempt.epoch, startedAt: attempt.startedAt };
+  return new PublicAttempt(attempt.runId, attempt.attempt, attempt.epoch, attempt.startedAt);
 }
+
+/** The attempt an AttemptStarted event starts, for a caller. */
+export function attemptOf(event: AttemptStarted): Attempt {
+  return new PublicAttempt(event.runId, event.attempt, event.epoch, event.at);
+}
+
+const PublicAttempt = plainConstructor(function (this: Attempt, runId: string, attempt: number, epoch: number, startedAt: number) {
+  this.runId = runId;
+  this.attempt = attempt;
+  this.epoch = epoch;
+  this.startedAt = startedAt;
+});
+
+/** What take answers for an entry whose lease it has just folded (so the lease is there). */
+export const TakenAnswer = plainConstructor(function (this: Taken, entry: HeldEntry) {
+  this.lease = leaseOf(entry)!;
+  this.entry = toPublicEntry(entry);
+});
+
+/** What takeStarted answers for an entry whose lease (and attempt, unless null) it has just folded. */
+export const StartedAnswer = plainConstructor(function (this: Started, entry: HeldEntry, attempt: Attempt | null) {
+  this.lease = leaseOf(entry)!;
+  this.entry = toPublicEntry(entry);
+  this.attempt = attempt;
+});
 
 /** A fresh object (the caller's to change); most entries have no metadata, whose spread costs more than `{}`. */
 function copyMetadata(metadata: Record<string, string>): Record<string, string> {

@@ -8,14 +8,14 @@
 import { RunlogError } from '../errors.ts';
 import type { ConsumedOffset, EventLog } from '../log/event-log.ts';
 import type { RunlogCommand } from '../events/command-types.ts';
-import type { AttemptStarted, CommandAnswered } from '../events/types.ts';
+import type { CommandAnswered } from '../events/types.ts';
 import { answerOptions, requestOf, requestOfRecord, requireCommand, type RequestContext } from './command-requests.ts';
 import type { Answering, CloseFields, CommandOf, OpenCounts, SubmissionFields } from './commands.ts';
 import { SUCCEEDED_RUN, closeRuns } from './in-process.ts';
 import { newRunId } from './run-ids.ts';
 import { EntryState } from '../../projections/entry-state.ts';
 import { ClosedEntryCache, DEFAULT_CLOSED_CACHE_BYTES, cachesCloses } from './closed-entries.ts';
-import { leaseOf, toPublicEntry } from './public-entry.ts';
+import { StartedAnswer, TakenAnswer, attemptOf, leaseOf, toPublicEntry } from './public-entry.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
 import { findEntry, openEntryOf } from './decide.ts';
 import { newTicketSecret } from './entry-id.ts';
@@ -351,11 +351,7 @@ export class RunQueue implements RunQueueApi {
         if (decision.kind === 'unchanged') throw new Error(`the head index offered entry ${entry.entryId}, which is not takeable`);
         // Built now, in the decision's turn: later commands may change the entry.
         if (decision.kind !== 'expired')
-          started.push({
-            lease: leaseOf(entry)!,
-            entry: toPublicEntry(entry),
-            attempt: decision.kind === 'started' ? attemptOf(decision.events[1]) : null,
-          });
+          started.push(new StartedAnswer(entry, decision.kind === 'started' ? attemptOf(decision.events[1]) : null));
       });
       if (answer instanceof RunlogError) throw answer; // a LeaseStart of an offered head is never refused: a bug
     }
@@ -667,13 +663,8 @@ function noAnswer(): null {
   return null;
 }
 
-function attemptOf(event: AttemptStarted): Attempt {
-  return { runId: event.runId, attempt: event.attempt, epoch: event.epoch, startedAt: event.at };
-}
-
-/** What take answers for an entry whose lease it has just folded (so the lease is there). */
 function taken(entry: EntryState): Taken {
-  return { lease: leaseOf(entry)!, entry: toPublicEntry(entry) };
+  return new TakenAnswer(entry);
 }
 
 /** Commits every batch (one per partition) at once; one batch, the usual case, without Promise.all and its arrays. */

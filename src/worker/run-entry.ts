@@ -21,7 +21,7 @@ import type { Attempt, CloseRequest, Entry, Lease, RunQueueApi, Started, Taken }
 import { describe } from '../validation/index.ts';
 import { badResult, describeFailure, recordableError } from './failure.ts';
 import type { ResolvedOptions } from './options.ts';
-import { supervise, type Supervised } from './supervise.ts';
+import { TakenRun, supervise, type Supervised } from './supervise.ts';
 import type { Handler, RunOutcome } from './types.ts';
 import type { CounterName, WorkerMetrics } from './worker-metrics.ts';
 
@@ -93,7 +93,7 @@ async function runLeased(
   ctx.metrics.wait(entry.agent, Math.max(0, attempt.startedAt - entry.submittedAt));
   // The run's time by the store clock on both ends: the attempt's startedAt is in its partition's time (partition-lead.ts).
   const ranFrom = ctx.queue.now();
-  const supervising = supervise(ctx.queue, ctx.options, ctx.handlerOf(entry.agent), { lease, entry, attempt, askedAt }, stop);
+  const supervising = supervise(ctx.queue, ctx.options, ctx.handlerOf(entry.agent), new TakenRun(lease, entry, attempt, askedAt), stop);
   const supervised = supervising instanceof Promise ? await supervising : supervising;
   handlerDone(supervised.atOnce);
   ctx.metrics.exec(entry.agent, Math.max(0, ctx.queue.now() - ranFrom));

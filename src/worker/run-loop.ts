@@ -41,9 +41,17 @@ const TAKES_IN_FLIGHT = 2;
 const HAND_BACK = AbortSignal.abort(new RunlogError('Stopped', 'the entry waited too long for a free slot: handed back'));
 
 /** An entry taken ahead of a free slot, waiting for one: its take's askedAt. */
-interface Waiting {
-  started: Started;
-  askedAt: number;
+/** A class, not a literal, as are slots: both are held as long as an entry waits or runs (src/plain-objects.ts). */
+class Waiting {
+  constructor(
+    readonly started: Started,
+    readonly askedAt: number,
+  ) {}
+}
+
+/** Whether a run still holds its slot in the pool (freed once, by freeSlot). */
+class Slot {
+  held = true;
 }
 
 /** What the latest answered take said: more may be takeable, nothing more is (since the generation noted before it), or it failed. */
@@ -145,7 +153,7 @@ export class Pool {
     };
     const take = this.ctx.queue.takeStarted({ agents: this.agents, tenants, holder: this.holder, ttlMs, max, ...cap }).then(
       (started) => {
-        for (const entry of started) this.waiting.push({ started: entry, askedAt });
+        for (const entry of started) this.waiting.push(new Waiting(entry, askedAt));
         this.startWaiting(false);
         if (started.length < max) this.emptyAt = Math.max(this.emptyAt, seen);
         answered(started.length < max ? { kind: 'empty', seen } : { kind: 'more' });
@@ -175,7 +183,7 @@ export class Pool {
 
   private start(started: Started, signal: AbortSignal, askedAt: number): void {
     this.running++;
-    const slot = { held: true };
+    const slot = new Slot();
     const run: Promise<void> = runEntry(this.ctx, started, signal, askedAt, (atOnce) => this.freeSlot(slot, atOnce)).then(
       () => this.ended(run, slot),
       (error: unknown) => {
@@ -187,7 +195,7 @@ export class Pool {
   }
 
   /** The run's handler has settled (`atOnce`: in the turn it was called), or the run ended without it (null): its slot is free, once. */
-  private freeSlot(slot: { held: boolean }, atOnce: boolean | null): void {
+  private freeSlot(slot: Slot, atOnce: boolean | null): void {
     if (!slot.held) return;
     slot.held = false;
     this.running--;
@@ -196,7 +204,7 @@ export class Pool {
     this.changed?.();
   }
 
-  private ended(run: Promise<void>, slot: { held: boolean }): void {
+  private ended(run: Promise<void>, slot: Slot): void {
     this.runs.delete(run);
     this.freeSlot(slot, null); // a run that ended without its handler (parked, handed back, lost)
     this.changed?.();

@@ -37,8 +37,7 @@ export function supervise(
   queue: RunQueueApi,
   options: ResolvedOptions,
   handler: Handler,
-  /** askedAt: queue.now() read before the call that granted the lease was sent (lease-keeper.ts). */
-  taken: { lease: Lease; entry: Entry; attempt: Attempt; askedAt: number },
+  taken: TakenRun,
   stop: AbortSignal,
 ): Supervised | Promise<Supervised> {
   const { entry, attempt } = taken;
@@ -60,6 +59,17 @@ export function supervise(
     return settledAtOnce({ kind: 'value', value: (returned ?? undefined) as HandlerResult }, taken.lease, stop.aborted);
   }
   return superviseAsync(queue, options, returned, taken, stop, abort, stoppedAtStart);
+}
+
+/** What supervise runs: a class, not a literal, as it is held as long as the handler runs (src/plain-objects.ts). */
+export class TakenRun {
+  constructor(
+    readonly lease: Lease,
+    readonly entry: Entry,
+    readonly attempt: Attempt,
+    /** queue.now() read before the call that granted the lease was sent (lease-keeper.ts). */
+    readonly askedAt: number,
+  ) {}
 }
 
 /** A handler that answered a promise (or another object): its lease kept, its entry watched, the stop heard, until it settles. */
