@@ -8,6 +8,7 @@
  */
 import type { AttemptStarted, CancelRequested, Closed, Outcome, Submitted, ThreadDeleted } from '../src/events/types.ts';
 import type { AttemptRecord, EntryState } from './entry-state.ts';
+import { plainConstructor, type Mutable } from '../src/plain-objects.ts';
 
 export type Closing = Closed | CancelRequested | ThreadDeleted;
 
@@ -43,33 +44,40 @@ export function outcomeOf(event: Closing): Pick<ClosedEntry, 'outcome' | 'result
   return { outcome: event.outcome, result: event.result, error: event.error };
 }
 
-/** The entry as the view held it when it closed (its fields are the view's own: it shares the bytes, never changed). */
+/**
+ * The entry as the view held it when it closed (its fields are the view's own: it shares the
+ * bytes, never changed). A plain constructor, not a literal: the view holds it until its close
+ * is durable, and a pretenured literal would keep every closing entry's input and attempts
+ * alive through scavenges (src/plain-objects.ts).
+ */
 export function closedEntryOf(entry: EntryState): ClosedEntry {
-  // Fields written out, not spread from submissionOf: this runs on every close (a spread builds an extra object).
-  return {
-    entryId: entry.entryId,
-    seq: entry.seq,
-    agent: entry.agent,
-    input: entry.input,
-    key: entry.key,
-    priority: entry.priority,
-    deadline: entry.deadline,
-    maxAttempts: entry.maxAttempts,
-    metadata: entry.metadata,
-    submittedAt: entry.submittedAt,
-    tenant: entry.tenant,
-    thread: entry.thread,
-    notBefore: null,
-    lease: null,
-    attempts: entry.attempts,
-    deferredAttempts: entry.deferredAttempts,
-    outcome: entry.outcome!,
-    result: entry.result,
-    error: entry.error,
-    closedAt: entry.closedAt!,
-    closed: true,
-  };
+  return new ClosedFromView(entry);
 }
+
+// Fields written out, not spread from submissionOf: this runs on every close (a spread builds an extra object).
+const ClosedFromView = plainConstructor(function (this: Mutable<ClosedEntry>, entry: EntryState) {
+  this.entryId = entry.entryId;
+  this.seq = entry.seq;
+  this.agent = entry.agent;
+  this.input = entry.input;
+  this.key = entry.key;
+  this.priority = entry.priority;
+  this.deadline = entry.deadline;
+  this.maxAttempts = entry.maxAttempts;
+  this.metadata = entry.metadata;
+  this.submittedAt = entry.submittedAt;
+  this.tenant = entry.tenant;
+  this.thread = entry.thread;
+  this.notBefore = null;
+  this.lease = null;
+  this.attempts = entry.attempts;
+  this.deferredAttempts = entry.deferredAttempts;
+  this.outcome = entry.outcome!;
+  this.result = entry.result;
+  this.error = entry.error;
+  this.closedAt = entry.closedAt!;
+  this.closed = true;
+});
 
 /** The entry its records describe: its Submitted, its AttemptStarted (attempt 1 first) and its closing record. */
 export function closedEntryFromRecords(

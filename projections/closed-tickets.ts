@@ -35,13 +35,18 @@ export interface StoredTicket {
   readonly deferredAttempts: number;
 }
 
-/** An entry closed by the live writer whose records' offsets are not all known yet. */
-interface Unsettled {
-  readonly row: number;
-  readonly entry: ClosedEntry;
-  submittedOffset: number;
-  readonly attemptOffsets: number[];
-  closeOffset: number;
+/**
+ * An entry closed by the live writer whose records' offsets are not all known yet. A class, not
+ * a literal: it holds its entry whole until the append is durable (src/plain-objects.ts).
+ */
+class Unsettled {
+  constructor(
+    readonly row: number,
+    readonly entry: ClosedEntry,
+    public submittedOffset: number,
+    readonly attemptOffsets: number[],
+    public closeOffset: number,
+  ) {}
 }
 
 /** A submission key's id in the view: its thread's key, NUL, the key. */
@@ -101,8 +106,8 @@ export class ClosedTickets {
     const row = this.index.add(ticket, records);
     // Replay knows every offset; the live writer's close waits for its append's answer, held whole meanwhile.
     if (records === null) {
-      const pending = { submittedOffset: entry.submittedOffset, attemptOffsets: [...entry.attemptOffsets], closeOffset };
-      this.#unsettled.set(entry.entryId, { row, entry: closedEntryOf(entry), ...pending });
+      const attemptOffsets = Array.from(entry.attemptOffsets);
+      this.#unsettled.set(entry.entryId, new Unsettled(row, closedEntryOf(entry), entry.submittedOffset, attemptOffsets, closeOffset));
     }
   }
 
