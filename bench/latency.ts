@@ -10,7 +10,7 @@ import { openRunQueue } from '../src/queue/open-run-queue.ts';
 import type { LogSite } from './logs.ts';
 import { profiled } from './profile.ts';
 import { AGENT, TENANT } from './throughput.ts';
-import { generate } from './open-loop.ts';
+import { SubmitTimes, generate } from './open-loop.ts';
 
 export interface Latency {
   offeredPerSecond: number;
@@ -66,7 +66,7 @@ export async function submitToTakeLatency(
   warmupMs: number,
 ): Promise<Latency> {
   const queue = await openRunQueue({ log: site.config, partitions: site.partitions });
-  const submittedAt = new Map<number, number>();
+  const submittedAt = new SubmitTimes((perSecond * (warmupMs + durationMs) * 1.1) / 1000);
   const latencies: number[] = [];
   const stop = new AbortController();
   const wakeups = new Wakeups();

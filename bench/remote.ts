@@ -23,7 +23,7 @@ import { startServer, type RunningServer } from '../src/server/start-server.ts';
 import type { LogSite } from './logs.ts';
 import { AGENT, TENANT, concurrently, lifecycle, type Rate } from './throughput.ts';
 import type { StartReport, WorkerCommand } from './remote-worker.ts';
-import { generate } from './open-loop.ts';
+import { SubmitTimes, generate } from './open-loop.ts';
 
 const SILENT = { log: () => {} };
 
@@ -100,7 +100,7 @@ export async function remoteSubmitToStart(
       const exited = once(child, 'exit');
       try {
         await nextMessage(child, 'ready');
-        const submittedAt = new Map<number, number>();
+        const submittedAt = new SubmitTimes((perSecond * (warmupMs + durationMs) * 1.1) / 1000);
         const measureFrom = epochNow() + warmupMs;
         const { submitted, seconds } = await generate(
           producer,
@@ -150,7 +150,7 @@ function nextMessage(child: ReturnType<typeof fork>, type: string): Promise<unkn
 }
 
 function summarize(
-  submittedAt: Map<number, number>,
+  submittedAt: SubmitTimes,
   report: StartReport,
   measureFrom: number,
   offeredPerSecond: number,
@@ -159,7 +159,7 @@ function summarize(
   const startedAt = new Map(report.starts);
   const latencies: number[] = [];
   let unstarted = 0;
-  for (const [n, at] of submittedAt) {
+  for (const [n, at] of submittedAt.entries()) {
     if (at < measureFrom) continue;
     const start = startedAt.get(n);
     if (start === undefined) unstarted++;

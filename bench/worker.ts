@@ -21,7 +21,7 @@ import { openRunQueue } from '../src/queue/open-run-queue.ts';
 import type { SubmitRequest } from '../src/queue/types.ts';
 import { Worker } from '../src/worker/worker.ts';
 import type { LogSite } from './logs.ts';
-import { generate } from './open-loop.ts';
+import { SubmitTimes, generate } from './open-loop.ts';
 import { profiled } from './profile.ts';
 import { openLog } from '../src/log/open-log.ts';
 import { encodeSnapshot, encodeSnapshotState } from '../src/events/snapshot-codec.ts';
@@ -136,7 +136,7 @@ export async function workerClosedLoopRate(site: LogSite, durationMs: number, wa
 /** Submit-to-handler-start at `perSecond` (open loop), through a Worker at concurrency 64. */
 export async function workerLatency(site: LogSite, perSecond: number, durationMs: number, warmupMs: number): Promise<WorkerLatency> {
   return withQueue(site, async (queue) => {
-    const submittedAt = new Map<number, number>();
+    const submittedAt = new SubmitTimes((perSecond * durationMs * 1.1) / 1000);
     const latencies: number[] = [];
     let measuring = false;
     const worker = quietWorker(queue, (input) => {
@@ -145,7 +145,7 @@ export async function workerLatency(site: LogSite, perSecond: number, durationMs
     });
     return running(worker, async () => {
       const load = { tenant: TENANT, agent: AGENT, perSecond, clock: () => performance.now() };
-      await generate(queue, { ...load, threadPrefix: 'warm-', durationMs: warmupMs }, new Map());
+      await generate(queue, { ...load, threadPrefix: 'warm-', durationMs: warmupMs }, new SubmitTimes((perSecond * warmupMs * 1.1) / 1000));
       measuring = true;
       const watch = watchTail();
       await profiled('worker-latency', async () => {

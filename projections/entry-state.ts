@@ -6,7 +6,7 @@
 import type { Outcome, Submitted } from '../src/events/types.ts';
 import type { HeadIndex, IndexedHead } from './head-index.ts';
 import type { ThreadMember, ThreadState } from './thread-state.ts';
-import { plainConstructor, type Mutable } from '../src/plain-objects.ts';
+import { listOf, plainConstructor, type Mutable } from '../src/plain-objects.ts';
 
 /** Shared by every entry without metadata or attempts (frozen: a stray write throws). */
 const NO_METADATA: Record<string, string> = Object.freeze({});
@@ -238,10 +238,10 @@ function isEmpty(record: Record<string, string>): boolean {
   return true;
 }
 
-/** Adds an attempt, and where its record lies (-1: not known yet). Array.of, not a literal: src/plain-objects.ts. */
+/** Adds an attempt, and where its record lies (-1: not known yet). listOf, not a literal: src/plain-objects.ts. */
 export function addAttempt(entry: EntryState, attempt: AttemptRecord, offset: number): void {
-  if (entry.attempts === NO_ATTEMPTS) entry.attempts = Array.of(attempt);
+  if (entry.attempts === NO_ATTEMPTS) entry.attempts = listOf(attempt);
   else (entry.attempts as AttemptRecord[]).push(attempt);
-  if (entry.attemptOffsets === NO_OFFSETS) entry.attemptOffsets = Array.of(offset);
+  if (entry.attemptOffsets === NO_OFFSETS) entry.attemptOffsets = listOf(offset);
   else (entry.attemptOffsets as number[]).push(offset);
 }

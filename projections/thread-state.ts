@@ -11,6 +11,7 @@
  * thread (a Map made, filled and dropped per lifecycle). An attempt folded on an entry that is
  * not the head (a log not written through decide) is remembered aside, so the lookup stays whole.
  */
+import { listOf } from '../src/plain-objects.ts';
 import type { TenantCounter } from './tenant-counts.ts';
 
 /** What a thread reads of its entries (EntryState is one; declared here so this file imports no entry). */
@@ -60,9 +61,9 @@ export class ThreadState<E extends ThreadMember> {
   append(entry: E): void {
     // A thread's first entry gets an array of one (a push onto [] reserves 17 slots: most threads hold one entry); so
     // does the first after all its entries closed (a view's catch-up keeps an emptied thread: partition-view.ts indexHeads).
-    // Array.of, not [entry]: a literal would be pretenured after a backlog (src/plain-objects.ts).
+    // listOf, not [entry]: a literal would be pretenured after a backlog (src/plain-objects.ts).
     if (this.openCount === 0) {
-      this.queue = Array.of(entry);
+      this.queue = listOf(entry);
       this.start = 0;
       this.#offHead = null;
     } else this.queue.push(entry);

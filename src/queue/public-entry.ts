@@ -53,7 +53,7 @@ const PublicEntry = plainConstructor(function (this: Entry, entry: HeldEntry) {
   this.submittedAt = entry.submittedAt;
   this.status = entry.closed ? 'closed' : 'open';
   this.lease = leaseOf(entry);
-  this.attempts = entry.attempts.length === 0 ? Array.of<Attempt>() : entry.attempts.map(copyAttempt);
+  this.attempts = entry.attempts.length === 0 ? [] : entry.attempts.map(copyAttempt);
   this.deferredAttempts = entry.deferredAttempts;
   this.outcome = entry.outcome;
   this.result = entry.result === null ? null : copyBytes(entry.result);
