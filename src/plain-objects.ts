@@ -27,6 +27,8 @@
  * literal, and otherwise by a plain constructor (below), whose objects are plain objects, as
  * a literal's are (their prototype is Object.prototype: deep-equal to a literal, printed as
  * one). Arrays likewise: listOf(x), not [x] (a `new Array(n)` has an allocation site too).
+ * Made so, the same bench promoted 20-23 KB per young collection and its p99 was 3.8-8.5 ms in
+ * 14 runs of 15 (once 22.7 ms, with a full collection: bench/worker.ts prints the account).
  */
 
 /** T with its readonly fields writable: what a plain constructor's `this` is while it sets them. */
