@@ -28,7 +28,7 @@
  * a literal's are (their prototype is Object.prototype: deep-equal to a literal, printed as
  * one). Arrays likewise: listOf(x), not [x] (a `new Array(n)` has an allocation site too).
  * Made so, the same bench promoted 20-23 KB per young collection and its p99 was 3.8-8.5 ms in
- * 14 runs of 15 (once 22.7 ms, with a full collection: bench/worker.ts prints the account).
+ * 19 runs of 20 (once 22.7 ms, with a full collection: bench/worker.ts prints the account).
  */
 
 /** T with its readonly fields writable: what a plain constructor's `this` is while it sets them. */
