@@ -7,7 +7,7 @@
  * because the closing record does not carry it.
  */
 import type { AttemptStarted, CancelRequested, Closed, Outcome, Submitted, ThreadDeleted } from '../src/events/types.ts';
-import type { AttemptRecord, EntryState } from './entry-state.ts';
+import { StartedAttempt, type AttemptRecord, type EntryState } from './entry-state.ts';
 import { plainConstructor, type Mutable } from '../src/plain-objects.ts';
 
 export type Closing = Closed | CancelRequested | ThreadDeleted;
@@ -101,7 +101,7 @@ export function closedEntryFromRecords(
     submittedAt: submitted.at,
     notBefore: null,
     lease: null,
-    attempts: attempts.map((a) => ({ runId: a.runId, attempt: a.attempt, epoch: a.epoch, startedAt: a.at })),
+    attempts: attempts.map((a) => new StartedAttempt(a.runId, a.attempt, a.epoch, a.at)),
     deferredAttempts,
     ...outcomeOf(closing),
     closedAt: closing.at,

@@ -6,7 +6,7 @@
  * then make every later copy in the old generation (src/plain-objects.ts).
  */
 import type { ClosedEntry } from '../../projections/closed-entry.ts';
-import type { EntryState, LeaseState } from '../../projections/entry-state.ts';
+import { StartedAttempt, type EntryState, type LeaseState } from '../../projections/entry-state.ts';
 import { plainConstructor } from '../plain-objects.ts';
 import type { AttemptStarted } from '../events/types.ts';
 import type { Attempt, Entry, Lease, Started, Taken } from './types.ts';
@@ -61,22 +61,15 @@ const PublicEntry = plainConstructor(function (this: Entry, entry: HeldEntry) {
   this.closedAt = entry.closedAt;
 });
 
-/** Field by field: a spread of the view's attempt costs several times as much (every answered entry makes these). */
+/** Field by field, a fresh object made as the view makes its own: a spread of the view's attempt costs several times as much (every answered entry makes these). */
 function copyAttempt(attempt: Attempt): Attempt {
-  return new PublicAttempt(attempt.runId, attempt.attempt, attempt.epoch, attempt.startedAt);
+  return new StartedAttempt(attempt.runId, attempt.attempt, attempt.epoch, attempt.startedAt);
 }
 
 /** The attempt an AttemptStarted event starts, for a caller. */
 export function attemptOf(event: AttemptStarted): Attempt {
-  return new PublicAttempt(event.runId, event.attempt, event.epoch, event.at);
+  return new StartedAttempt(event.runId, event.attempt, event.epoch, event.at);
 }
-
-const PublicAttempt = plainConstructor(function (this: Attempt, runId: string, attempt: number, epoch: number, startedAt: number) {
-  this.runId = runId;
-  this.attempt = attempt;
-  this.epoch = epoch;
-  this.startedAt = startedAt;
-});
 
 /** What take answers for an entry whose lease it has just folded (so the lease is there). */
 export const TakenAnswer = plainConstructor(function (this: Taken, entry: HeldEntry) {

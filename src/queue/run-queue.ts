@@ -309,7 +309,7 @@ export class RunQueue implements RunQueueApi {
         continue;
       }
       const leased = partition.commit(decision.events);
-      const answer = taken(entry); // built now, in the decision's turn: later commands may change the entry
+      const answer = new TakenAnswer(entry); // built now, in the decision's turn: later commands may change the entry
       await Promise.all([...expiries, leased]);
       return answer;
     }
@@ -420,7 +420,9 @@ export class RunQueue implements RunQueueApi {
     const { holder, ttlMs } = takeEntryRequest(request);
     const partition = this.#partitions.ofEntry(tenant, entryId);
     const command = { type: 'LeaseEntry', tenant, entryId, holder, ttlMs } as const;
-    return partition.run(command, (decision) => (decision.kind === 'leased' ? taken(partition.view.entries.get(entryId)!) : null));
+    return partition.run(command, (decision) =>
+      decision.kind === 'leased' ? new TakenAnswer(partition.view.entries.get(entryId)!) : null,
+    );
   }
 
   async extend(lease: Lease, ttlMs: number): Promise<Lease> {
@@ -661,10 +663,6 @@ const SUCCEEDED: CloseFields = Object.freeze({ outcome: 'succeeded', result: nul
 
 function noAnswer(): null {
   return null;
-}
-
-function taken(entry: EntryState): Taken {
-  return new TakenAnswer(entry);
 }
 
 /** Commits every batch (one per partition) at once; one batch, the usual case, without Promise.all and its arrays. */
