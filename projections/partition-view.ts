@@ -19,7 +19,7 @@
  */
 import type { UnreadFields } from '../src/events/codec.ts';
 import type { AttemptStarted, EntriesPruned, EventType, RunlogEvent, Submitted, TicketKeyCreated } from '../src/events/types.ts';
-import { entryIdOfKey, isAnswerKey, threadKey } from '../src/events/keys.ts';
+import { entryIdOfKey, isAnswerKey } from '../src/events/keys.ts';
 import { Answers } from './answers.ts';
 import type { ClosedEntry, Closing } from './closed-entry.ts';
 import { ClosedTickets, submissionKeyId, type ClosedTicket } from './closed-tickets.ts';
@@ -28,6 +28,7 @@ import { HeadIndex, takesBefore } from './head-index.ts';
 import { EntryState, GrantedLease, StartedAttempt, addAttempt } from './entry-state.ts';
 import { ChurnMap } from '../src/churn-map.ts';
 import { TenantCounts } from './tenant-counts.ts';
+import { ThreadIndex } from './thread-index.ts';
 import { ThreadState } from './thread-state.ts';
 import { emptyMetrics, recordExec, recordWait, type MetricCounters } from './metrics.ts';
 
@@ -65,9 +66,7 @@ export class PartitionView {
   openCount = 0;
   // The open entries, their threads and submission keys: they come and go in bursts (src/churn-map.ts says why a ChurnMap).
   readonly #entries = new ChurnMap<string, EntryState>();
-  readonly #threads = new ChurnMap<string, ThreadState<EntryState>>();
-  /** #threads again, by tenant then thread name: threadOf finds a thread without building its key (a new string to hash per event). */
-  readonly #threadsByName = new ChurnMap<string, ChurnMap<string, ThreadState<EntryState>>>();
+  readonly #threads = new ThreadIndex<ThreadState<EntryState>>();
   readonly #submissionKeys = new ChurnMap<string, string>();
   /** Answers to requests of the commands topic (answers.ts). */
   readonly answers = new Answers();
@@ -92,8 +91,8 @@ export class PartitionView {
   }
 
   /** The threads with an open entry (during a catch-up, also those it emptied: indexHeads drops them). */
-  get threads(): Map<string, ThreadState<EntryState>> {
-    return this.#threads.map;
+  get threads(): ThreadIndex<ThreadState<EntryState>> {
+    return this.#threads;
   }
 
   /** The open entries' submission keys (submissionKeyId) to their entry ids. */
@@ -176,7 +175,7 @@ export class PartitionView {
   }
 
   thread(tenant: string, thread: string): ThreadState<EntryState> | undefined {
-    return this.#threadsByName.get(tenant)?.get(thread);
+    return this.#threads.find(tenant, thread);
   }
 
   readonly isHead = (entry: EntryState): boolean => entry.threadState.head() === entry;
@@ -324,7 +323,7 @@ export class PartitionView {
     this.#entries.delete(entry.entryId);
     const thread = entry.threadState;
     // A catch-up keeps an emptied thread until indexHeads: the thread's next entry, often soon, finds it rather than making it again.
-    if (thread.openCount === 0 && !this.#headsDeferred) this.dropThread(thread);
+    if (thread.openCount === 0 && !this.#headsDeferred) this.#threads.delete(thread);
     if (entry.key !== null) {
       const keyId = submissionKeyId(entry.tenant, entry.thread, entry.key);
       if (this.#submissionKeys.get(keyId) === entry.entryId) this.#submissionKeys.delete(keyId);
@@ -402,29 +401,17 @@ export class PartitionView {
       else emptied++;
     }
     if (emptied > 0) {
-      for (const thread of [...this.#threads.values()]) if (thread.openCount === 0) this.dropThread(thread);
+      for (const thread of [...this.#threads.values()]) if (thread.openCount === 0) this.#threads.delete(thread);
     }
   }
 
   private threadOf(tenant: string, threadName: string): ThreadState<EntryState> {
-    let named = this.#threadsByName.get(tenant);
-    let thread = named?.get(threadName);
+    let thread = this.#threads.find(tenant, threadName);
     if (thread === undefined) {
-      const id = threadKey(tenant, threadName);
-      thread = new ThreadState(tenant, threadName, this.openByTenant.counterOf(tenant), id);
-      this.#threads.set(id, thread);
-      if (named === undefined) this.#threadsByName.set(tenant, (named = new ChurnMap()));
-      named.set(threadName, thread);
+      thread = new ThreadState(tenant, threadName, this.openByTenant.counterOf(tenant));
+      this.#threads.add(thread);
     }
     return thread;
-  }
-
-  private dropThread(thread: ThreadState<EntryState>): void {
-    this.#threads.delete(thread.key);
-    const named = this.#threadsByName.get(thread.tenant);
-    if (named === undefined) return;
-    named.delete(thread.thread);
-    if (named.size === 0) this.#threadsByName.delete(thread.tenant);
   }
 
   private headIndex(agent: string): HeadIndex<EntryState> {

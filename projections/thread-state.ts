@@ -33,8 +33,6 @@ export class ThreadState<E extends ThreadMember> {
     readonly thread: string,
     /** The open entries of the thread's tenant, across the partition's threads. */
     readonly tenantOpen: TenantCounter,
-    /** Its key in the view's threads (events/keys.ts threadKey), made once: hashed once, not per entry that leaves. */
-    readonly key: string,
   ) {}
 
   /** Run ids of every attempt of the thread's open entries, to their entry (a copy: for inspection). */

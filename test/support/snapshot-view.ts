@@ -4,6 +4,7 @@
  */
 import type { PartitionView } from '../../projections/partition-view.ts';
 import type { Answer } from '../../projections/answers.ts';
+import { threadKey } from '../../src/events/keys.ts';
 import { toPublicEntry } from '../../src/queue/public-entry.ts';
 import type { Entry } from '../../src/queue/types.ts';
 
@@ -26,7 +27,8 @@ export function snapshotView(view: PartitionView): ViewSnapshot {
   const entries = [...view.entries.values()].sort((a, b) => a.seq - b.seq).map(toPublicEntry);
   const openEntries: Record<string, string[]> = {};
   const runIds: Record<string, string> = {};
-  for (const [id, thread] of [...view.threads].sort(byKey)) {
+  const threads = [...view.threads.values()].map((thread): [string, typeof thread] => [threadKey(thread.tenant, thread.thread), thread]);
+  for (const [id, thread] of threads.sort(byKey)) {
     openEntries[id] = thread.openEntries().map((entry) => entry.entryId);
     for (const [runId, entryId] of [...thread.runIds].sort(byKey)) runIds[`${id}\u0000${runId}`] = entryId;
   }

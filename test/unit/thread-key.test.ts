@@ -24,7 +24,8 @@ describe('thread key', () => {
     ] as const;
     for (const [tenant, thread] of threads) await queue.submit({ tenant, thread, agent: 'build', input: 'x' });
     const heldBy = new Map<string, number>();
-    for (let p = 0; p < PARTITIONS; p++) for (const key of (await replayPartition(log, p)).threads.keys()) heldBy.set(key, p);
+    for (let p = 0; p < PARTITIONS; p++)
+      for (const held of (await replayPartition(log, p)).threads.values()) heldBy.set(threadKey(held.tenant, held.thread), p);
     assert.equal(new Set(heldBy.values()).size > 1, true, 'the threads spread over partitions');
     for (const [tenant, thread] of threads) {
       const key = threadKey(tenant, thread);
