@@ -316,6 +316,7 @@ export class PartitionView {
     if (next !== undefined) this.reindex(next);
     this.leaveOpen(entry);
     this.closed.add(entry, offset);
+    entry.retire();
   }
 
   /** Drops a closed entry from the open entries and the keys, and its thread if none is open. */

@@ -206,10 +206,16 @@ describe('PartitionView fold', () => {
     assert.deepEqual(entry.attempts, [{ runId: '0-1/run-1', attempt: 1, epoch: 1, startedAt: T0 + 50 }]);
     assert.deepEqual([...entry.threadState.runIds], [['0-1/run-1', '0-1']]);
     fold.events({ type: 'Yielded', ...ids(1), at: T0 + 80, epoch: 1, kind: 'retry', error: 'boom', notBefore: null, deferredAttempts: 0 });
-    fold.events(leased(ids(1), T0 + 100, 2, T0 + 1_000), started(ids(1), T0 + 100, 2, 2), closed(ids(1), T0 + 110, 'succeeded'));
+    fold.events(leased(ids(1), T0 + 100, 2, T0 + 1_000), started(ids(1), T0 + 100, 2, 2));
     assert.deepEqual(
       entry.attempts.map((a) => a.attempt),
       [1, 2],
+    );
+    fold.events(closed(ids(1), T0 + 110, 'succeeded'));
+    // Closed, the entry leaves the view for the ticket index: it keeps its outcome and drops its run (EntryState.retire).
+    assert.deepEqual(
+      [entry.closed, entry.outcome, entry.attempts, entry.lease, fold.view.entries.has('0-1')],
+      [true, 'succeeded', [], null, false],
     );
     assert.deepEqual(fold.view.metrics, {
       ...emptyMetrics(),
