@@ -39,10 +39,10 @@ export class ThreadIndex<T extends NamedThread> {
     this.#size++;
   }
 
+  /** Removes `thread`, which it must hold (a thread is removed once, when its last open entry closes). */
   delete(thread: T): void {
     const named = this.#byTenant.get(thread.tenant);
-    if (named === undefined || named.get(thread.thread) !== thread) return;
-    named.delete(thread.thread);
+    if (named === undefined || !named.delete(thread.thread)) return;
     this.#size--;
     if (named.size === 0) this.#byTenant.delete(thread.tenant);
   }
