@@ -46,6 +46,14 @@ export function plainConstructor<A extends unknown[], T extends object>(
   return init as unknown as new (...args: A) => T;
 }
 
+/** Never changed: emptyList copies it. */
+const NO_SLOT: readonly unknown[] = Object.freeze([]);
+
+/** A new empty array, as `[]` would be, without the literal's allocation site (for arrays held as long as the objects they hold). */
+export function emptyList<T>(): T[] {
+  return NO_SLOT.slice() as T[];
+}
+
 /** Never changed: listOf copies it (`slice` makes no allocation site, and is several times as fast as Array.of). */
 const ONE_SLOT: unknown[] = [undefined];
 

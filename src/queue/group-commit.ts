@@ -35,6 +35,7 @@
  * land in order, so the committed offset never passes a command whose records are not in).
  * Commands consuming another group's, topic's or partition's offsets go in another group.
  */
+import { emptyList } from '../plain-objects.ts';
 import { APPEND_BUILT, appendBytes, consumedKey, type AppendRecord, type ConsumedOffset, type EventLog } from '../log/event-log.ts';
 
 /**
@@ -42,17 +43,26 @@ import { APPEND_BUILT, appendBytes, consumedKey, type AppendRecord, type Consume
  * commands write (a command joins the last unstarted group if its records fit beside the
  * others' and it consumes no other offsets), so a command costs no promise of its own: every
  * command of a group awaits the group's one promise and finds its offsets at its index.
+ * Made by `new`, its records' array too, not by literals: it holds its commands' records until
+ * they are durable, and V8 may pretenure a literal after a backlog (src/plain-objects.ts).
  */
-interface Group {
-  records: AppendRecord[];
-  bytes: number;
+class Group {
+  readonly records: AppendRecord[] = emptyList();
+  bytes = 0;
   /** The highest offset its commands consumed, and whose it is (consumedKey), if any. */
-  consumed: ConsumedOffset | null;
-  consumedKey: string | null;
+  consumed: ConsumedOffset | null = null;
+  consumedKey: string | null = null;
   /** Resolves with the offsets of all its records once they are durable. */
-  durable: Promise<readonly bigint[]>;
-  resolve: (offsets: readonly bigint[]) => void;
-  reject: (error: unknown) => void;
+  readonly durable: Promise<readonly bigint[]>;
+  resolve!: (offsets: readonly bigint[]) => void;
+  reject!: (error: unknown) => void;
+
+  constructor() {
+    this.durable = new Promise<readonly bigint[]>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
 }
 
 /** Where a command's records went: its group's offsets, once durable, hold theirs from `at` on. */
@@ -121,13 +131,7 @@ export class GroupCommit {
       (key === null || last.consumedKey === null || key === last.consumedKey)
     )
       return last;
-    let resolve!: (offsets: readonly bigint[]) => void;
-    let reject!: (error: unknown) => void;
-    const durable = new Promise<readonly bigint[]>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    const group: Group = { records: [], bytes: 0, consumed: null, consumedKey: null, durable, resolve, reject };
+    const group = new Group();
     this.queue.push(group);
     return group;
   }

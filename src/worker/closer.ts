@@ -9,15 +9,21 @@
  * queue, say) is sent again as one close per item, so the refusal reaches only its own run.
  */
 import { isRunlogError, type RunlogError } from '../errors.ts';
+import { emptyList } from '../plain-objects.ts';
 import { canCloseRuns, closeRuns } from '../queue/in-process.ts';
 import type { CloseRequest, Lease, LeaseClose, RunQueueApi } from '../queue/types.ts';
 
 /** As many closes as one batch may carry (MAX_BATCH in src/queue/requests.ts). */
 const MAX_CLOSES = 10_000;
 
-interface Pending extends LeaseClose {
-  resolve(): void;
-  reject(error: unknown): void;
+/** A close waiting for its batch: a class, not a literal, as a run holds it until its close is durable (src/plain-objects.ts). */
+class Pending implements LeaseClose {
+  constructor(
+    readonly lease: Lease,
+    readonly request: CloseRequest,
+    readonly resolve: () => void,
+    readonly reject: (error: unknown) => void,
+  ) {}
 }
 
 export class Closer {
@@ -31,7 +37,7 @@ export class Closer {
 
   close(lease: Lease, request: CloseRequest): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#pending.push({ lease, request, resolve, reject });
+      this.#pending.push(new Pending(lease, request, resolve, reject));
       if (this.#scheduled) return;
       this.#scheduled = true;
       setImmediate(() => this.#flush());
@@ -41,7 +47,7 @@ export class Closer {
   #flush(): void {
     this.#scheduled = false;
     const pending = this.#pending;
-    this.#pending = [];
+    this.#pending = emptyList();
     if (pending.length <= MAX_CLOSES) return void this.#send(pending);
     for (let i = 0; i < pending.length; i += MAX_CLOSES) void this.#send(pending.slice(i, i + MAX_CLOSES));
   }

@@ -48,6 +48,18 @@ export interface RunReport {
   next?: string;
 }
 
+/** A RunReport made by `new`, not a literal: the pool holds it until the run's outcome is recorded (src/plain-objects.ts). */
+class Report implements RunReport {
+  constructor(
+    readonly outcome: RunOutcome,
+    readonly entry: Entry,
+    readonly attempt: number,
+    readonly error?: unknown,
+    readonly errorText?: string,
+    readonly next?: string,
+  ) {}
+}
+
 /**
  * Runs one taken entry to its outcome: a Started one (takeStarted) has its attempt started
  * already (null: none was left); a Taken one (take, takeEntry) starts it here. `askedAt`:
@@ -71,7 +83,7 @@ export async function runEntry(
     if (report.outcome !== 'succeeded' && report.outcome !== 'parked') return report;
     const after = ctx.afterClose(taken.entry);
     const next = after === null ? null : await after;
-    return next === null ? report : { ...report, next };
+    return next === null ? report : new Report(report.outcome, report.entry, report.attempt, report.error, report.errorText, next);
   } finally {
     ctx.metrics.runEnded(agent);
   }
@@ -102,7 +114,7 @@ async function runLeased(
   if (success === null) return record(ctx, supervised, entry, made + 1);
   try {
     await ctx.close(supervised.lease, success);
-    return { outcome: 'succeeded', entry, attempt: made + 1 };
+    return new Report('succeeded', entry, made + 1);
   } catch (error) {
     return closeRefused(ctx, supervised.lease, entry, made + 1, error);
   }
@@ -124,7 +136,7 @@ async function startHere(ctx: RunContext, lease: Lease, entry: Entry, stop: Abor
   try {
     return await ctx.queue.startAttempt(lease, randomUUID());
   } catch (error) {
-    if (isLeaseRefusal(error)) return { outcome: 'lost', entry, attempt: made + 1 };
+    if (isLeaseRefusal(error)) return new Report('lost', entry, made + 1);
     throw error;
   }
 }
@@ -136,7 +148,7 @@ function isAttempt(value: Attempt | RunReport): value is Attempt {
 /** Records a run that did not succeed (successOf answered null): abandoned, handed back, or a failed attempt. */
 async function record(ctx: RunContext, supervised: Supervised, entry: Entry, attempt: number): Promise<RunReport> {
   const { settled, lease } = supervised;
-  if (settled.kind === 'abandoned') return { outcome: 'abandoned', entry, attempt };
+  if (settled.kind === 'abandoned') return new Report('abandoned', entry, attempt);
   if (supervised.stopped) return handBack(ctx, lease, entry, attempt);
   if (settled.kind === 'error') return fail(ctx, lease, entry, attempt, settled.error, describeFailure(settled.error));
   // A value under the lease, not stopped, that successOf refused: one that is no result.
@@ -146,7 +158,7 @@ async function record(ctx: RunContext, supervised: Supervised, entry: Entry, att
 
 /** A succeeded run's close was refused: the lease lost (swallowed), or its result too large (a failed attempt). */
 async function closeRefused(ctx: RunContext, lease: Lease, entry: Entry, attempt: number, error: unknown): Promise<RunReport> {
-  if (isLeaseRefusal(error)) return { outcome: 'lost', entry, attempt };
+  if (isLeaseRefusal(error)) return new Report('lost', entry, attempt);
   if (!isRunlogError(error, 'InvalidArgument')) throw error;
   const text = `the handler's result could not be recorded (too large?): ${error.message}`;
   return fail(ctx, lease, entry, attempt, new RunlogError('InvalidArgument', text, { cause: error }), text);
@@ -155,13 +167,16 @@ async function closeRefused(ctx: RunContext, lease: Lease, entry: Entry, attempt
 /** A failed attempt: retried after its backoff, or parked when it was the last allowed. */
 async function fail(ctx: RunContext, lease: Lease, entry: Entry, attempt: number, error: unknown, text: string): Promise<RunReport> {
   text = recordableError(text);
-  if (attemptsUsedUp(entry, ctx.options.maxAttempts, attempt)) return { ...(await park(ctx, lease, entry, attempt, text)), error };
+  if (attemptsUsedUp(entry, ctx.options.maxAttempts, attempt)) {
+    const parked = await park(ctx, lease, entry, attempt, text);
+    return new Report(parked.outcome, parked.entry, parked.attempt, error, parked.errorText);
+  }
   const delayMs = backoffOf(ctx, attempt);
   try {
     const given = await ctx.queue.yield(lease, { kind: 'retry', error: text, delayMs });
-    return { outcome: given ? 'retried' : 'lost', entry, attempt, error, errorText: text };
+    return new Report(given ? 'retried' : 'lost', entry, attempt, error, text);
   } catch (refusal) {
-    if (isLeaseRefusal(refusal)) return { outcome: 'lost', entry, attempt, error, errorText: text };
+    if (isLeaseRefusal(refusal)) return new Report('lost', entry, attempt, error, text);
     throw refusal;
   }
 }
@@ -170,9 +185,9 @@ async function park(ctx: RunContext, lease: Lease, entry: Entry, attempt: number
   text = recordableError(text);
   try {
     await ctx.close(lease, { status: 'failed', error: text });
-    return { outcome: 'parked', entry, attempt, errorText: text };
+    return new Report('parked', entry, attempt, undefined, text);
   } catch (error) {
-    if (isLeaseRefusal(error)) return { outcome: 'lost', entry, attempt };
+    if (isLeaseRefusal(error)) return new Report('lost', entry, attempt);
     throw error;
   }
 }
@@ -181,9 +196,9 @@ async function park(ctx: RunContext, lease: Lease, entry: Entry, attempt: number
 async function handBack(ctx: RunContext, lease: Lease, entry: Entry, attempt: number): Promise<RunReport> {
   try {
     const given = await ctx.queue.yield(lease, { kind: 'defer' });
-    return { outcome: given ? 'deferred' : 'lost', entry, attempt };
+    return new Report(given ? 'deferred' : 'lost', entry, attempt);
   } catch (error) {
-    if (isLeaseRefusal(error)) return { outcome: 'lost', entry, attempt };
+    if (isLeaseRefusal(error)) return new Report('lost', entry, attempt);
     throw error;
   }
 }
