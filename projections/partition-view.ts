@@ -21,7 +21,7 @@ import type { UnreadFields } from '../src/events/codec.ts';
 import type { AttemptStarted, EntriesPruned, EventType, RunlogEvent, Submitted, TicketKeyCreated } from '../src/events/types.ts';
 import { entryIdOfKey, isAnswerKey } from '../src/events/keys.ts';
 import { Answers } from './answers.ts';
-import type { ClosedEntry, Closing } from './closed-entry.ts';
+import { closedEntryOf, type ClosedEntry, type Closing } from './closed-entry.ts';
 import { ClosedTickets, submissionKeyId, type ClosedTicket } from './closed-tickets.ts';
 import { Heap } from './heap.ts';
 import { HeadIndex, takesBefore } from './head-index.ts';
@@ -68,6 +68,14 @@ export class PartitionView {
   readonly #entries = new ChurnMap<string, EntryState>();
   readonly #threads = new ThreadIndex<ThreadState<EntryState>>();
   readonly #submissionKeys = new ChurnMap<string, string>();
+  /**
+   * One entry kept whole as it closes, for a reader following it past its close (`runlog state
+   * --at --entry`: src/cli/fold-until.ts): a closed entry leaves the view and drops its run
+   * (EntryState.retire), so its EntryState no longer says what it held. Read `watchedClose` after.
+   */
+  watchedEntryId: string | null = null;
+  /** The watched entry as it closed (a copy), once it has. */
+  watchedClose: ClosedEntry | null = null;
   /** Answers to requests of the commands topic (answers.ts). */
   readonly answers = new Answers();
   readonly openByTenant = new TenantCounts();
@@ -316,6 +324,7 @@ export class PartitionView {
     if (next !== undefined) this.reindex(next);
     this.leaveOpen(entry);
     this.closed.add(entry, offset);
+    if (entry.entryId === this.watchedEntryId) this.watchedClose = closedEntryOf(entry);
     entry.retire();
   }
 

@@ -8,6 +8,7 @@ import type { EventLog } from '../log/event-log.ts';
 import { runProjection } from '../projector/run-projection.ts';
 import type { LogPoint } from '../projector/run-options.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
+import type { ClosedEntry } from '../../projections/closed-entry.ts';
 import type { EntryState } from '../../projections/entry-state.ts';
 import { defineProjection, type Projection } from '../../projections/projection.ts';
 import { queueViewProjection } from '../../projections/queue-view.ts';
@@ -20,13 +21,13 @@ export interface FoldedPartition {
   view: PartitionView;
   /** The offset of the last record folded (null: none). */
   through: bigint | null;
-  /** The entry asked for as it stood when last folded (kept even once the view lets it go). */
-  watched: EntryState | undefined;
+  /** The entry asked for as it stood when last folded (kept even once the view lets it go: a copy once closed). */
+  watched: EntryState | ClosedEntry | undefined;
 }
 
 interface Watching {
   view: PartitionView;
-  watched: EntryState | undefined;
+  watched: EntryState | ClosedEntry | undefined;
 }
 
 export async function foldUntil(
@@ -52,10 +53,15 @@ function watching(partition: number, watch: string | null): Projection<Watching>
   const queueView = queueViewProjection(partition);
   return defineProjection<Watching>({
     name: `state-at-${partition}`,
-    initial: () => ({ view: queueView.initial(), watched: undefined }),
+    initial: () => {
+      const view = queueView.initial();
+      view.watchedEntryId = watch; // kept whole as it closes (PartitionView.watchedClose)
+      return { view, watched: undefined };
+    },
     evolve: (state, event, position) => {
       queueView.evolve(state.view, event, position);
-      if (watch !== null && 'entryId' in event && event.entryId === watch) state.watched = state.view.entries.get(watch) ?? state.watched;
+      if (watch !== null && 'entryId' in event && event.entryId === watch)
+        state.watched = state.view.entries.get(watch) ?? state.view.watchedClose ?? state.watched;
       return state;
     },
     tombstone: (state, key, position) => (queueView.tombstone!(state.view, key, position), state),

@@ -211,7 +211,9 @@ describe('PartitionView fold', () => {
       entry.attempts.map((a) => a.attempt),
       [1, 2],
     );
+    fold.view.watchedEntryId = '0-1'; // kept whole as it closes, as `runlog state --at --entry` asks
     fold.events(closed(ids(1), T0 + 110, 'succeeded'));
+    assert.deepEqual([fold.view.watchedClose?.outcome, fold.view.watchedClose?.attempts.map((a) => a.attempt)], ['succeeded', [1, 2]]);
     // Closed, the entry leaves the view for the ticket index: it keeps its outcome and drops its run (EntryState.retire).
     assert.deepEqual(
       [entry.closed, entry.outcome, entry.attempts, entry.lease, fold.view.entries.has('0-1')],
