@@ -31,7 +31,7 @@
  * 19 runs of 20 (once 22.7 ms, with a full collection: bench/worker.ts prints the account).
  * The odd run was more of the same: in 2 of 20 traced runs V8 had pretenured literals a Worker's
  * run holds until its outcome is durable (its Supervised, the pending close, the run's report),
- * and the window promoted ~230 KB per collection; made by `new` too, 0 of 34 runs since did.
+ * and the window promoted ~230 KB per collection; made by `new` too, 0 of 50 runs since did.
  * The rule: an object that may live until an append is durable is not made by a literal.
  */
 
