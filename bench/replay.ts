@@ -20,6 +20,7 @@ import { openLog } from '../src/log/open-log.ts';
 import { partitionOf } from '../src/log/partitioner.ts';
 import { openRunQueue, openRunQueueOnLog } from '../src/queue/open-run-queue.ts';
 import type { LogSite } from './logs.ts';
+import { median } from './median.ts';
 import { profiled } from './profile.ts';
 import { PARTITIONS, TENANT, benchEntryId, lifecycleEvents, recordsOf } from './throughput.ts';
 
@@ -168,12 +169,6 @@ async function timed(events: number, body: () => Promise<unknown>): Promise<Timi
   const started = performance.now();
   const cpu = await cpuPerEvent(events, body);
   return { seconds: (performance.now() - started) / 1000, cpuPerEvent: cpu };
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /**

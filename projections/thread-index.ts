@@ -7,7 +7,7 @@
  * it again. An add or delete on a Map of tens of thousands of entries waits on memory (its
  * bucket, then each key of the bucket's chain, are cache misses): measured 2026-12-07 with
  * bench/peers/runlog-alone.ts, ~1.1 µs per add to that Map against ~0.4 µs for the by-name add
- * that follows a lookup of the same name, in a submission costing ~20 µs of CPU in all.
+ * that follows a lookup of the same name, in a submission costing ~10 µs of main-thread CPU in all.
  */
 import { ChurnMap } from '../src/churn-map.ts';
 

@@ -3,6 +3,7 @@
  * peer, as the median of the per-round ratios (each round measures every system within the
  * same minutes) with their range. Pure: run.ts measures, this formats.
  */
+import { median } from '../median.ts';
 
 /** One system's figures in one round (jobs/s). */
 export interface RoundFigures {
@@ -19,12 +20,7 @@ export const COLUMNS: readonly { key: keyof RoundFigures; title: string }[] = [
   { key: 'closedLoop', title: 'closed-loop lifecycles/s' },
 ];
 
-export function median(values: readonly number[]): number {
-  if (values.length === 0) throw new Error('median of no values');
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
+export { median };
 
 export interface Ratio {
   median: number;

@@ -23,8 +23,8 @@ export type Settled = { kind: 'value'; value: HandlerResult } | { kind: 'error';
 
 // A run holds its Settled and Supervised until its outcome is durable: made by `new`, not literals,
 // which V8 may pretenure after a backlog (src/plain-objects.ts), and a dead pretenured one keeps the
-// run's young objects alive through every scavenge (seen 2026-12-07: the worker bench promoted
-// ~230 KB a scavenge in 3 of ~40 runs, with these sites and Closer's pending close "tenured").
+// run's young objects alive through every scavenge (seen 2026-12-07: in 2 of 20 traced worker-bench
+// runs these sites and the Closer's pending close were "tenured", and ~230 KB was promoted a scavenge).
 class ValueSettled {
   readonly kind = 'value';
   constructor(readonly value: HandlerResult) {}
