@@ -93,7 +93,7 @@ export class ClosedTickets {
     ticket.closedAt = entry.closedAt!;
     ticket.keyHash = key === null ? null : hash32Of3(tenant, thread, key);
     const runHashes = this.#runHashes;
-    runHashes.length = attempts.length;
+    if (runHashes.length !== attempts.length) runHashes.length = attempts.length; // setting a length costs ~30 ns even when unchanged
     for (let n = 0; n < attempts.length; n++) runHashes[n] = hash32Of3(tenant, thread, attempts[n]!.runId);
     ticket.deferredAttempts = entry.deferredAttempts;
     let records: TicketRecords | null = null;

@@ -35,6 +35,13 @@
  *     enough to be promoted while it churns. It costs the entries copied, half a set's worth
  *     per set: amortised O(1) per set.
  *
+ * EMPTIED. Deleting the last key replaces the collection with a new empty one instead. V8 shrinks
+ * a table whose elements fall under half its buckets, even one at its least capacity: deleting
+ * the only key is a runtime call that makes a new table of the same size, which the copy above
+ * then dropped with the Map. A view folding one entry at a time (a quiet queue, or a replay of
+ * lifecycles written one after the other) did both for every entry: measured (2026-12-07,
+ * sampling heap profile of a cold start of 1M events), 88 of the 405 MB it allocated.
+ *
  * `map` (or `set`) is the current collection, for reading; a reference to it is good until the
  * next set or delete, which may replace it.
  */
@@ -101,6 +108,7 @@ export class ChurnMap<K, V> {
 
   delete(key: K): boolean {
     const map = this.#map;
+    if (map.size === 1 && map.has(key)) return (this.clear(), true); // EMPTIED
     if (!map.delete(key)) return false;
     if (this.#policy.deleted(map.size)) this.#copy(map);
     return true;
@@ -152,9 +160,14 @@ export class ChurnSet<T> {
 
   delete(value: T): boolean {
     const set = this.#set;
+    if (set.size === 1 && set.has(value)) return (this.clear(), true); // EMPTIED
     if (!set.delete(value)) return false;
     if (this.#policy.deleted(set.size)) this.#copy(set);
     return true;
+  }
+
+  clear(): void {
+    this.#copy(new Set());
   }
 
   /** A new Set of `set`'s members (an empty one made empty). */

@@ -4,7 +4,8 @@
  * quarter of the most entries held since the last copy replaces the collection with a copy
  * (what keeps V8 from shrinking the table in place), and so does the set (or add) of a new key
  * that makes twice the size, and at least 32, since the last copy (what keeps a churning table
- * young); nothing else does.
+ * young); so does the delete of the last key, which replaces it with a new empty one, the old one
+ * left as it was (V8 would make a new table for it anyway); nothing else does.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -114,6 +115,21 @@ describe('ChurnMap', () => {
     assert.equal(churn.delete(1), true);
     assert.equal(churn.size, 0);
   });
+
+  it('the delete of its last key replaces it with a new empty Map, the old one left holding the key', () => {
+    const churn = new ChurnMap<string, number>();
+    churn.set('a', 1);
+    churn.set('b', 2);
+    churn.delete('a');
+    const last = churn.map;
+    assert.equal(churn.delete('b'), true);
+    assert.notEqual(churn.map, last, 'a new Map');
+    assert.equal(churn.size, 0);
+    assert.deepEqual([...last], [['b', 2]], 'the old Map is no longer written');
+    churn.set('c', 3);
+    assert.deepEqual([...churn.map], [['c', 3]]);
+    assert.equal(last.has('c'), false);
+  });
 });
 
 describe('ChurnSet', () => {
@@ -147,6 +163,20 @@ describe('ChurnSet', () => {
     churn.delete(6);
     assert.notEqual(churn.set, before);
     assert.deepEqual([...churn], [7]);
+  });
+
+  it('the delete of its last member replaces it with a new empty Set, the old one left holding it', () => {
+    const churn = new ChurnSet<number>();
+    churn.add(1);
+    const last = churn.set;
+    assert.equal(churn.delete(2), false);
+    assert.equal(churn.set, last, 'a missing member changes nothing');
+    assert.equal(churn.delete(1), true);
+    assert.notEqual(churn.set, last);
+    assert.equal(churn.size, 0);
+    assert.deepEqual([...last], [1]);
+    churn.add(3);
+    assert.deepEqual([...churn], [3]);
   });
 
   it('copies into a new Set after twice its size (at least 32) in adds of new members', () => {
