@@ -8,8 +8,11 @@
  * After the restart, its steps are run again one by one on the same files, each timed: the
  * log's open, the snapshot file's open and its envelope's head, reading it for its checksum (one
  * pass through a reused buffer: src/events/snapshot-stream.ts), the state decoded but its
- * columns (found, not read), the ticket index built from the columns read where they lie, the
- * rest of the view (the open entries folded back, answers, keys), and the tail replayed after it.
+ * columns (found, not read), the ticket index's columns loaded from where they lie, its tables
+ * filled (one after the other here; the restart itself fills the tables of an index of 1M rows
+ * or more on another thread while it loads the columns and the rest), the rest of the view (the
+ * open entries folded back, answers, keys), and the tail replayed after it. The checksum, too,
+ * is computed on another thread in the restart (a state of 32 MiB or more).
  *
  * `reuseDir` (`--reuse-logs DIR`): the log is built there once and kept, and later runs of the
  * same size open it again instead of building it (a 10M log takes minutes to write).
@@ -68,7 +71,10 @@ export interface RestartSteps {
   checksum: number;
   decode: number;
   indexColumns: number;
+  /** The index's columns loaded, its tables not filled. */
   index: number;
+  /** Its tables filled (here, on the main thread; a restart of 1M rows or more fills them on another thread meanwhile: projections/table-fill-aside.ts). */
+  tables: number;
   openEntries: number;
   tail: number;
 }
@@ -206,11 +212,12 @@ async function restartSteps(config: LogConfig, closed: number): Promise<RestartS
       const [view, restore] = now(() => restoreView(0, state, head.nextOffset, sourcedColumns(found, source)));
       // The index's part of restoreView, timed alone (after it, as warm as it was inside).
       const [columns, indexColumns] = now(() => sourcedColumns(found, source));
-      const [index, indexSeconds] = now(() => TicketIndex.fromColumns(columns, Number(head.nextOffset)));
+      const [index, indexSeconds] = now(() => TicketIndex.fromColumns(columns, Number(head.nextOffset), 'later'));
+      const [, tables] = now(() => index.adoptTables(null));
       if (index.size !== closed) throw new Error(`the index built from the snapshot holds ${index.size} rows, not ${closed}`);
       const [, tail] = await timed(() => catchUp(log, 0, view));
-      const openEntries = restore - indexColumns - indexSeconds;
-      return { logOpen, read: opened + read, checksum, decode, indexColumns, index: indexSeconds, openEntries, tail };
+      const openEntries = restore - indexColumns - indexSeconds - tables;
+      return { logOpen, read: opened + read, checksum, decode, indexColumns, index: indexSeconds, tables, openEntries, tail };
     } finally {
       await source.close();
     }
@@ -248,7 +255,8 @@ function stepsNote(steps: RestartSteps): string {
     `read + checksum (one pass) ${ms(steps.checksum)}`,
     `state decoded, columns found ${ms(steps.decode)}`,
     `index columns found ${ms(steps.indexColumns)}`,
-    `index built ${ms(steps.index)}`,
+    `index columns loaded ${ms(steps.index)}`,
+    `its tables filled ${ms(steps.tables)} (the restart fills them on another thread meanwhile)`,
     `open entries and the rest ${ms(steps.openEntries)}`,
     `tail ${ms(steps.tail)}`,
   ];

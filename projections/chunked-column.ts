@@ -96,7 +96,7 @@ export class ChunkedColumn {
   }
 
   /** Elements [start, start + into.length) copied into `into` (0 where a sparse chunk is absent). */
-  copy(start: number, into: Uint32Array): void {
+  copy(start: number, into: Chunk): void {
     for (let done = 0; done < into.length;) {
       const i = start + done;
       const [c, at] = [i >>> CHUNK_BITS, i & IN_CHUNK];

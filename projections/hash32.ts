@@ -17,6 +17,13 @@ export function hash32Of3(a: string, b: string, c: string): number {
   return finish(fnv(h, c));
 }
 
+/** A seq's hash for the table by seq (ticket-index.ts; a seq may pass 2^32). */
+export function seqHash(seq: number): number {
+  let h = Math.imul((seq >>> 0) ^ Math.floor(seq / 4294967296), 0x9e3779b1);
+  h ^= h >>> 15;
+  return Math.imul(h, 0x85ebca6b) >>> 0;
+}
+
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 

@@ -21,6 +21,12 @@ const IN_REGION = REGION - 1;
 /** Use right after a rebuild; no room past 3/4. */
 const REBUILT_LOAD = 0.5;
 
+/** A table's slots and how many are used (RowTable.filled, RowTable.of). */
+export interface FilledTable {
+  slots: Uint32Array;
+  used: number;
+}
+
 export class RowTable {
   #slots: Uint32Array;
   /** capacity / 2^32: a hash times it is the hash's first slot. */
@@ -35,6 +41,25 @@ export class RowTable {
 
   get capacity(): number {
     return this.#slots.length;
+  }
+
+  /** Tags held (live or dead). */
+  get size(): number {
+    return this.#used;
+  }
+
+  /** Its slots and how many are used, to hand to another thread (table-fill-aside.ts); the table is not used after. */
+  get filled(): FilledTable {
+    return { slots: this.#slots, used: this.#used };
+  }
+
+  /** A table of `filled`'s slots (filled on another thread by this code: table-fill-aside.ts), as they are. */
+  static of(filled: FilledTable): RowTable {
+    const table = new RowTable();
+    table.#slots = filled.slots;
+    table.#scale = filled.slots.length / 4294967296;
+    table.#used = filled.used;
+    return table;
   }
 
   /** Whether `count` more tags can be inserted and leave it under 3/4 used. */

@@ -26,7 +26,9 @@ import type { Outcome } from '../src/events/types.ts';
 import { CHUNK, CHUNK_BITS, ChunkedColumn } from './chunked-column.ts';
 import { KEYED, OUTCOME_MASK, OUTCOMES } from './ticket-flags.ts';
 import { DeltaColumn } from './delta-column.ts';
+import { seqHash } from './hash32.ts';
 import { FillScratch, RowTable } from './row-table.ts';
+import { fillTables, type IndexTables, type LoadedRows } from './table-fill.ts';
 import { readColumns, RowChecks, toColumns, type ColumnReaders, type TicketIndexColumns } from './ticket-columns.ts';
 
 /** A snapshot's stored fields (snapshot-columns.ts storedColumns), typed columns not copied out of its bytes. */
@@ -111,9 +113,11 @@ export class TicketIndex {
   #lateStart = 0;
   #maxClosedAt = -Infinity;
   #unsettled = 0;
-  readonly #bySeq = new RowTable();
-  readonly #byKey = new RowTable();
-  readonly #byRun = new RowTable();
+  #bySeq = new RowTable();
+  #byKey = new RowTable();
+  #byRun = new RowTable();
+  /** Loaded with its tables to be filled elsewhere (fromColumns `tables` 'later'): no lookup until adoptTables. */
+  #tablesLater = false;
   /** Rows from here on were added since the tables last took rows: #syncTables puts them in. */
   #tabled = 0;
   /**
@@ -410,12 +414,35 @@ export class TicketIndex {
    * record offset below `offsetsBelow`, a snapshot's nextOffset): typed
    * arrays, or a snapshot's stored columns as they lie in its bytes (snapshot-columns.ts
    * storedColumns). Loaded whole, a chunk of rows at a time, and the tables filled whole: no
-   * row is added one by one (at 10M rows that took seconds).
+   * row is added one by one (at 10M rows that took seconds). `tables` 'later': not filled here;
+   * they come by adoptTables (filled on another thread meanwhile: table-fill-aside.ts), and no
+   * lookup may come before.
    */
-  static fromColumns(columns: TicketIndexColumns | StoredTicketColumns, offsetsBelow = Number.POSITIVE_INFINITY): TicketIndex {
+  static fromColumns(
+    columns: TicketIndexColumns | StoredTicketColumns,
+    offsetsBelow = Number.POSITIVE_INFINITY,
+    tables: 'fill' | 'later' = 'fill',
+  ): TicketIndex {
     const index = new TicketIndex();
     index.#load(readColumns(columns), offsetsBelow);
+    if (tables === 'fill') index.#fillTables();
+    else index.#tablesLater = true;
     return index;
+  }
+
+  /**
+   * The tables of an index loaded with its tables 'later' (fromColumns), filled from the same
+   * columns on another thread (table-fill-aside.ts); null, or tables not of its rows, and they
+   * are filled here instead.
+   */
+  adoptTables(tables: IndexTables | null): void {
+    if (!this.#tablesLater) throw new Error('the ticket index has its tables already');
+    this.#tablesLater = false;
+    const keyed = tables === null ? -1 : this.#keyedIn(0, this.#next);
+    const fits =
+      tables !== null && tables.bySeq.size === this.#next && tables.byKey.size === keyed && tables.byRun.size === this.#attemptCount;
+    if (fits) this.#useTables(tables);
+    else this.#fillTables();
   }
 
   /** Row `row`'s key hash and state bits (for ticket-columns.ts). */
@@ -433,14 +460,13 @@ export class TicketIndex {
 
   /**
    * Loads checked columns into this empty index a chunk of rows at a time (each numeric column
-   * read a stretch at a time: ticket-columns.ts), then fills the tables whole. Rows 0..n-1 are
-   * the columns' rows (prune order: none is late).
+   * read a stretch at a time: ticket-columns.ts); the tables are filled after (fromColumns).
+   * Rows 0..n-1 are the columns' rows (prune order: none is late).
    */
   #load(readers: ColumnReaders, offsetsBelow: number): void {
     const [n, m] = [readers.rows, readers.attempts];
     const checks = new RowChecks(readers, offsetsBelow);
     const tenantRows = new Array<number>(readers.tenants.length).fill(0);
-    let runTags: Uint32Array | null = null;
     const [closeDeltas, attemptDeltas] = [new Uint32Array(CHUNK), new Uint32Array(CHUNK)];
     for (let start = 0, c = 0, a = 0; start < n; start += CHUNK, c++) {
       const end = Math.min(n, start + CHUNK);
@@ -472,11 +498,9 @@ export class TicketIndex {
         const base = submittedOffset[j]!;
         closeDeltas[j] = this.#delta(closeOffset[j]!, base, row, this.#wideClose);
         if (deferred[j] !== 0) this.#deferred.set(row, deferred[j]!);
-        if (attemptsEnd[j] !== row + 1 && runTags === null) runTags = Uint32Array.from({ length: m }, (_, k) => k + 1); // 1:1 so far
         for (; a < attemptsEnd[j]!; a++) {
           attemptDeltas[a & IN_CHUNK] = this.#delta(offsets[a - first]!, base, a, this.#wideAttempt);
           if ((a & IN_CHUNK) === IN_CHUNK) this.#attemptDelta.loadChunk(a >>> CHUNK_BITS, attemptDeltas);
-          if (runTags !== null) runTags[a] = row + 1;
         }
       }
       // Each chunk of deltas as narrow as its values allow (chunked-column.ts widening).
@@ -495,25 +519,29 @@ export class TicketIndex {
     this.#next = this.#live = n;
     this.#attemptCount = m;
     if (n > 0) this.#maxClosedAt = this.closedAtOf(n - 1);
-    this.#fillTables(runTags);
   }
 
-  /** The tables of freshly loaded rows (row = tag - 1), each filled whole (RowTable.fill); `runTags` null: attempt k is row k's. */
-  #fillTables(runTags: Uint32Array | null): void {
-    const scratch = new FillScratch();
-    this.#bySeq.fill(this.#next, (start, into) => this.#seq.hashes(start, into, seqHash), null, scratch);
-    const keyed: number[] = [];
-    for (let row = 0; row < this.#next; row++) if ((this.#state.get(row) & KEYED) !== 0) keyed.push(row);
-    this.#byKey.fill(
-      keyed.length,
-      (start, into) => {
-        for (let j = 0; j < into.length; j++) into[j] = this.#keyHash.get(keyed[start + j]!);
-      },
-      Uint32Array.from(keyed, (row) => row + 1),
-      scratch,
-    );
-    this.#byRun.fill(this.#attemptCount, (start, into) => this.#runHash.copy(start, into), runTags, scratch);
+  /** The tables of freshly loaded rows (row = tag - 1), each filled whole (table-fill.ts). */
+  #fillTables(): void {
+    this.#useTables(fillTables(this.#loadedRows(), KEYED));
+  }
+
+  #useTables(tables: IndexTables): void {
+    [this.#bySeq, this.#byKey, this.#byRun] = [tables.bySeq, tables.byKey, tables.byRun];
     this.#tabled = this.#next;
+  }
+
+  /** Freshly loaded rows (#rowBase 0: rows are elements), for table-fill.ts. */
+  #loadedRows(): LoadedRows {
+    return {
+      rows: this.#next,
+      attempts: this.#attemptCount,
+      seqHashes: (start, into) => this.#seq.hashes(start, into, seqHash),
+      states: (start, into) => this.#state.copy(start, into),
+      keyHashes: (start, into) => this.#keyHash.copy(start, into),
+      attemptEnds: (start, into) => this.#attemptsEnd.copy(start, into),
+      runHashes: (start, into) => this.#runHash.copy(start, into),
+    };
   }
 
   #alive(row: number): boolean {
@@ -539,6 +567,7 @@ export class TicketIndex {
    * rebuilt whole from the live rows (dead slots go).
    */
   #syncTables(): void {
+    if (this.#tablesLater) throw new Error('the ticket index was looked up before its tables were filled (adoptTables)');
     const from = Math.max(this.#tabled, this.#first);
     const to = this.#next;
     this.#tabled = to;
@@ -719,11 +748,4 @@ export class TicketIndex {
     this.#runHash.ensure(needed);
     this.#attemptCapacity = Math.ceil(needed / CHUNK) * CHUNK;
   }
-}
-
-/** A seq's slot hash (a seq may pass 2^32). */
-function seqHash(seq: number): number {
-  let h = Math.imul((seq >>> 0) ^ Math.floor(seq / 4294967296), 0x9e3779b1);
-  h ^= h >>> 15;
-  return Math.imul(h, 0x85ebca6b) >>> 0;
 }

@@ -78,13 +78,15 @@ function stateBesideClosed(view: PartitionView): Omit<PartitionState, 'threads' 
  * A view of `partition` holding what `state` says, having folded every record below `nextOffset`.
  * `closedColumns`: the ticket index's columns when they are read from where they lie
  * (snapshot-columns.ts sourcedColumns; state.closedIndex is then empty); the state may then
- * come as the function that decodes it (see below).
+ * come as the function that decodes it (see below). `tables` 'later': the ticket index is loaded
+ * without its tables, which the caller hands it (TicketIndex.adoptTables) before the view is used.
  */
 export function restoreView(
   partition: number,
   stateOrDecode: PartitionState | (() => PartitionState),
   nextOffset: bigint,
   closedColumns?: StoredTicketColumns,
+  tables: 'fill' | 'later' = 'fill',
 ): PartitionView {
   const view = new PartitionView(partition);
   // The closed tickets first, and, when they come as columns, before the rest of the state is
@@ -92,7 +94,7 @@ export function restoreView(
   // index's arrays are most of what a restore allocates, and fresh array memory brings full
   // collections on (one per 64 MB or so), each marking the whole heap: made first, they mark
   // a heap without the open entries, decoded or restored.
-  if (closedColumns !== undefined) loadClosedIndex(view, closedColumns, nextOffset);
+  if (closedColumns !== undefined) loadClosedIndex(view, closedColumns, nextOffset, tables);
   const state = typeof stateOrDecode === 'function' ? stateOrDecode() : stateOrDecode;
   restoreClosed(view, state, nextOffset, closedColumns !== undefined);
   restoreOpenEntries(view, state.threads);
@@ -121,6 +123,6 @@ function restoreClosed(view: PartitionView, state: PartitionState, nextOffset: b
 }
 
 /** Loaded straight from the snapshot's bytes or file (no column copied out first), checked as it is loaded: no record past what it covers. */
-function loadClosedIndex(view: PartitionView, columns: StoredTicketColumns, nextOffset: bigint): void {
-  if (Object.keys(columns).length > 0) view.closed.index = TicketIndex.fromColumns(columns, Number(nextOffset));
+function loadClosedIndex(view: PartitionView, columns: StoredTicketColumns, nextOffset: bigint, tables: 'fill' | 'later' = 'fill'): void {
+  if (Object.keys(columns).length > 0) view.closed.index = TicketIndex.fromColumns(columns, Number(nextOffset), tables);
 }

@@ -30,6 +30,7 @@ import type { EventLog } from '../log/event-log.ts';
 import type { StoredSnapshot } from '../log/snapshot-store.ts';
 import { PartitionView } from '../../projections/partition-view.ts';
 import { sourcedColumns } from '../../projections/snapshot-columns.ts';
+import { fillTablesAside, type TablesAside } from '../../projections/table-fill-aside.ts';
 import { restoreView, viewStateToWriteInStretches } from '../../projections/view-snapshot.ts';
 import type { WarningListener } from '../warnings.ts';
 import { catchUp } from './replay.ts';
@@ -135,6 +136,8 @@ async function sourcedView(
   const checked = aside
     ? checksumAside(source as SnapshotSource & { fd: number }, head)
     : Promise.resolve(verifySnapshotChecksum(source, head));
+  // The ticket index's tables, filled on another thread while this one loads the index's columns (large ones only).
+  let tablesAside: TablesAside | null = null;
   try {
     if (head.logId !== logId) throw new Error(`it is a snapshot of another log (${head.logId}, not ${logId})`);
     if (head.partition !== partition) throw new Error(`it is a snapshot of partition ${head.partition}`);
@@ -144,11 +147,15 @@ async function sourcedView(
     const staleness = stale(head.nextOffset, head.takenAt);
     if (staleness !== null) throw new Error(`it is stale: ${staleness}`);
     const { columns, decode } = walkSnapshotState(source, head);
-    const view = restoreView(partition, decode, head.nextOffset, sourcedColumns(columns, source));
+    tablesAside = source.fd === undefined ? null : fillTablesAside(source.fd, columns);
+    const tables = tablesAside === null ? 'fill' : 'later';
+    const view = restoreView(partition, decode, head.nextOffset, sourcedColumns(columns, source), tables);
+    if (tablesAside !== null) view.closed.index.adoptTables(await tablesAside.tables);
     await checked;
     covered.set(view, { nextOffset: head.nextOffset, size: source.size });
     return view;
   } catch (error) {
+    await tablesAside?.cancel(); // it reads the file, which the caller closes once this settles
     await checked; // a checksum that does not match is the reason, rather than what the damage broke
     throw error;
   }

@@ -2,7 +2,7 @@
  * The package as a user gets it: `npm pack`, the tarball installed into a scratch project
  * ("type": "module") from npm's cache, then, with plain `node` (no tsx) and a default `tsc --init`
  * setup: the README's example and its Worker compiled and run, the `runlog` bin (`runlog serve`
- * too), an import from CommonJS. The tarball ships the build, the schemas, README and LICENSE only. One test: packing
+ * too), the ticket tables' thread (a worker script of the build's own), an import from CommonJS. The tarball ships the build, the schemas, README and LICENSE only. One test: packing
  * builds (tsc) and installing takes most of a minute.
  */
 import assert from 'node:assert/strict';
@@ -110,6 +110,32 @@ assert.throws(() => require('runlog'), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' }
 import('runlog').then(({ openRunQueue, Worker }) => console.log(typeof openRunQueue, typeof Worker));
 `;
 
+/**
+ * The installed build's ticket tables filled on a thread (projections/table-fill-aside.js runs
+ * its sibling table-fill-worker.js, with plain node): three tickets' columns written to a file
+ * as a snapshot holds them, the least rows for a thread set to 0.
+ */
+const TABLES_ASIDE_FROM_DIST = `import { openSync, writeFileSync } from 'node:fs';
+const dist = new URL('./node_modules/runlog/dist/projections/', import.meta.url);
+const { TicketIndex } = await import(new URL('ticket-index.js', dist));
+const { toSnapshotColumns } = await import(new URL('snapshot-columns.js', dist));
+const { fillTablesAside } = await import(new URL('table-fill-aside.js', dist));
+const index = new TicketIndex();
+for (const seq of [1, 2, 3]) {
+  const ticket = { seq, tenant: 't', outcome: 'succeeded', closedAt: seq, keyHash: seq === 2 ? 7 : null, runHashes: [seq], deferredAttempts: 0 };
+  index.add(ticket, { submittedOffset: seq * 10, closeOffset: seq * 10 + 2, attemptOffsets: [seq * 10 + 1] });
+}
+let position = 0;
+const columns = toSnapshotColumns(index.toColumns()).map(({ name, bytes, strings }) => {
+  const column = { name, strings, position, byteLength: bytes.byteLength, bytes };
+  position += bytes.byteLength;
+  return column;
+});
+writeFileSync('columns', Buffer.concat(columns.map((column) => column.bytes)));
+const tables = await fillTablesAside(openSync('columns', 'r'), columns, 0).tables;
+console.log(tables.bySeq.size, tables.byKey.size, tables.byRun.size);
+`;
+
 function assertShipsOnly(files: readonly string[]): void {
   for (const wanted of ['LICENSE', 'README.md', 'package.json', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/cli/runlog.js']) {
     assert.ok(files.includes(wanted), `the tarball has ${wanted}`);
@@ -174,6 +200,9 @@ it('the packed tarball installs into a scratch project and runs the README with 
   assert.equal(remote, 'succeeded sent welcome\n');
   serve.child.kill('SIGTERM');
   assert.deepEqual(await once(serve.child, 'exit'), [0, null]);
+
+  await writeFile(join(app, 'tables-aside.mjs'), TABLES_ASIDE_FROM_DIST);
+  assert.equal(await succeeds(process.execPath, ['tables-aside.mjs'], app), '3 1 3\n');
 
   await writeFile(join(app, 'commonjs.cjs'), FROM_COMMONJS);
   assert.equal(await succeeds(process.execPath, ['commonjs.cjs'], app), 'function function\n');
