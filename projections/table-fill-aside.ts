@@ -22,9 +22,11 @@ import { KEYED } from './ticket-flags.ts';
 /**
  * An index of fewer rows fills its tables itself: a thread takes tens of ms to start (over a
  * second under tsx, which compiles its modules in it), and 1M rows' tables take ~0.15 s.
- * Changeable for tests; `threadsStarted` counts the threads started.
+ * Changeable for tests; `threadsStarted` counts the threads started, `threadsRunning` those not
+ * done yet: at most one fewer than the cores (a queue opens its partitions at once; the rest fill
+ * their own tables).
  */
-export const TABLES_ASIDE = { minRows: 1_000_000, threadsStarted: 0 };
+export const TABLES_ASIDE = { minRows: 1_000_000, threadsStarted: 0, threadsRunning: 0 };
 
 /** Where a column the tables hash lies in the snapshot's file. */
 export interface FileColumn {
@@ -49,22 +51,28 @@ export interface TablesAside {
 
 /**
  * Starts filling the tables of the index `columns` describe (a snapshot's closedIndex in the file
- * open as `fd`) on a thread of its own; null when it would not pay (fewer than `minRows` rows, one
- * core) or the columns are not all there (the load reports what is wrong).
+ * open as `fd`) on a thread of its own; null when it would not pay (fewer than `minRows` rows, no
+ * core left: see TABLES_ASIDE) or the columns are not all there (the load reports what is wrong).
  */
 export function fillTablesAside(fd: number, columns: readonly SourcedColumn[], minRows = TABLES_ASIDE.minRows): TablesAside | null {
   const found = asideColumns(columns);
-  if (found === null || found.seq.byteLength / 8 < minRows || availableParallelism() < 2) return null;
+  if (found === null || found.seq.byteLength / 8 < minRows || TABLES_ASIDE.threadsRunning >= availableParallelism() - 1) return null;
   const worker = startWorker({ fd, columns: found, keyed: KEYED });
   TABLES_ASIDE.threadsStarted++;
-  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-  const tables = new Promise<IndexTables | null>((resolve) => {
-    worker.once('message', (filled: Record<keyof IndexTables, FilledTable>) =>
-      resolve({ bySeq: RowTable.of(filled.bySeq), byKey: RowTable.of(filled.byKey), byRun: RowTable.of(filled.byRun) }),
-    );
-    worker.once('error', () => resolve(null));
-    void exited.then(() => resolve(null));
-  });
+  TABLES_ASIDE.threadsRunning++;
+  // The tables once the thread is gone (so a queue opening several partitions can start the next).
+  let filled: Record<keyof IndexTables, FilledTable> | null = null;
+  worker.once('message', (message: Record<keyof IndexTables, FilledTable>) => (filled = message));
+  worker.on('error', () => (filled = null));
+  const exited = new Promise<void>((resolve) =>
+    worker.once('exit', () => {
+      TABLES_ASIDE.threadsRunning--;
+      resolve();
+    }),
+  );
+  const tables = exited.then((): IndexTables | null =>
+    filled === null ? null : { bySeq: RowTable.of(filled.bySeq), byKey: RowTable.of(filled.byKey), byRun: RowTable.of(filled.byRun) },
+  );
   return {
     tables,
     cancel: async () => {
