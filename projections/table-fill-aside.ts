@@ -1,14 +1,14 @@
 /**
  * The ticket index's tables filled on a thread of their own while the main thread loads a large
- * snapshot's columns (src/projector/snapshots.ts sourcedView): the load is ~half the tables'
- * filling (three tables of hashes, each sorted into place: row-table.ts), and the two need
- * nothing of each other but the snapshot's bytes, which the thread reads from the file itself.
- * Measured (2026-12-07, 10M closed tickets): the tables took ~1.4 s of the index's ~3 s.
+ * snapshot's columns (src/projector/snapshots.ts sourcedView). Loading the columns and filling
+ * the three tables of hashes (each sorted into place: row-table.ts) take about as long each
+ * (10M closed tickets, 2026-12-07: the tables ~1.4 s of the index's ~3 s), and need nothing of
+ * each other but the snapshot's bytes, which the thread reads from the file itself.
  *
  * The tables come back as their slots (transferred); TicketIndex.adoptTables checks that they
  * hold its rows' counts, or fills them itself. Rows the thread read wrong could only cost
  * lookups (a hit is always checked against the row), and the file is the one the checksum
- * covers; it must stay open until the thread is done (`settled`).
+ * covers; it must stay open until the thread is gone (`tables` settled, or `cancel`).
  */
 import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
@@ -20,8 +20,9 @@ import type { IndexTables } from './table-fill.ts';
 import { KEYED } from './ticket-flags.ts';
 
 /**
- * An index of fewer rows fills its tables itself: a thread takes tens of ms to start (over a
- * second under tsx, which compiles its modules in it), and 1M rows' tables take ~0.15 s.
+ * An index of fewer rows fills its tables itself: a thread takes tens of ms to start (~0.3 s
+ * under tsx, which registers its loader and compiles the modules in it), and 1M rows' tables
+ * take ~0.15 s.
  * Changeable for tests; `threadsStarted` counts the threads started, `threadsRunning` those not
  * done yet: at most one fewer than the cores (a queue opens its partitions at once; the rest fill
  * their own tables).
