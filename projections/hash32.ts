@@ -1,8 +1,9 @@
 /**
- * A 32-bit hash of a string, for the ticket index's tables (ticket-index.ts): FNV-1a over
- * the string's UTF-16 code units, then murmur3's finaliser to spread the bits. Part of the
- * index's column format (a snapshot stores hashes): never change it without a new format.
- * Not for security: a hit is always checked against the entry itself.
+ * 32-bit hashes for the ticket index's tables (ticket-index.ts). Of a string: FNV-1a over the
+ * string's UTF-16 code units, then murmur3's finaliser to spread the bits; part of the index's
+ * column format (a snapshot stores these hashes): never change it without a new format. Of a
+ * seq (seqHash): computed again at every load, never stored. Not for security: a hit is always
+ * checked against the entry itself.
  */
 export function hash32(text: string): number {
   return finish(fnv(FNV_OFFSET, text));

@@ -17,7 +17,6 @@ import { Worker } from 'node:worker_threads';
 import type { SourcedColumn } from '../src/events/snapshot-stream.ts';
 import { RowTable, type FilledTable } from './row-table.ts';
 import type { IndexTables } from './table-fill.ts';
-import { KEYED } from './ticket-flags.ts';
 
 /**
  * An index of fewer rows fills its tables itself: a thread takes tens of ms to start (~0.3 s
@@ -58,7 +57,7 @@ export interface TablesAside {
 export function fillTablesAside(fd: number, columns: readonly SourcedColumn[], minRows = TABLES_ASIDE.minRows): TablesAside | null {
   const found = asideColumns(columns);
   if (found === null || found.seq.byteLength / 8 < minRows || TABLES_ASIDE.threadsRunning >= availableParallelism() - 1) return null;
-  const worker = startWorker({ fd, columns: found, keyed: KEYED });
+  const worker = startWorker({ fd, columns: found });
   TABLES_ASIDE.threadsStarted++;
   TABLES_ASIDE.threadsRunning++;
   // The tables once the thread is gone (so a queue opening several partitions can start the next).
@@ -88,7 +87,7 @@ export function fillTablesAside(fd: number, columns: readonly SourcedColumn[], m
  * .ts under tsx through tsx's loader, registered in the thread first (Node 20 does not run a
  * worker through the loader its parent was started with, --import tsx or not).
  */
-function startWorker(workerData: { fd: number; columns: AsideColumns; keyed: number }): Worker {
+function startWorker(workerData: { fd: number; columns: AsideColumns }): Worker {
   const extension = extname(fileURLToPath(import.meta.url));
   const script = new URL(`./table-fill-worker${extension}`, import.meta.url);
   if (extension !== '.ts') return new Worker(script, { workerData });

@@ -10,7 +10,7 @@ import type { FilledTable } from './row-table.ts';
 import { fillTables, type LoadedRows } from './table-fill.ts';
 import type { AsideColumns, FileColumn } from './table-fill-aside.ts';
 
-const { fd, columns, keyed } = workerData as { fd: number; columns: AsideColumns; keyed: number };
+const { fd, columns } = workerData as { fd: number; columns: AsideColumns };
 
 /** Elements [start, start + into.length) of `column` (elements of `into`'s width) into `into`. */
 function read(column: FileColumn, start: number, into: Uint8Array | Uint32Array | Float64Array): void {
@@ -38,7 +38,7 @@ const rows: LoadedRows = {
   runHashes: (start, into) => read(columns.runHash, start, into),
 };
 
-const tables = fillTables(rows, keyed);
+const tables = fillTables(rows);
 const filled: Record<keyof typeof tables, FilledTable> = {
   bySeq: tables.bySeq.filled,
   byKey: tables.byKey.filled,

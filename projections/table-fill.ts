@@ -6,6 +6,7 @@
  * from the same rows, the same tables, slot for slot.
  */
 import { FillScratch, RowTable } from './row-table.ts';
+import { KEYED } from './ticket-flags.ts';
 
 /** What the tables are filled from: loaded rows 0..rows-1 and their attempts, in row order. */
 export interface LoadedRows {
@@ -32,19 +33,19 @@ export interface IndexTables {
 /** Rows read at a time. */
 const STRETCH = 65_536;
 
-/** The three tables of `rows`, `keyed` the KEYED state bit. */
-export function fillTables(rows: LoadedRows, keyed: number): IndexTables {
+/** The three tables of `rows`. */
+export function fillTables(rows: LoadedRows): IndexTables {
   const scratch = new FillScratch();
   const tables: IndexTables = { bySeq: new RowTable(), byKey: new RowTable(), byRun: new RowTable() };
   tables.bySeq.fill(rows.rows, (start, into) => rows.seqHashes(start, into), null, scratch);
-  const byKey = keyedRows(rows, keyed);
+  const byKey = keyedRows(rows);
   tables.byKey.fill(byKey.tags.length, (start, into) => into.set(byKey.hashes.subarray(start, start + into.length)), byKey.tags, scratch);
   tables.byRun.fill(rows.attempts, (start, into) => rows.runHashes(start, into), runTags(rows), scratch);
   return tables;
 }
 
 /** The keyed rows' tags (row + 1) and key hashes, in row order. */
-function keyedRows(rows: LoadedRows, keyed: number): { tags: Uint32Array; hashes: Uint32Array } {
+function keyedRows(rows: LoadedRows): { tags: Uint32Array; hashes: Uint32Array } {
   const tags: number[] = [];
   const hashes: number[] = [];
   const [states, keyHashes] = [new Uint8Array(STRETCH), new Uint32Array(STRETCH)];
@@ -53,7 +54,7 @@ function keyedRows(rows: LoadedRows, keyed: number): { tags: Uint32Array; hashes
     rows.states(start, states.subarray(0, length));
     let read = false; // the stretch's key hashes, read once it has a keyed row (most rows have no key)
     for (let j = 0; j < length; j++) {
-      if ((states[j]! & keyed) === 0) continue;
+      if ((states[j]! & KEYED) === 0) continue;
       if (!read) rows.keyHashes(start, keyHashes.subarray(0, length));
       read = true;
       tags.push(start + j + 1);

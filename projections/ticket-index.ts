@@ -523,7 +523,7 @@ export class TicketIndex {
 
   /** The tables of freshly loaded rows (row = tag - 1), each filled whole (table-fill.ts). */
   #fillTables(): void {
-    this.#useTables(fillTables(this.#loadedRows(), KEYED));
+    this.#useTables(fillTables(this.#loadedRows()));
   }
 
   #useTables(tables: IndexTables): void {

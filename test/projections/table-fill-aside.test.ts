@@ -14,7 +14,6 @@ import fc from 'fast-check';
 import { seqHash } from '../../projections/hash32.ts';
 import { fillTablesAside } from '../../projections/table-fill-aside.ts';
 import { fillTables, type IndexTables } from '../../projections/table-fill.ts';
-import { KEYED } from '../../projections/ticket-flags.ts';
 import { TicketIndex, type TicketIndexColumns } from '../../projections/ticket-index.ts';
 import { toSnapshotColumns } from '../../projections/snapshot-columns.ts';
 import type { SourcedColumn } from '../../src/events/snapshot-stream.ts';
@@ -75,18 +74,15 @@ function written(t: TestContext, dir: string, columns: TicketIndexColumns): { fd
 /** The tables the main thread fills from `columns` (the code the index runs). */
 function filledHere(columns: TicketIndexColumns): IndexTables {
   const rows = columns.seq.length;
-  return fillTables(
-    {
-      rows,
-      attempts: columns.runHash.length,
-      seqHashes: (start, into) => into.forEach((_, j) => (into[j] = seqHash(columns.seq[start + j]!))),
-      states: (start, into) => into.set(columns.state.subarray(start, start + into.length)),
-      keyHashes: (start, into) => into.set(columns.keyHash.subarray(start, start + into.length)),
-      attemptEnds: (start, into) => into.set(columns.attemptsEnd.subarray(start, start + into.length)),
-      runHashes: (start, into) => into.set(columns.runHash.subarray(start, start + into.length)),
-    },
-    KEYED,
-  );
+  return fillTables({
+    rows,
+    attempts: columns.runHash.length,
+    seqHashes: (start, into) => into.forEach((_, j) => (into[j] = seqHash(columns.seq[start + j]!))),
+    states: (start, into) => into.set(columns.state.subarray(start, start + into.length)),
+    keyHashes: (start, into) => into.set(columns.keyHash.subarray(start, start + into.length)),
+    attemptEnds: (start, into) => into.set(columns.attemptsEnd.subarray(start, start + into.length)),
+    runHashes: (start, into) => into.set(columns.runHash.subarray(start, start + into.length)),
+  });
 }
 
 /** Every lookup of `index` answers as `expected`'s: by seq, by key hash, by run-id hash. */
