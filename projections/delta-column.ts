@@ -51,7 +51,7 @@ export class DeltaColumn {
     let base = bases[block]!;
     if (Number.isNaN(base)) bases[block] = base = value;
     const delta = value - base;
-    this.#wide.delete(row);
+    if (this.#wide.size !== 0) this.#wide.delete(row); // most columns never hold a whole value: no Map call per set
     let deltas = this.#deltas[c]!;
     if (!fitsInt32(delta)) {
       deltas[i & IN_CHUNK] = WIDE;

@@ -58,6 +58,7 @@ export function fillTablesAside(fd: number, columns: readonly SourcedColumn[], m
   const found = asideColumns(columns);
   if (found === null || found.seq.byteLength / 8 < minRows || TABLES_ASIDE.threadsRunning >= availableParallelism() - 1) return null;
   const worker = startWorker({ fd, columns: found });
+  if (worker === null) return null;
   TABLES_ASIDE.threadsStarted++;
   TABLES_ASIDE.threadsRunning++;
   // The tables once the thread is gone (so a queue opening several partitions can start the next).
@@ -85,15 +86,20 @@ export function fillTablesAside(fd: number, columns: readonly SourcedColumn[], m
 /**
  * The thread, running this module's sibling as built: table-fill-worker.js (dist) as it is; the
  * .ts under tsx through tsx's loader, registered in the thread first (Node 20 does not run a
- * worker through the loader its parent was started with, --import tsx or not).
+ * worker through the loader its parent was started with, --import tsx or not). Null when no
+ * thread can be started.
  */
-function startWorker(workerData: { fd: number; columns: AsideColumns }): Worker {
+function startWorker(workerData: { fd: number; columns: AsideColumns }): Worker | null {
   const extension = extname(fileURLToPath(import.meta.url));
   const script = new URL(`./table-fill-worker${extension}`, import.meta.url);
-  if (extension !== '.ts') return new Worker(script, { workerData });
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const boot = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(script.href)}); })`;
-  return new Worker(boot, { eval: true, workerData });
+  try {
+    if (extension !== '.ts') return new Worker(script, { workerData });
+    const tsx = import.meta.resolve('tsx/esm/api');
+    const boot = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(script.href)}); })`;
+    return new Worker(boot, { eval: true, workerData });
+  } catch {
+    return null; // no thread to be had (the sources run by another loader than tsx, or no thread left): the index fills its own
+  }
 }
 
 /** The columns the tables hash, by their snapshot names (snapshot-columns.ts: `<field>:<kind>`); null if one is missing. */
