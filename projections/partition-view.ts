@@ -318,7 +318,7 @@ export class PartitionView {
     entry.deferredAttempts = event.deferredAttempts;
     entry.version++;
     this.recordOutcome(entry, event); // an entry with an outcome is closed
-    thread.openCount--;
+    thread.entryClosed();
     this.countOpen(thread, -1);
     const next = wasHead ? thread.head() : undefined;
     if (next !== undefined) this.reindex(next);

@@ -115,7 +115,8 @@ export class ChurnMap<K, V> {
   }
 
   clear(): void {
-    this.#copy(new Map());
+    this.#map = new Map();
+    this.#policy.copied(0);
   }
 
   /** A new Map of `map`'s entries (an empty one made empty: copying none costs as much as a few). */
@@ -167,7 +168,8 @@ export class ChurnSet<T> {
   }
 
   clear(): void {
-    this.#copy(new Set());
+    this.#set = new Set();
+    this.#policy.copied(0);
   }
 
   /** A new Set of `set`'s members (an empty one made empty). */
