@@ -107,9 +107,15 @@ function readString(c: Cursor): string {
  * (string-cache.ts): names (a tenant, thread, agent or holder names many entries) in one,
  * entry ids (each in every event of its entry) in another, so that the ids of the entries in
  * flight do not push the names out. Other strings (run ids, messages) are read as they are.
+ *
+ * A cached string lives as long as its slot holds it: through the scavenges that come meanwhile,
+ * copied at each and promoted at the second. Ids are new with every entry, so the ids' cache is
+ * kept to 1,024 slots (the entries in flight of a busy log), a quarter of the names': with 4,096,
+ * a replay copied ~200 KB of ids at every scavenge of its young generation (a 1M-event cold start:
+ * scavenges 27 -> 19 ms of ~0.75 s, 2026-12-07).
  */
 const NAMES = new StringCache(4096);
-const ENTRY_IDS = new StringCache(4096);
+const ENTRY_IDS = new StringCache(1024);
 const CACHED_FIELDS: ReadonlyMap<string, StringCache> = new Map([
   ['tenant', NAMES],
   ['thread', NAMES],

@@ -150,7 +150,7 @@ test('encoded records are independent copies: changing one changes no other', ()
   assert.ok(samples.every((event) => Object.getPrototypeOf(encodeEvent(event)) === Uint8Array.prototype));
 });
 
-/** The string cache's slot of a short string's bytes (string-cache.ts; body-reader.ts's caches have 4096 slots). */
+/** The string cache's slot of a short string's bytes (string-cache.ts; body-reader.ts's names' cache has 4096 slots, its ids' 1024). */
 function internSlot(text: string): number {
   const bytes = Buffer.from(text);
   return slotOf(bytes, 0, bytes.length, 4096);
@@ -173,7 +173,7 @@ test('interned fields read what the record holds, also when its buffer is reused
     scratch.set(bytes, 7); // the same place of one reused buffer, as the file log's reader reuses its chunk
     return decodeEvent(new Uint8Array(scratch.buffer, scratch.byteOffset + 7, bytes.length));
   };
-  // Names and entry ids have caches of their own, each of 4096 slots.
+  // Names and entry ids have caches of their own, of 4096 and 1024 slots: two strings in one of 4096 are in one of 1024 too.
   for (const tenant of [first, second, first, second, second, first]) {
     const read = readBack({ ...leased, tenant, holder: tenant, entryId: tenant }) as typeof leased;
     assert.deepEqual([read.tenant, read.holder, read.entryId], [tenant, tenant, tenant]);

@@ -256,7 +256,7 @@ async function openedClean(segment: Segment, handle: FileHandle, reached: Reache
   if (clean === null || clean === undefined || clean.segment !== segment.base || clean.lastFrame < SEGMENT_HEADER_BYTES) return false;
   const frameBytes = clean.bytes - clean.lastFrame;
   if (frameBytes <= FRAME_HEADER_BYTES || (await handle.stat()).size !== clean.bytes) return false;
-  const frame = Buffer.alloc(frameBytes);
+  const frame = Buffer.allocUnsafe(frameBytes); // read over whole, and checked only up to what was read
   const { bytesRead } = await handle.read(frame, 0, frameBytes, clean.lastFrame);
   const check = checkFrame(frame, 0, bytesRead);
   if (check.kind !== 'frame' || check.end !== frameBytes || check.base < segment.base) return false;
