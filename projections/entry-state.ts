@@ -100,9 +100,9 @@ export class EntryState implements IndexedHead, ThreadMember {
    * The input's bytes (see `input`): the input itself when small, else the buffer it lies in, at
    * #inputOffset for #inputLength bytes (a view kept per entry costs ~96 bytes of heap).
    */
-  readonly #inputBytes: Uint8Array | ArrayBufferLike;
-  readonly #inputOffset: number;
-  readonly #inputLength: number;
+  #inputBytes: Uint8Array | ArrayBufferLike;
+  #inputOffset: number;
+  #inputLength: number;
   readonly key: string | null;
   readonly priority: number;
   readonly deadline: number | null;
@@ -141,6 +141,16 @@ export class EntryState implements IndexedHead, ThreadMember {
   get input(): Uint8Array {
     const bytes = this.#inputBytes;
     return bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes, this.#inputOffset, this.#inputLength);
+  }
+
+  /**
+   * Its input is now `copy` (the same bytes, elsewhere): a catch-up moves the inputs of the entries
+   * it leaves open out of its decoder's shared slabs (src/projector/replay.ts).
+   */
+  moveInput(copy: Uint8Array): void {
+    if (copy.byteLength !== this.#inputLength) throw new Error(`an input of ${this.#inputLength} bytes moved into ${copy.byteLength}`);
+    this.#inputBytes = copy.byteLength <= ON_HEAP_INPUT ? copy : copy.buffer;
+    this.#inputOffset = copy.byteOffset;
   }
 
   get lease(): LeaseState | null {

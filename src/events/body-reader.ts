@@ -15,6 +15,7 @@
  * into Corrupt) or reads past `end`, which the caller checks.
  */
 import type { AvroRecordSchema } from './schemas.ts';
+import { slabCopy } from './fold-slabs.ts';
 import { StringCache } from './string-cache.ts';
 
 /** A read position in a buffer; reused across records (no allocation per record). */
@@ -137,9 +138,16 @@ const CACHED_READERS: ReadonlyMap<string, (c: Cursor) => string> = new Map(
   [...CACHED_FIELDS].map(([field, cache]) => [field, cachedStringReader(cache)]),
 );
 
+const BYTES_READERS: Readonly<Record<BytesCopies, BytesReader>> = { own: readBytes, slab: readBytesInSlab };
+
+/** How a compiled reader copies bytes fields out: each into its own array, or (a replay's) into shared slabs. */
+export type BytesCopies = 'own' | 'slab';
+
+type BytesReader = (c: Cursor) => Uint8Array;
+
 /** How to read a field of `type` named `name`: through a string cache for the fields above. */
-function fieldReader(name: string, type: unknown): ((c: Cursor) => unknown) | null {
-  return (type === 'string' ? CACHED_READERS.get(name) : undefined) ?? valueReader(type);
+function fieldReader(name: string, type: unknown, bytes: BytesReader): ((c: Cursor) => unknown) | null {
+  return (type === 'string' ? CACHED_READERS.get(name) : undefined) ?? valueReader(type, bytes);
 }
 
 /** Values this small are copied byte by byte: cheaper than making a view to copy from. */
@@ -150,7 +158,11 @@ const COPY_LOOP_BYTES = 64;
  * the bytes of a small new Uint8Array in its heap, so a copy costs no ArrayBuffer.
  */
 function readBytes(c: Cursor): Uint8Array {
-  const length = readLength(c);
+  return ownCopy(c, readLength(c));
+}
+
+/** The next `length` bytes (checked to lie in the body), copied into an array of their own. */
+function ownCopy(c: Cursor, length: number): Uint8Array {
   const buf = c.buf;
   const start = c.pos;
   c.pos += length;
@@ -158,6 +170,15 @@ function readBytes(c: Cursor): Uint8Array {
   if (length > COPY_LOOP_BYTES) copy.set(buf.subarray(start, start + length));
   else for (let i = 0; i < length; i++) copy[i] = buf[start + i]!;
   return copy;
+}
+
+/** readBytes for a replay (fold-slabs.ts): what V8 would not keep on its heap is copied into a shared slab instead. */
+function readBytesInSlab(c: Cursor): Uint8Array {
+  const length = readLength(c);
+  if (length <= COPY_LOOP_BYTES) return ownCopy(c, length);
+  const start = c.pos;
+  c.pos += length;
+  return slabCopy(c.buf, start, length);
 }
 
 /** The item count of the next block of a map or array (a negative count is followed by the block's byte size). */
@@ -191,22 +212,23 @@ function readBoolean(c: Cursor): boolean {
   return c.buf[c.pos++] !== 0;
 }
 
+/** The primitives but bytes (fieldReader's `bytes` says how those are copied). */
 const PRIMITIVES: Readonly<Record<string, (c: Cursor) => unknown>> = {
   string: readString,
   boolean: readBoolean,
-  bytes: readBytes,
   int: readInt,
   long: readLong,
 };
 
 /** How to read one value of `type`, or null if this module does not compile it. */
-function valueReader(type: unknown): ((c: Cursor) => unknown) | null {
+function valueReader(type: unknown, bytes: BytesReader): ((c: Cursor) => unknown) | null {
+  if (type === 'bytes') return bytes;
   if (typeof type === 'string') return PRIMITIVES[type] ?? null;
-  if (Array.isArray(type)) return unionReader(type);
+  if (Array.isArray(type)) return unionReader(type, bytes);
   if (typeof type !== 'object' || type === null) return null;
   const t = type as { type?: unknown; name?: unknown; namespace?: unknown; symbols?: unknown; values?: unknown; items?: unknown };
-  if (t.type === 'long' || t.type === 'int' || t.type === 'string' || t.type === 'bytes' || t.type === 'boolean')
-    return PRIMITIVES[t.type]!;
+  if (t.type === 'bytes') return bytes;
+  if (t.type === 'long' || t.type === 'int' || t.type === 'string' || t.type === 'boolean') return PRIMITIVES[t.type]!;
   if (t.type === 'map') return t.values === 'string' ? readStringMap : null;
   if (t.type === 'array') return t.items === 'string' ? readStringArray : null;
   if (t.type === 'enum' && Array.isArray(t.symbols)) return enumReader(String(t.name), t.symbols as string[]);
@@ -223,11 +245,11 @@ function enumReader(name: string, symbols: readonly string[]): (c: Cursor) => st
 }
 
 /** Unions of null and one other compiled type, in either order. */
-function unionReader(branches: readonly unknown[]): ((c: Cursor) => unknown) | null {
+function unionReader(branches: readonly unknown[], bytes: BytesReader): ((c: Cursor) => unknown) | null {
   if (branches.length !== 2) return null;
   const nullAt = branches.indexOf('null');
   if (nullAt < 0) return null;
-  const other = valueReader(branches[1 - nullAt]);
+  const other = valueReader(branches[1 - nullAt], bytes);
   if (other === null) return null;
   return (c) => {
     const index = readInt(c);
@@ -241,13 +263,14 @@ function unionReader(branches: readonly unknown[]): ((c: Cursor) => unknown) | n
  * A reader of bodies of `schema` into `{ type: eventType, ...fields }` (fields in schema
  * order), or null if a field's type is not compiled here. Generated as one object literal,
  * which V8 builds far faster than property-by-property assignment. Field names are Avro
- * names ([A-Za-z_][A-Za-z0-9_]*), checked again before use.
+ * names ([A-Za-z_][A-Za-z0-9_]*), checked again before use. `bytes` 'slab': bytes fields of more
+ * than 64 bytes are views of fold-slabs.ts's slabs (a replay's decoder: see there), not copies of their own.
  */
-export function compileBodyReader(eventType: string, schema: AvroRecordSchema): BodyReader | null {
+export function compileBodyReader(eventType: string, schema: AvroRecordSchema, bytes: BytesCopies = 'own'): BodyReader | null {
   const readers: Array<(c: Cursor) => unknown> = [];
   const parts: string[] = [];
   for (const field of schema.fields) {
-    const read = fieldReader(field.name, field.type);
+    const read = fieldReader(field.name, field.type, BYTES_READERS[bytes]);
     if (read === null || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(field.name) || field.name === 'type') return null;
     parts.push(`${field.name}: r[${readers.length}](c)`);
     readers.push(read);
@@ -270,12 +293,17 @@ function skipString(c: Cursor): void {
  * as compileBodyReader: the same readers, the same checks, the same errors. Null where
  * compileBodyReader is null, or a field of `unread` is not a string.
  */
-export function compileFoldReader(eventType: string, schema: AvroRecordSchema, unread: ReadonlySet<string>): BodyReader | null {
+export function compileFoldReader(
+  eventType: string,
+  schema: AvroRecordSchema,
+  unread: ReadonlySet<string>,
+  bytes: BytesCopies = 'own',
+): BodyReader | null {
   const readers: Array<(c: Cursor) => unknown> = [];
   const parts: string[] = [];
   const into: Record<string, unknown> = { type: eventType };
   for (const field of schema.fields) {
-    const read = fieldReader(field.name, field.type);
+    const read = fieldReader(field.name, field.type, BYTES_READERS[bytes]);
     if (read === null || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(field.name) || field.name === 'type') return null;
     if (unread.has(field.name)) {
       if (field.type !== 'string') return null;

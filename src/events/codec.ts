@@ -36,7 +36,9 @@ export interface Codec<V extends { type: string }> {
    * A `decodeAt` for a fold that keeps no reference to the event it is handed: records of the
    * types named in `unread`, of their newest schema, are read into one object per type, reused by
    * every call, with the string fields `unread` names read past and left ''. Any other record
-   * decodes as `decodeAt` decodes it. Refuses what `decodeAt` refuses.
+   * decodes as `decodeAt` decodes it. Records of the newest schemas have their bytes fields of
+   * more than 64 bytes copied into shared slabs (fold-slabs.ts: what the fold keeps of them it
+   * moves out at the end). Refuses what `decodeAt` refuses.
    */
   foldDecoder(unread: UnreadFields<V['type']>): (buf: Buffer, start: number, end: number) => V;
   /** The newest schema of a type (the one `encode` writes). */
@@ -224,8 +226,10 @@ class AvroCodec<V extends { type: string }> implements Codec<V> {
     const table = tableOf(this.#readers, (reader) => {
       const fields = (unread as Record<string, readonly string[] | undefined>)[reader.version.eventType];
       // Only a compiled body reader (a record of the newest schema) has a fold reader; the rest decode whole.
-      if (fields === undefined || reader.body === null) return reader;
-      const fold = compileFoldReader(reader.version.eventType, reader.version.schema, new Set(fields));
+      if (reader.body === null) return reader;
+      const { eventType, schema } = reader.version;
+      const fold =
+        fields === undefined ? compileBodyReader(eventType, schema, 'slab') : compileFoldReader(eventType, schema, new Set(fields), 'slab');
       return fold === null ? reader : { ...reader, body: fold };
     });
     return (buf, start, end) => {

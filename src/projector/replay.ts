@@ -1,7 +1,9 @@
 /** Replay: read a partition from an offset, decode, and fold into a view. */
 import { decodeEvent, eventFoldDecoder } from '../events/codec.ts';
+import { inFoldSlab } from '../events/fold-slabs.ts';
 import { batchesOf, type BatchedRecords, type EventLog } from '../log/event-log.ts';
 import { checkEventLog, checkPartition } from '../log/log-arguments.ts';
+import { sharedCopies } from '../validation/index.ts';
 import { FOLD_UNREAD, PartitionView } from '../../projections/partition-view.ts';
 
 /** decodeEventAt for the fold: the events it keeps nothing of are read into reused objects, minus the fields it never reads. */
@@ -12,7 +14,8 @@ const decodeForFold = eventFoldDecoder(FOLD_UNREAD);
  * the log offers it (the file log), each record is decoded where it lies in the read buffer:
  * no record object, offset bigint, key string (but a tombstone's) or value view per record, and
  * the events the fold keeps nothing of (FOLD_UNREAD) are read into one reused object per type.
- * Heads are indexed once at the end (PartitionView.deferHeads), not as each record changes them.
+ * Heads are indexed once at the end (PartitionView.deferHeads), not as each record changes them,
+ * and the inputs the open entries keep are moved out of the decoder's slabs then.
  */
 export async function catchUp(log: EventLog, partition: number, view: PartitionView): Promise<number> {
   view.deferHeads();
@@ -20,7 +23,19 @@ export async function catchUp(log: EventLog, partition: number, view: PartitionV
     return await foldRecords(log, partition, view);
   } finally {
     view.indexHeads();
+    moveInputsOutOfSlabs(view);
   }
+}
+
+/**
+ * The inputs the view's open entries hold in the decoder's slabs (src/events/fold-slabs.ts)
+ * copied out, packed in shared buffers as a batch submit's are (sharedCopies): a slab would
+ * otherwise stay alive, and every closed input in it, for as long as one of its entries stays open.
+ */
+function moveInputsOutOfSlabs(view: PartitionView): void {
+  const held = [...view.entries.values()].filter((entry) => inFoldSlab(entry.input));
+  const copies = sharedCopies(held.map((entry) => entry.input));
+  held.forEach((entry, i) => entry.moveInput(copies[i]!));
 }
 
 async function foldRecords(log: EventLog, partition: number, view: PartitionView): Promise<number> {
