@@ -143,6 +143,12 @@ export class EntryState implements IndexedHead, ThreadMember {
     return bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes, this.#inputOffset, this.#inputLength);
   }
 
+  /** The buffer its input lies in when V8 keeps it off its heap (more than 64 bytes), else null (no view made). */
+  get inputBuffer(): ArrayBufferLike | null {
+    const bytes = this.#inputBytes;
+    return bytes instanceof Uint8Array ? null : bytes;
+  }
+
   /**
    * Its input is now `copy` (the same bytes, elsewhere): a catch-up moves the inputs of the entries
    * it leaves open out of its decoder's shared slabs (src/projector/replay.ts).

@@ -49,5 +49,10 @@ export function slabCopy(source: Uint8Array, start: number, length: number): Uin
 
 /** Whether `bytes` is a view of one of slabCopy's slabs. */
 export function inFoldSlab(bytes: Uint8Array): boolean {
-  return slabBuffers.has(bytes.buffer);
+  return isFoldSlab(bytes.buffer);
+}
+
+/** Whether `buffer` is one of slabCopy's slabs. */
+export function isFoldSlab(buffer: ArrayBufferLike): boolean {
+  return slabBuffers.has(buffer);
 }

@@ -1,6 +1,6 @@
 /** Replay: read a partition from an offset, decode, and fold into a view. */
 import { decodeEvent, eventFoldDecoder } from '../events/codec.ts';
-import { inFoldSlab } from '../events/fold-slabs.ts';
+import { isFoldSlab } from '../events/fold-slabs.ts';
 import { batchesOf, type BatchedRecords, type EventLog } from '../log/event-log.ts';
 import { checkEventLog, checkPartition } from '../log/log-arguments.ts';
 import { sharedCopies } from '../validation/index.ts';
@@ -33,7 +33,10 @@ export async function catchUp(log: EventLog, partition: number, view: PartitionV
  * otherwise stay alive, and every closed input in it, for as long as one of its entries stays open.
  */
 function moveInputsOutOfSlabs(view: PartitionView): void {
-  const held = [...view.entries.values()].filter((entry) => inFoldSlab(entry.input));
+  const held = [...view.entries.values()].filter((entry) => {
+    const buffer = entry.inputBuffer; // null: a small input, on V8's heap (never in a slab)
+    return buffer !== null && isFoldSlab(buffer);
+  });
   const copies = sharedCopies(held.map((entry) => entry.input));
   held.forEach((entry, i) => entry.moveInput(copies[i]!));
 }
