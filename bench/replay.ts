@@ -22,7 +22,7 @@ import { openRunQueue, openRunQueueOnLog } from '../src/queue/open-run-queue.ts'
 import type { LogSite } from './logs.ts';
 import { median } from './median.ts';
 import { profiled } from './profile.ts';
-import { PARTITIONS, TENANT, benchEntryId, lifecycleEvents, recordsOf } from './throughput.ts';
+import { INPUT, PARTITIONS, TENANT, benchEntryId, lifecycleEvents, recordsOf } from './throughput.ts';
 
 const THREADS = 1000;
 const BATCH_RECORDS = 8192;
@@ -31,6 +31,8 @@ const ROUNDS = 3;
 
 export interface Replay {
   events: number;
+  /** Each Submitted's input, in bytes. */
+  inputBytes: number;
   buildSeconds: number;
   coldStartSeconds: number;
   /** Opening the log alone (after a clean close: the file log reads no frame but each active segment's last). */
@@ -58,8 +60,8 @@ async function cpuPerEvent(events: number, body: () => Promise<unknown>): Promis
   return (user + system) / events;
 }
 
-/** Writes `lifecycles` closed entries on THREADS threads, in big batches per partition. */
-async function buildLog(log: EventLog, lifecycles: number): Promise<number> {
+/** Writes `lifecycles` closed entries on THREADS threads, in big batches per partition, each with `input`. */
+async function buildLog(log: EventLog, lifecycles: number, input: Uint8Array): Promise<number> {
   const seqs = new Array<number>(PARTITIONS).fill(0);
   const batches: AppendRecord[][] = Array.from({ length: PARTITIONS }, () => []);
   const at = Date.now() - lifecycles;
@@ -76,7 +78,7 @@ async function buildLog(log: EventLog, lifecycles: number): Promise<number> {
     const thread = `replay-${i % THREADS}`;
     const p = partitionOf(TENANT, thread, PARTITIONS);
     const seq = ++seqs[p]!;
-    const records = recordsOf(lifecycleEvents(TENANT, thread, benchEntryId(p, seq), seq, at + i, `run-${i}`));
+    const records = recordsOf(lifecycleEvents(TENANT, thread, benchEntryId(p, seq), seq, at + i, `run-${i}`, input));
     batches[p]!.push(...records);
     events += records.length;
     if (batches[p]!.length >= BATCH_RECORDS) await flush(BATCH_RECORDS);
@@ -85,10 +87,10 @@ async function buildLog(log: EventLog, lifecycles: number): Promise<number> {
   return events;
 }
 
-export async function replaySpeed(site: LogSite, lifecycles: number): Promise<Replay> {
+export async function replaySpeed(site: LogSite, lifecycles: number, input: Uint8Array = INPUT): Promise<Replay> {
   const buildStarted = performance.now();
   const log = await openLog(site.config, PARTITIONS);
-  const events = await buildLog(log, lifecycles);
+  const events = await buildLog(log, lifecycles, input);
   const buildSeconds = (performance.now() - buildStarted) / 1000;
   const persistent = site.config.kind !== 'memory';
   if (persistent) await log.close();
@@ -137,6 +139,7 @@ export async function replaySpeed(site: LogSite, lifecycles: number): Promise<Re
   const decodeSeconds = median(rounds.map((round) => round.decode.seconds));
   return {
     events,
+    inputBytes: input.byteLength,
     buildSeconds,
     coldStartSeconds,
     openSeconds,

@@ -1,11 +1,14 @@
 /**
- * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,memory-closed,lifecycle,raw,latency,worker,batch,remote,replay,restart,cluster] [--profile dir] [--partitions N] [--nodes 1,2,3] [--closed N] [--reuse-logs DIR [--reuse-snapshot]]`
+ * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,memory-closed,lifecycle,raw,latency,worker,batch,remote,replay,restart,cluster] [--profile dir] [--partitions N] [--nodes 1,2,3] [--closed N] [--reuse-logs DIR [--reuse-snapshot]] [--input-bytes N]`
  *
  * `memory-closed` and `restart` run at 10M retained closed entries + 100k open (the targets'
  * size; `--closed N` for another, `--quick` 1M and 100k); `--reuse-logs DIR` keeps the logs they
  * build under DIR and opens them again in a later run of the same size instead of building them;
  * with `--reuse-snapshot` too, restart reopens the snapshot an earlier run's stop wrote there
  * (skipping the replay from zero that writes it).
+ *
+ * `replay` writes inputs of 22 bytes (a small JSON job); `--input-bytes N` writes N instead (V8
+ * keeps an array of up to 64 bytes on its own heap: a larger input costs a decode more).
  *
  * `lifecycle` runs 64 lifecycle callers twice (bench/throughput.ts): leasing with takeStarted (3
  * durable commands a lifecycle), then with take and startAttempt (4); the target is printed on both.
@@ -84,6 +87,7 @@ const { values } = parseArgs({
     closed: { type: 'string' },
     'reuse-logs': { type: 'string' },
     'reuse-snapshot': { type: 'boolean', default: false },
+    'input-bytes': { type: 'string' },
   },
 });
 const kind = values.log as LogKind;
@@ -100,6 +104,10 @@ const quick = values.quick;
 const closedFlag = values.closed === undefined ? undefined : Number(values.closed);
 if (closedFlag !== undefined && !(Number.isInteger(closedFlag) && closedFlag >= 1))
   throw new Error(`--closed must be a positive integer, got ${values.closed}`);
+/** `--input-bytes N`: the replay's inputs (default: bench/throughput.ts INPUT). */
+const inputBytes = values['input-bytes'] === undefined ? undefined : Number(values['input-bytes']);
+if (inputBytes !== undefined && !(Number.isInteger(inputBytes) && inputBytes >= 0 && inputBytes <= 1 << 20))
+  throw new Error(`--input-bytes must be an integer from 0 to 1048576, got ${values['input-bytes']}`);
 /** `--reuse-logs DIR`: memory-closed and restart build their logs under DIR once and open them again in later runs of the same size. */
 const reuseLogs = values['reuse-logs'];
 function keptFileSite(name: string): LogSite {
@@ -219,7 +227,8 @@ if (nodeCounts.length > 0) {
 if (only.has('replay')) {
   const lifecycles = quick ? 25_000 : 250_000;
   progress(`replay: building a log of ${lifecycles * 4} events`);
-  rows.push(...replayRows(await on('replay', (site) => replaySpeed(site, lifecycles))));
+  const input = inputBytes === undefined ? undefined : Buffer.alloc(inputBytes, 'x');
+  rows.push(...replayRows(await on('replay', (site) => replaySpeed(site, lifecycles, input))));
 }
 if (only.has('restart') && kind === 'file') {
   const closed = closedFlag ?? Number(process.env.RUNLOG_BENCH_RESTART_CLOSED ?? (quick ? 100_000 : RESTART_TARGET.closed));
