@@ -12,7 +12,7 @@ import type { Outcome, TicketKeyCreated } from '../src/events/types.ts';
 import { ChurnMap } from '../src/churn-map.ts';
 import { closedEntryOf, type ClosedEntry } from './closed-entry.ts';
 import type { EntryState } from './entry-state.ts';
-import { hash32, hash32Of3 } from './hash32.ts';
+import { hash32, hash32After } from './hash32.ts';
 import { TicketIndex, type ClosingTicket, type TicketRecords } from './ticket-index.ts';
 
 export type TicketKey = Pick<TicketKeyCreated, 'secret' | 'legacyThrough'>;
@@ -82,19 +82,20 @@ export class ClosedTickets {
    * Indexes `entry`, which just closed with its closing record at `closeOffset` (-1: not known yet).
    * Every close of a replay comes here: the ticket and its records are written into objects kept
    * for the next close (the index copies them into its columns), and the hashes are taken over
-   * the names' parts (hash32Of3: the same values as over submissionKeyId and runIdKey).
+   * the names' parts (from the thread's hashSeed: the same values as hash32 over submissionKeyId and runIdKey).
    */
   add(entry: EntryState, closeOffset: number): void {
-    const { tenant, thread, key, attempts } = entry;
+    const { key, attempts } = entry;
+    const seed = entry.threadState.hashSeed;
     const ticket = this.#closing;
     ticket.seq = entry.seq;
-    ticket.tenant = tenant;
+    ticket.tenant = entry.tenant;
     ticket.outcome = entry.outcome!;
     ticket.closedAt = entry.closedAt!;
-    ticket.keyHash = key === null ? null : hash32Of3(tenant, thread, key);
+    ticket.keyHash = key === null ? null : hash32After(seed, key);
     const runHashes = this.#runHashes;
     if (runHashes.length !== attempts.length) runHashes.length = attempts.length; // setting a length costs ~30 ns even when unchanged
-    for (let n = 0; n < attempts.length; n++) runHashes[n] = hash32Of3(tenant, thread, attempts[n]!.runId);
+    for (let n = 0; n < attempts.length; n++) runHashes[n] = hash32After(seed, attempts[n]!.runId);
     ticket.deferredAttempts = entry.deferredAttempts;
     let records: TicketRecords | null = null;
     if (entry.submittedOffset >= 0 && closeOffset >= 0 && allKnown(entry.attemptOffsets)) {
