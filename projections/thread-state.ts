@@ -15,6 +15,9 @@ import { listOf } from '../src/plain-objects.ts';
 import { hash32Seed } from './hash32.ts';
 import type { TenantCounter } from './tenant-counts.ts';
 
+/** The queue of a thread none of whose entries is open (frozen: a stray push throws). */
+const NO_ENTRIES: readonly ThreadMember[] = Object.freeze([]);
+
 /** What a thread reads of its entries (EntryState is one; declared here so this file imports no entry). */
 export interface ThreadMember {
   readonly closed: boolean;
@@ -89,7 +92,7 @@ export class ThreadState<E extends ThreadMember> {
    */
   entryClosed(): void {
     if (--this.openCount > 0) return;
-    this.queue = [];
+    this.queue = NO_ENTRIES as E[]; // never pushed onto: append replaces it (openCount is 0)
     this.start = 0;
     this.#offHead = null;
   }
