@@ -11,6 +11,7 @@ import { inFoldSlab } from '../../src/events/fold-slabs.ts';
 import type { Closed, Submitted } from '../../src/events/types.ts';
 import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import { FOLD_UNREAD } from '../../projections/partition-view.ts';
+import { submittedEvent } from '../../bench/submitted-event.ts';
 import { FakeClock, submitOf } from '../contract/fixtures.ts';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
@@ -28,21 +29,12 @@ function folded(event: Submitted | Closed): Submitted | Closed {
   return fold(buf, 6, 6 + bytes.length) as Submitted | Closed;
 }
 
-const ids = { tenant: 'acme', thread: 'build-1', entryId: '0-1', at: 1_700_000_000_000 };
-
+/** A Submitted of `input` (bench/submitted-event.ts: the tests' own Submitted). */
 function submitted(input: Uint8Array): Submitted {
-  const fields = {
-    agent: 'build',
-    key: null,
-    strategy: 'enqueue',
-    priority: 0,
-    notBefore: null,
-    deadline: null,
-    maxAttempts: 3,
-    metadata: {},
-  };
-  return { type: 'Submitted', ...ids, seq: 1, input, ...fields } as Submitted;
+  return submittedEvent({ tenant: 'acme', thread: 'build-1', entryId: '0-1', seq: 1, at: AT }, { input });
 }
+
+const AT = 1_700_000_000_000;
 
 describe("a replay's decoder", () => {
   it('copies inputs and results of more than 64 bytes into its slabs, smaller ones into arrays of their own, every byte as decodeEvent reads it', () => {
@@ -52,7 +44,17 @@ describe("a replay's decoder", () => {
       assert.equal(inFoldSlab(event.input), size > 64 && size < 4096, `input of ${size} in a slab`);
     }
     const result = bytesOf(200, 9);
-    const closed = folded({ type: 'Closed', ...ids, outcome: 'succeeded', result, error: null, deferredAttempts: 0 } as Closed);
+    const closed = folded({
+      type: 'Closed',
+      tenant: 'acme',
+      thread: 'build-1',
+      entryId: '0-1',
+      at: AT,
+      outcome: 'succeeded',
+      result,
+      error: null,
+      deferredAttempts: 0,
+    } as Closed);
     assert.deepEqual((closed as Closed).result, result);
     assert.ok(inFoldSlab((closed as Closed).result!));
   });
@@ -88,9 +90,9 @@ describe('a RunQueue reopened over the file log', () => {
 
     const again = await open();
     onCleanup(t, () => again.stop());
-    const open_ = again.views().flatMap((view) => [...view.entries.values()]);
-    assert.equal(open_.length, 100);
-    for (const entry of open_) {
+    const openEntries = again.views().flatMap((view) => [...view.entries.values()]);
+    assert.equal(openEntries.length, 100);
+    for (const entry of openEntries) {
       assert.deepEqual(entry.input, inputs.get(entry.entryId), entry.entryId);
       assert.ok(!inFoldSlab(entry.input), `${entry.entryId}'s input was moved out of the slabs`);
     }
