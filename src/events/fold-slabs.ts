@@ -8,7 +8,8 @@
  * A slab lives while any view of it does, and nearly every view a replay makes dies with its
  * entry's close. The entries still open when a catch-up ends would each keep a slab (and all the
  * closed inputs in it) alive, so the catch-up moves their inputs out of the slabs then
- * (src/projector/replay.ts); `inFoldSlab` tells which to move.
+ * (src/projector/replay.ts), into arrays of their own; `isFoldSlab` tells which to move. It then
+ * lets go of the read buffer it copied from last (releaseSlabSource).
  */
 
 /** A slab's size; values of OWN_BUFFER_BYTES or more get a buffer of their own. */
@@ -45,6 +46,17 @@ export function slabCopy(source: Uint8Array, start: number, length: number): Uin
   copy.set(bytes);
   slabUsed += length;
   return copy;
+}
+
+/**
+ * Lets go of the last source (a replay's read buffer, a MiB or more) and of the slab being
+ * filled once a catch-up ends: the next copy starts a new one.
+ */
+export function releaseSlabSource(): void {
+  lastSource = null;
+  sourceBytes = new Uint8Array(0);
+  slab = new Uint8Array(0);
+  slabUsed = 0;
 }
 
 /** Whether `bytes` is a view of one of slabCopy's slabs. */

@@ -1,9 +1,8 @@
 /** Replay: read a partition from an offset, decode, and fold into a view. */
 import { decodeEvent, eventFoldDecoder } from '../events/codec.ts';
-import { isFoldSlab } from '../events/fold-slabs.ts';
+import { isFoldSlab, releaseSlabSource } from '../events/fold-slabs.ts';
 import { batchesOf, type BatchedRecords, type EventLog } from '../log/event-log.ts';
 import { checkEventLog, checkPartition } from '../log/log-arguments.ts';
-import { sharedCopies } from '../validation/index.ts';
 import { FOLD_UNREAD, PartitionView } from '../../projections/partition-view.ts';
 
 /** decodeEventAt for the fold: the events it keeps nothing of are read into reused objects, minus the fields it never reads. */
@@ -28,17 +27,18 @@ export async function catchUp(log: EventLog, partition: number, view: PartitionV
 }
 
 /**
- * The inputs the view's open entries hold in the decoder's slabs (src/events/fold-slabs.ts)
- * copied out, packed in shared buffers as a batch submit's are (sharedCopies): a slab would
- * otherwise stay alive, and every closed input in it, for as long as one of its entries stays open.
+ * The inputs the view's open entries hold in the decoder's slabs (src/events/fold-slabs.ts),
+ * each copied into an array of its own, as the decoder gave them before it had slabs: a slab
+ * would otherwise stay alive, and every closed input in it, for as long as one of its entries
+ * stays open (and a buffer shared by the open ones, once most of them closed, would keep 64 KiB
+ * alive for each of the few left).
  */
 function moveInputsOutOfSlabs(view: PartitionView): void {
-  const held = [...view.entries.values()].filter((entry) => {
+  for (const entry of view.entries.values()) {
     const buffer = entry.inputBuffer; // null: a small input, on V8's heap (never in a slab)
-    return buffer !== null && isFoldSlab(buffer);
-  });
-  const copies = sharedCopies(held.map((entry) => entry.input));
-  held.forEach((entry, i) => entry.moveInput(copies[i]!));
+    if (buffer !== null && isFoldSlab(buffer)) entry.moveInput(entry.input.slice());
+  }
+  releaseSlabSource();
 }
 
 async function foldRecords(log: EventLog, partition: number, view: PartitionView): Promise<number> {

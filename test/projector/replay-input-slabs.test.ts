@@ -68,7 +68,7 @@ describe("a replay's decoder", () => {
 });
 
 describe('a RunQueue reopened over the file log', () => {
-  it("replays its open entries' inputs out of the decoder's slabs, and answers every input as submitted", async (t) => {
+  it("replays its open entries' inputs out of the decoder's slabs, each into an array of its own, and answers every input as submitted", async (t) => {
     const dir = await scratchDir(t, 'runlog-input-slabs-');
     const clock = new FakeClock();
     const open = () =>
@@ -95,6 +95,8 @@ describe('a RunQueue reopened over the file log', () => {
     for (const entry of openEntries) {
       assert.deepEqual(entry.input, inputs.get(entry.entryId), entry.entryId);
       assert.ok(!inFoldSlab(entry.input), `${entry.entryId}'s input was moved out of the slabs`);
+      // Into an array of its own: a buffer shared with other open entries would outlive most of them.
+      assert.equal(entry.input.buffer.byteLength, entry.input.byteLength, `${entry.entryId}'s input has a buffer of its own`);
     }
     for (const [entryId, input] of inputs) assert.deepEqual((await again.entry('acme', entryId))!.input, input, entryId);
   });
