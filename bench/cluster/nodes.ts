@@ -12,6 +12,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -131,16 +132,49 @@ export class ServeNode {
   }
 }
 
-/** A port free now on loopback (the OS picks it); the node binds it a moment later. */
+/**
+ * A port free now on loopback, which the node binds a moment later and again at each restart.
+ * Not one the OS picks (port 0): those come from its ephemeral range, from which every outgoing
+ * connection (a Kafka client's, another test's) takes its local port too, and one took a node's
+ * port between this check and the node's bind (EADDRINUSE in a CI run, 2026-12-07). Ports below
+ * that range are only ever taken by a listen; this tries random ones there until one binds.
+ */
 export async function freePort(): Promise<number> {
+  const below = await ephemeralLow();
+  for (let tries = 0; tries < 100; tries++) {
+    const port = PORTS_FROM + Math.floor(Math.random() * (below - PORTS_FROM));
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port found in [${PORTS_FROM}, ${below})`);
+}
+
+/** The lowest port of the range freePort picks from. */
+const PORTS_FROM = 10_000;
+
+/** The first port of the OS's ephemeral range (Linux's default when it cannot be read). */
+async function ephemeralLow(): Promise<number> {
+  try {
+    const low = Number((await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')).trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > PORTS_FROM + 1_000 ? low : LINUX_EPHEMERAL_LOW;
+  } catch {
+    return LINUX_EPHEMERAL_LOW;
+  }
+}
+
+const LINUX_EPHEMERAL_LOW = 32_768;
+
+/** Whether `port` can be listened on at 127.0.0.1 now. */
+async function bindable(port: number): Promise<boolean> {
   const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  await once(server, 'close');
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
+  const bound = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  if (bound) {
+    server.close();
+    await once(server, 'close');
+  }
+  return bound;
 }
 
 /** `count` nodes on ports of their own, started in parallel. */
