@@ -9,12 +9,10 @@ export function hash32(text: string): number {
   return finish(fnv(FNV_OFFSET, text));
 }
 
-/** hash32 of `a`, NUL, `b`, NUL, `c` (a thread's key with a run id or a submission key: closed-tickets.ts), without joining them. */
-export function hash32Of3(a: string, b: string, c: string): number {
-  return hash32After(hash32Seed(a, b), c);
-}
-
-/** The state hash32Of3 reaches after `a`, NUL, `b`, NUL: kept per thread (thread-state.ts), so each of its hashes reads only `c`. */
+/**
+ * The state hash32 reaches after `a`, NUL, `b`, NUL, without joining them: a thread's key
+ * (closed-tickets.ts), kept per thread (thread-state.ts), so each of its hashes reads only `c`.
+ */
 export function hash32Seed(a: string, b: string): number {
   let h = fnv(FNV_OFFSET, a);
   h = Math.imul(h, FNV_PRIME); // NUL: h ^= 0
@@ -22,7 +20,7 @@ export function hash32Seed(a: string, b: string): number {
   return Math.imul(h, FNV_PRIME);
 }
 
-/** hash32Of3(a, b, c) from hash32Seed(a, b). */
+/** hash32 of `a`, NUL, `b`, NUL, `c` from hash32Seed(a, b): a run id or a submission key with its thread's key. */
 export function hash32After(seed: number, c: string): number {
   return finish(fnv(seed, c));
 }

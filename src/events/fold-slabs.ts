@@ -59,11 +59,6 @@ export function releaseSlabSource(): void {
   slabUsed = 0;
 }
 
-/** Whether `bytes` is a view of one of slabCopy's slabs. */
-export function inFoldSlab(bytes: Uint8Array): boolean {
-  return isFoldSlab(bytes.buffer);
-}
-
 /** Whether `buffer` is one of slabCopy's slabs. */
 export function isFoldSlab(buffer: ArrayBufferLike): boolean {
   return slabBuffers.has(buffer);

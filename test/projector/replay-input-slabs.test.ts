@@ -7,7 +7,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodeEvent, encodeEvent, eventFoldDecoder } from '../../src/events/codec.ts';
-import { inFoldSlab } from '../../src/events/fold-slabs.ts';
+import { isFoldSlab } from '../../src/events/fold-slabs.ts';
+
+/** Whether `bytes` is a view of one of the replay decoder's slabs. */
+const inFoldSlab = (bytes: Uint8Array): boolean => isFoldSlab(bytes.buffer);
 import type { Closed, Submitted } from '../../src/events/types.ts';
 import { openRunQueue } from '../../src/queue/open-run-queue.ts';
 import { FOLD_UNREAD } from '../../projections/partition-view.ts';
