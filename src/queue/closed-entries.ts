@@ -7,6 +7,7 @@
  * and a lookup asks the view's index first, so a cached entry of a pruned ticket is never
  * answered (it just waits for eviction).
  */
+import { LRUCache } from 'lru-cache';
 import { RunlogError } from '../errors.ts';
 import { decodeEvent } from '../events/codec.ts';
 import { attemptKey, stateKey, submissionKey } from '../events/keys.ts';
@@ -33,55 +34,39 @@ export function cachesCloses(log: Pick<EventLog, 'kind'>): boolean {
 export const DEFAULT_CLOSED_CACHE_BYTES = 32 * 1024 * 1024;
 
 /**
- * Two generations of half the bytes each: entries go into the young one (as they are read
- * back, or read from the old one, or close where closes are cached: cachesCloses); once the
- * young one is full it becomes the old one and the old one is dropped whole. So the entries
- * read (or closed) most recently stay, as under a least-recently-used bound, at the cost of a
- * Map set per entry kept (an LRU list's bookkeeping per entry cost several times that).
+ * The closed entries read (or closed, where closes are cached: cachesCloses) most recently, in
+ * an lru-cache bounded by their bytes as closedEntryBytes counts them. An entry larger than half
+ * the bound is not kept: it would push out most of the others for one entry.
  */
 export class ClosedEntryCache {
-  readonly #half: number;
-  #young = new Map<string, ClosedEntry>();
-  #old = new Map<string, ClosedEntry>();
-  #youngBytes = 0;
-  #oldBytes = 0;
+  /** Null with `maxBytes` 0: nothing is cached (every read of a closed entry goes to the log). */
+  readonly #entries: LRUCache<string, ClosedEntry> | null;
 
-  /** `maxBytes` 0: nothing is cached (every read of a closed entry goes to the log). */
   constructor(readonly maxBytes: number) {
-    this.#half = Math.floor(maxBytes / 2);
+    this.#entries =
+      maxBytes === 0
+        ? null
+        : new LRUCache<string, ClosedEntry>({
+            maxSize: maxBytes,
+            maxEntrySize: Math.max(1, Math.floor(maxBytes / 2)),
+            sizeCalculation: closedEntryBytes,
+          });
   }
 
+  /** The entry if held (it is then the most recently used). */
   get(entryId: string): ClosedEntry | undefined {
-    const young = this.#young.get(entryId);
-    if (young !== undefined) return young;
-    const old = this.#old.get(entryId);
-    if (old !== undefined) this.#keep(old, closedEntryBytes(old)); // read again: young once more
-    return old;
+    return this.#entries?.get(entryId);
   }
 
-  /** Keeps `entry` (one larger than half the cache is not kept). */
+  /** Keeps `entry` (a closed entry never changes: one held already stays as it is). */
   set(entry: ClosedEntry): void {
-    if (this.#half === 0 || this.#young.has(entry.entryId)) return;
-    const bytes = closedEntryBytes(entry);
-    if (bytes <= this.#half) this.#keep(entry, bytes);
+    if (this.#entries === null || this.#entries.has(entry.entryId)) return;
+    this.#entries.set(entry.entryId, entry);
   }
 
   /** Entries held, and their bytes as counted (for tests and the bench). */
   get size(): { entries: number; bytes: number } {
-    let entries = this.#young.size;
-    for (const entryId of this.#old.keys()) if (!this.#young.has(entryId)) entries++;
-    return { entries, bytes: this.#youngBytes + this.#oldBytes };
-  }
-
-  #keep(entry: ClosedEntry, bytes: number): void {
-    if (this.#youngBytes + bytes > this.#half) {
-      this.#old = this.#young;
-      this.#oldBytes = this.#youngBytes;
-      this.#young = new Map();
-      this.#youngBytes = 0;
-    }
-    this.#young.set(entry.entryId, entry);
-    this.#youngBytes += bytes;
+    return { entries: this.#entries?.size ?? 0, bytes: this.#entries?.calculatedSize ?? 0 };
   }
 }
 

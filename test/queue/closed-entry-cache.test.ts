@@ -1,7 +1,7 @@
 /**
- * The closed-entry cache (src/queue/closed-entries.ts): two generations of half the bytes
- * each. Its bytes never pass closedCacheBytes; the entries closed or read most recently stay;
- * one larger than half the cache is not kept; 0 keeps nothing.
+ * The closed-entry cache (src/queue/closed-entries.ts): an lru-cache bounded by bytes. Its
+ * bytes never pass closedCacheBytes; the entries closed or read most recently stay, the least
+ * recently used go first; one larger than half the cache is not kept; 0 keeps nothing.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -45,7 +45,21 @@ describe('closed-entry cache', () => {
       assert.equal(cache.get(`entry-${n}`)?.seq, n, 'the entry just closed is held');
     }
     assert.equal(cache.get('entry-0'), undefined, 'the oldest went');
-    assert.ok(cache.size.entries >= 5, `at least half the bound's entries stay (${cache.size.entries})`);
+    const each = closedEntryBytes(closed(99)); // entries 10-99 count the same bytes, a little more than entry-0
+    assert.equal(cache.size.entries, Math.floor((ONE * 10) / each), 'as many of the last entries as the bound holds are kept');
+  });
+
+  it('lets the least recently used entry go first', () => {
+    const cache = new ClosedEntryCache(ONE * 3);
+    for (const n of [1, 2, 3]) cache.set(closed(n));
+    assert.equal(cache.get('entry-1')?.seq, 1, 'entry-1 read: now the most recently used');
+    cache.set(closed(4));
+    assert.equal(cache.get('entry-2'), undefined, 'entry-2, used least recently, went');
+    assert.deepEqual(
+      [1, 3, 4].map((n) => cache.get(`entry-${n}`)?.seq),
+      [1, 3, 4],
+    );
+    assert.deepEqual(cache.size, { entries: 3, bytes: ONE * 3 });
   });
 
   it('an entry read again stays while entries closed before and after it go', () => {
