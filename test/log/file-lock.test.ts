@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { once } from 'node:events';
+import fs from 'node:fs';
 import { readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
@@ -147,6 +149,50 @@ describe('file log lock', () => {
       (await collect(next.read(0, 0n))).map((r) => r.key),
       ['a', 'd'],
     );
+  });
+
+  it('a group whose write outlives the lock is not answered as appended: Fenced, its outcome unknown', async (t) => {
+    const s = await scratch(t);
+    const log = await s.open();
+    await log.append(0, [rec('a', '1')]);
+    // The holder dies as the group's datasync starts: after its frame was written, and after the
+    // check made before the write (which passed). fs.fdatasync is wrapped, the real one still runs.
+    const holder = lockHolder();
+    const realDatasync = fs.fdatasync;
+    const restore = (): void => {
+      fs.fdatasync = realDatasync;
+      syncBuiltinESMExports();
+    };
+    onCleanup(t, restore);
+    fs.fdatasync = ((fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
+      restore();
+      process.kill(holder, 'SIGKILL');
+      awaitZombie(holder);
+      realDatasync(fd, callback);
+    }) as typeof fs.fdatasync;
+    syncBuiltinESMExports();
+    await assert.rejects(
+      log.append(0, [rec('b', '2')]),
+      (e) => isRunlogError(e, 'Fenced') && /may or may not be in the log/.test(e.message),
+    );
+    await assert.rejects(log.append(0, [rec('c', '3')]), (e) => isRunlogError(e, 'Fenced'));
+    await log.close();
+  });
+
+  it('a queue that lost its lock publishes no snapshot, at a stop or after', async (t) => {
+    const s = await scratch(t);
+    const queue = await openRunQueue({ log: { kind: 'file', dir: s.dir }, clock: new FakeClock().read, onWarning: () => {} });
+    let stopped = false;
+    onCleanup(t, () => (stopped ? undefined : queue.stop()));
+    for (const thread of ['t1', 't2']) await queue.submit(submitOf('acme', thread));
+    const snapshotsDir = join(s.dir, 'snapshots', 'partition-0');
+    const before = await readdir(snapshotsDir).catch(() => []);
+    const holder = lockHolder();
+    process.kill(holder, 'SIGKILL');
+    awaitZombie(holder);
+    await queue.stop().catch((error: unknown) => assert.ok(isRunlogError(error, 'Fenced'), `stop failed with ${String(error)}`));
+    stopped = true;
+    assert.deepEqual(await readdir(snapshotsDir).catch(() => []), before, 'no snapshot written after the lock was lost');
   });
 
   it('an open without flock(1) on the PATH fails clearly and leaves nothing behind', async (t) => {

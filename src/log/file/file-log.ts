@@ -180,7 +180,7 @@ async function openLocked(s: Settings, lock: DirLock, creation: Creation): Promi
   const recorders = s.fsync
     ? parts.map((part, p) => new ReachedRecorder(s.dir, description.logId, p, reached[p]!, part, s.onWarning, () => lock.check()))
     : [];
-  const snapshots = new FileSnapshotStore(s.dir, description.logId, s.fsync);
+  const snapshots = new FileSnapshotStore(s.dir, description.logId, s.fsync, () => lock.check());
   for (const [p, part] of parts.entries()) part.compacting = (horizon) => snapshots.compacting(p, horizon);
   return new FileLogImpl(s.dir, parts, lock, stats, recorders, snapshots);
 }

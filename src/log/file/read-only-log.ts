@@ -93,7 +93,9 @@ export class ReadOnlyFileLog implements EventLog {
     this.#dir = dir;
     this.#segments = segments;
     this.partitions = segments.length;
-    const store = new FileSnapshotStore(dir, logId, false);
+    const store = new FileSnapshotStore(dir, logId, false, () => {
+      throw this.#refuse('writing in the snapshots directory'); // no lock: never (save is refused below, before the store)
+    });
     this.snapshots = {
       logId: store.logId,
       list: async (partition) => store.list(checkPartition(partition, this.partitions)),

@@ -14,7 +14,10 @@
  * rewrites anything it records its horizon (the offset below which it compacts) in
  * `compacted`; a snapshot covering less than the horizon is stale. Recording first errs on
  * the safe side: a compaction that fails after it only makes older snapshots unused.
- * The store writes only under the log's lock (only a writable log has one).
+ * The store writes only under the log's lock (only a writable log has one), and checks it before
+ * a snapshot is written and again before it is renamed into place: a writer that lost the lock
+ * (its holder killed) may no longer read what the log holds, so a snapshot it took must not be
+ * published for the next writer to trust.
  */
 import { readSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
@@ -30,10 +33,12 @@ const KEEP = 2;
 export class FileSnapshotStore implements SnapshotStore {
   readonly logId: string;
 
+  /** `checkLock` throws (Fenced) once this process no longer holds the log's writer lock (lock.ts). */
   constructor(
     private readonly dir: string,
     logId: string,
     private readonly fsync: boolean,
+    private readonly checkLock: () => void,
   ) {
     this.logId = `file:${logId}`;
   }
@@ -43,13 +48,15 @@ export class FileSnapshotStore implements SnapshotStore {
   }
 
   async save(partition: number, bytes: Uint8Array, nextOffset: bigint): Promise<void> {
+    this.checkLock();
     const dir = this.#partitionDir(partition);
     await mkdir(dir, { recursive: true });
     const name = `${nextOffset.toString().padStart(20, '0')}${SUFFIX}`;
     await this.#writeAtomically(dir, name, bytes, this.fsync);
     const older = (await this.#names(dir)).slice(KEEP);
     for (const file of older) await rm(join(dir, file), { force: true });
-    for (const file of await readdir(dir)) if (file.endsWith('.tmp')) await rm(join(dir, file), { force: true });
+    // Only a snapshot's: compacting() writes the horizon through compacted.tmp, maybe at this moment.
+    for (const file of await readdir(dir)) if (file.endsWith(`${SUFFIX}.tmp`)) await rm(join(dir, file), { force: true });
   }
 
   async list(partition: number): Promise<StoredSnapshot[]> {
@@ -71,6 +78,7 @@ export class FileSnapshotStore implements SnapshotStore {
 
   /** Called by compaction before it rewrites anything: it will compact the records below `horizon`. */
   async compacting(partition: number, horizon: bigint): Promise<void> {
+    this.checkLock();
     if (horizon <= (await this.#horizon(partition))) return;
     const dir = this.#partitionDir(partition);
     await mkdir(dir, { recursive: true });
@@ -110,6 +118,7 @@ export class FileSnapshotStore implements SnapshotStore {
     } finally {
       await handle.close();
     }
+    this.checkLock(); // the rename publishes it: not once the lock is lost
     await rename(temporary, join(dir, name));
     if (sync) await syncDir(dir);
   }
