@@ -63,7 +63,15 @@ export async function latestValidSnapshot(
 ): Promise<{ view: PartitionView; name: string } | null> {
   const store = log.snapshots;
   if (store === undefined) return null;
-  const stored = await store.list(partition);
+  let stored: StoredSnapshot[];
+  try {
+    stored = await store.list(partition);
+  } catch (error) {
+    // Snapshots are only ever a shortcut: a place that cannot be listed (a file where the directory should be) is one not taken.
+    const why = error instanceof Error ? error.message : String(error);
+    warn({ code: SNAPSHOT_IGNORED, message: `ignoring the snapshots of partition ${partition}: they cannot be listed (${why})` });
+    return null;
+  }
   if (stored.length === 0) return null;
   const end = await log.endOffset(partition);
   const stale = await store.staleness(partition);

@@ -6,7 +6,7 @@
  * read TicketExpired with and without snapshots; snapshots are taken every `everyRecords`.
  */
 import assert from 'node:assert/strict';
-import { cp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
@@ -167,6 +167,17 @@ test("a snapshot past the log's end (the log was replaced by an older copy of it
   const [later] = await snapshotFiles(dir);
   await cp(later!, join(backup, 'snapshots', 'partition-0', later!.split('/').at(-1)!));
   await assertIgnored(t, backup, clock, /past the log's end/);
+});
+
+test("snapshots that cannot be listed (a file where the partition's snapshot directory should be) are ignored: the queue replays from zero", async (t) => {
+  const clock = new FakeClock();
+  const dir = await scratchDir(t, 'runlog-snapshots-unlisted-');
+  const first = await open(t, dir, clock, { snapshots: false });
+  await work(first.queue, clock, 6);
+  await first.queue.stop();
+  await mkdir(join(dir, 'snapshots'), { recursive: true });
+  await writeFile(join(dir, 'snapshots', 'partition-0'), 'not a directory');
+  await assertIgnored(t, dir, clock, /cannot be listed.*ENOTDIR/);
 });
 
 test('a snapshot from before a compaction that dropped tombstones is ignored; trusted, it would hold pruned entries', async (t) => {
