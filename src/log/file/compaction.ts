@@ -33,7 +33,14 @@ import { encodeSegmentHeader, type SegmentIdentity } from './segment-header.ts';
 import { syncDir } from './sync.ts';
 import type { SegmentAppender } from './segment-appender.ts';
 
-const OUTPUT_FRAME_BYTES = 1 << 20;
+/**
+ * A compacted segment's frames are about the size of the segment index's interval (segment.ts:
+ * INDEX_INTERVAL, 64 KiB), as the live writer's group frames mostly are: reading one record back
+ * (a closed entry's, src/queue/closed-entries.ts) reads and CRC-checks the whole frame holding it.
+ * With frames of 1 MiB, reading a closed entry back took 15-16 ms after a compaction against
+ * ~1 ms before it; with 64 KiB frames, 1.3-1.6 ms (2026-12-07, 100-byte inputs, no cache).
+ */
+const OUTPUT_FRAME_BYTES = 64 << 10;
 
 export interface CompactionHost {
   readonly dir: string;
