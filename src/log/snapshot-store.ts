@@ -36,4 +36,11 @@ export interface SnapshotStore {
    * pruned entries and answers): a reason, or null when it is not stale.
    */
   staleness(partition: number): Promise<(nextOffset: bigint, takenAt: number) => string | null>;
+  /**
+   * Removes `partition`'s stored snapshot `name` (a StoredSnapshot's name), found to cover
+   * offsets past the log's end: left in place, it would be trusted once the log grew past it
+   * again, with other records. Absent where a store cannot (a read-only log's; Kafka's, whose
+   * end does not move back while its topic id stays).
+   */
+  discard?(partition: number, name: string): Promise<void>;
 }

@@ -6,7 +6,9 @@
  *   - it decodes whole and its checksum matches (a torn or damaged file does not);
  *   - it names this log (another log's, or a log recreated in the same place, does not) and
  *     this partition;
- *   - the offset it covers up to is within the log (a log truncated or replaced is not);
+ *   - the offset it covers up to is within the log (a log truncated or replaced is not: such a
+ *     snapshot is also removed where the store can, or it would be trusted once the log grew
+ *     past it again, over records it never saw);
  *   - no compaction since it was taken may have dropped tombstones it did not see (the
  *     store's staleness rule: the file log's compaction horizon, Kafka's delete.retention.ms);
  *   - its state builds a view (restoreView) without error.
@@ -39,6 +41,13 @@ export const SNAPSHOT_IGNORED = 'RUNLOG_SNAPSHOT_IGNORED';
 
 /** A file snapshot's state at least this large has its checksum computed on another thread (sourcedView). */
 export const CHECKSUM_ASIDE_BYTES = 32 << 20;
+
+/** A snapshot covering offsets past the log's end: the log was truncated, or replaced by an older copy of itself. */
+class PastTheEnd extends Error {
+  constructor(nextOffset: bigint, end: bigint) {
+    super(`it covers offsets up to ${nextOffset}, past the log's end ${end} (the log was truncated or replaced)`);
+  }
+}
 
 /** How a view was opened: from which snapshot (null: none, replayed from zero) and how many records were replayed after it. */
 export interface OpenedView {
@@ -79,7 +88,16 @@ export async function latestValidSnapshot(
     try {
       return { view: await validView(snapshot, store.logId, partition, end, stale), name: snapshot.name };
     } catch (error) {
-      const why = error instanceof Error ? error.message : String(error);
+      let why = error instanceof Error ? error.message : String(error);
+      if (error instanceof PastTheEnd && store.discard !== undefined) {
+        // Ignored now, it would be trusted once the log grew past it again: over records it never saw.
+        try {
+          await store.discard(partition, snapshot.name);
+          why += '; removed, so that it is not trusted once the log grows past it again';
+        } catch (failure) {
+          why += `; removing it failed (${failure instanceof Error ? failure.message : String(failure)})`;
+        }
+      }
       warn({ code: SNAPSHOT_IGNORED, message: `ignoring the snapshot ${snapshot.name} of partition ${partition}: ${why}` });
     }
   }
@@ -115,9 +133,7 @@ async function validView(
   const snapshot = decodeSnapshot(bytes);
   if (snapshot.logId !== logId) throw new Error(`it is a snapshot of another log (${snapshot.logId}, not ${logId})`);
   if (snapshot.partition !== partition) throw new Error(`it is a snapshot of partition ${snapshot.partition}`);
-  if (snapshot.nextOffset > end) {
-    throw new Error(`it covers offsets up to ${snapshot.nextOffset}, past the log's end ${end} (the log was truncated or replaced)`);
-  }
+  if (snapshot.nextOffset > end) throw new PastTheEnd(snapshot.nextOffset, end);
   const staleness = stale(snapshot.nextOffset, snapshot.takenAt);
   if (staleness !== null) throw new Error(`it is stale: ${staleness}`);
   const view = restoreView(partition, decodeSnapshotState(snapshot.state), snapshot.nextOffset);
@@ -149,9 +165,7 @@ async function sourcedView(
   try {
     if (head.logId !== logId) throw new Error(`it is a snapshot of another log (${head.logId}, not ${logId})`);
     if (head.partition !== partition) throw new Error(`it is a snapshot of partition ${head.partition}`);
-    if (head.nextOffset > end) {
-      throw new Error(`it covers offsets up to ${head.nextOffset}, past the log's end ${end} (the log was truncated or replaced)`);
-    }
+    if (head.nextOffset > end) throw new PastTheEnd(head.nextOffset, end);
     const staleness = stale(head.nextOffset, head.takenAt);
     if (staleness !== null) throw new Error(`it is stale: ${staleness}`);
     const { columns, decode } = walkSnapshotState(source, head);

@@ -59,6 +59,14 @@ export class FileSnapshotStore implements SnapshotStore {
     for (const file of await readdir(dir)) if (file.endsWith(`${SUFFIX}.tmp`)) await rm(join(dir, file), { force: true });
   }
 
+  async discard(partition: number, name: string): Promise<void> {
+    this.checkLock();
+    const dir = this.#partitionDir(partition);
+    if (!(await this.#names(dir)).some((file) => join(dir, file) === name)) return; // only a snapshot list() named
+    await rm(name, { force: true });
+    if (this.fsync) await syncDir(dir);
+  }
+
   async list(partition: number): Promise<StoredSnapshot[]> {
     const dir = this.#partitionDir(partition);
     return (await this.#names(dir)).map((file) => ({
