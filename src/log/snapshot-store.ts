@@ -17,6 +17,13 @@ export interface StoredSnapshot {
    * whole, see src/events/snapshot-stream.ts); close it after. Absent: `read` them whole.
    */
   open?(): Promise<OpenSnapshot>;
+  /**
+   * The anchor of the last record it covers (record-anchor.ts), where the store
+   * keeps one: the reader checks it against the log before trusting the snapshot. Absent: a
+   * store that keeps none (Kafka's: a topic id names one topic's records), or a snapshot saved
+   * before stores kept them.
+   */
+  readonly anchor?: string;
 }
 
 export interface OpenSnapshot extends SnapshotSource {
@@ -26,8 +33,14 @@ export interface OpenSnapshot extends SnapshotSource {
 export interface SnapshotStore {
   /** What a snapshot of this log must name as its log ('file:<logId>', 'kafka:<topic>:<topic id>'). */
   readonly logId: string;
-  /** Keeps `bytes` as `partition`'s newest snapshot, durably, in place of older ones (the previous one may stay as a fallback). */
-  save(partition: number, bytes: Uint8Array, nextOffset: bigint): Promise<void>;
+  /**
+   * Keeps `bytes` as `partition`'s newest snapshot, durably, in place of older ones (the previous
+   * one may stay as a fallback), with `anchor` (the last covered record's: null for a snapshot
+   * of no record) where the store keeps anchors.
+   */
+  save(partition: number, bytes: Uint8Array, nextOffset: bigint, anchor?: string | null): Promise<void>;
+  /** Whether it keeps each snapshot's anchor (save's `anchor`): only then is one computed for it. */
+  readonly keepsAnchors?: boolean;
   /** `partition`'s snapshots, newest first, to be read in turn until one is valid. */
   list(partition: number): Promise<StoredSnapshot[]>;
   /**

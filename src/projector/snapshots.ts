@@ -11,6 +11,9 @@
  *     past it again, over records it never saw);
  *   - no compaction since it was taken may have dropped tombstones it did not see (the
  *     store's staleness rule: the file log's compaction horizon, Kafka's delete.retention.ms);
+ *   - where the store keeps an anchor of the last record it covers (the file log), the log's
+ *     record there is that record: a snapshot of a copy of this log directory (the same log id)
+ *     that went on differently is not (src/log/record-anchor.ts);
  *   - its state builds a view (restoreView) without error.
  */
 import {
@@ -29,6 +32,7 @@ import {
   type SnapshotSource,
 } from '../events/snapshot-stream.ts';
 import type { EventLog } from '../log/event-log.ts';
+import { recordAnchor } from '../log/record-anchor.ts';
 import type { StoredSnapshot } from '../log/snapshot-store.ts';
 import { PartitionView } from '../../projections/partition-view.ts';
 import { sourcedColumns } from '../../projections/snapshot-columns.ts';
@@ -86,7 +90,7 @@ export async function latestValidSnapshot(
   const stale = await store.staleness(partition);
   for (const snapshot of stored) {
     try {
-      return { view: await validView(snapshot, store.logId, partition, end, stale), name: snapshot.name };
+      return { view: await validView(snapshot, store.logId, partition, end, stale, anchorCheck(log, partition)), name: snapshot.name };
     } catch (error) {
       let why = error instanceof Error ? error.message : String(error);
       if (error instanceof PastTheEnd && store.discard !== undefined) {
@@ -111,7 +115,23 @@ export async function latestValidSnapshot(
 export async function snapshotView(log: EventLog, partition: number, stored: StoredSnapshot): Promise<PartitionView> {
   const store = log.snapshots;
   if (store === undefined) throw new Error(`the ${log.kind} log keeps no snapshots`);
-  return validView(stored, store.logId, partition, await log.endOffset(partition), await store.staleness(partition));
+  const [end, stale] = [await log.endOffset(partition), await store.staleness(partition)];
+  return validView(stored, store.logId, partition, end, stale, anchorCheck(log, partition));
+}
+
+/** Throws unless the log's record before `nextOffset` has `anchor` (a snapshot with none is not checked). */
+type AnchorCheck = (nextOffset: bigint, anchor: string | undefined) => Promise<void>;
+
+function anchorCheck(log: EventLog, partition: number): AnchorCheck {
+  return async (nextOffset, anchor) => {
+    if (anchor === undefined || nextOffset === 0n) return;
+    const found = await recordAnchor(log, partition, nextOffset - 1n);
+    // None there: a compaction dropped it since (a tombstone, or a record a later one replaced). Nothing to check it against.
+    if (found === null || found === anchor) return;
+    throw new Error(
+      `it was taken after the record at offset ${nextOffset - 1n} with anchor ${anchor}, and the log holds another record there (anchor ${found}): a snapshot of another copy of this log`,
+    );
+  };
 }
 
 async function validView(
@@ -120,11 +140,12 @@ async function validView(
   partition: number,
   end: bigint,
   stale: (nextOffset: bigint, takenAt: number) => string | null,
+  checkAnchor: AnchorCheck,
 ): Promise<PartitionView> {
   if (stored.open !== undefined) {
     const source = await stored.open();
     try {
-      return await sourcedView(source, logId, partition, end, stale);
+      return await sourcedView(source, logId, partition, end, stale, async (nextOffset) => checkAnchor(nextOffset, stored.anchor));
     } finally {
       await source.close();
     }
@@ -136,6 +157,7 @@ async function validView(
   if (snapshot.nextOffset > end) throw new PastTheEnd(snapshot.nextOffset, end);
   const staleness = stale(snapshot.nextOffset, snapshot.takenAt);
   if (staleness !== null) throw new Error(`it is stale: ${staleness}`);
+  await checkAnchor(snapshot.nextOffset, stored.anchor);
   const view = restoreView(partition, decodeSnapshotState(snapshot.state), snapshot.nextOffset);
   covered.set(view, { nextOffset: snapshot.nextOffset, size: bytes.byteLength });
   return view;
@@ -153,6 +175,7 @@ async function sourcedView(
   partition: number,
   end: bigint,
   stale: (nextOffset: bigint, takenAt: number) => string | null,
+  checkAnchor: (nextOffset: bigint) => Promise<void>,
 ): Promise<PartitionView> {
   const head = readSnapshotHead(source);
   // A thread of its own only pays for a large state (starting one costs tens of ms; a queue opens its partitions at once).
@@ -168,6 +191,7 @@ async function sourcedView(
     if (head.nextOffset > end) throw new PastTheEnd(head.nextOffset, end);
     const staleness = stale(head.nextOffset, head.takenAt);
     if (staleness !== null) throw new Error(`it is stale: ${staleness}`);
+    await checkAnchor(head.nextOffset);
     const { columns, decode } = walkSnapshotState(source, head);
     tablesAside = source.fd === undefined ? null : fillTablesAside(source.fd, columns);
     const tables = tablesAside === null ? 'fill' : 'later';
@@ -220,7 +244,9 @@ export async function saveSnapshot(log: EventLog, view: PartitionView): Promise<
   const fields = { logId: store.logId, partition: view.partition, nextOffset, takenAt, state };
   const checksum = await snapshotChecksumInStretches({ format: SNAPSHOT_FORMAT, ...fields }, nextTurn);
   const bytes = encodeSnapshot(fields, checksum);
-  await store.save(view.partition, bytes, nextOffset);
+  // The record before nextOffset is durable (the view has nothing in flight), and this writer's alone until the save.
+  const anchor = store.keepsAnchors === true && nextOffset > 0n ? await recordAnchor(log, view.partition, nextOffset - 1n) : null;
+  await store.save(view.partition, bytes, nextOffset, anchor);
   const known = covered.get(view);
   if (known === undefined || known.nextOffset < nextOffset) covered.set(view, { nextOffset, size: bytes.byteLength });
   return bytes.byteLength;

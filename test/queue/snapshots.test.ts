@@ -99,7 +99,7 @@ test('a stopped queue leaves a snapshot; reopened, it replays only the records a
   const log = await openFileLog({ dir, fsync: false });
   t.after(() => log.close());
   const opened = await openView(log, 0, () => assert.fail('no warning expected'));
-  assert.ok(opened.snapshot?.endsWith(`${snapshotAt.toString().padStart(20, '0')}.snapshot`));
+  assert.match(opened.snapshot ?? '', new RegExp(`/${snapshotAt.toString().padStart(20, '0')}-[0-9a-f]{16}\\.snapshot$`));
   assert.equal(BigInt(opened.replayed), end - snapshotAt, 'only the tail is replayed');
   assert.deepEqual(snapshotView(opened.view), snapshotView(await replayPartition(log, 0)));
 });
@@ -170,6 +170,25 @@ test("a snapshot past the log's end (the log was replaced by an older copy of it
   await assertIgnored(t, backup, clock, /past the log's end.*removed/);
   // Removed: once the log grows past its offset again (other records), nothing is left to trust.
   assert.ok(!(await snapshotFiles(backup)).includes(copied), 'the snapshot past the end is gone');
+});
+
+test('a snapshot of a copy of the log directory that went on differently is ignored: the record it was taken after is not there', async (t) => {
+  const clock = new FakeClock();
+  const dir = await scratchDir(t, 'runlog-snapshots-original-');
+  const copy = await scratchDir(t, 'runlog-snapshots-copy-');
+  const first = await open(t, dir, clock, { snapshots: false });
+  await work(first.queue, clock, 6);
+  await first.queue.stop();
+  await cp(dir, copy, { recursive: true }); // the same log id, the same records so far
+  const copied = await open(t, copy, clock);
+  await work(copied.queue, clock, 6, 'copy');
+  await copied.queue.stop();
+  const original = await open(t, dir, clock, { snapshots: false });
+  await work(original.queue, clock, 10, 'original'); // further than the copy: its snapshot is not past this log's end
+  await original.queue.stop();
+  const [taken] = await snapshotFiles(copy);
+  await cp(taken!, join(dir, 'snapshots', 'partition-0', taken!.split('/').at(-1)!));
+  await assertIgnored(t, dir, clock, /another record there.*another copy of this log/);
 });
 
 test("snapshots that cannot be listed (a file where the partition's snapshot directory should be) are ignored: the queue replays from zero", async (t) => {

@@ -262,7 +262,7 @@ async function openedClean(segment: Segment, handle: FileHandle, reached: Reache
   if (check.kind !== 'frame' || check.end !== frameBytes || check.base < segment.base) return false;
   const last = lastOffsetOfFrame(frame, 0, frameBytes);
   if (last === null || last + 1n !== reached!.end) return false;
-  segment.openedClean(clean.bytes, clean.lastFrame, last);
+  segment.openedClean(clean.bytes, clean.lastFrame, check.base, last);
   return true;
 }
 

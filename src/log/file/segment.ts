@@ -108,12 +108,16 @@ export class Segment {
    * Its frames are CRC-checked when read, as a sealed segment's are (checkedTo stays at the
    * header), and nothing is appended to it: the writer's first append rolls (openedUnread).
    */
-  openedClean(size: number, lastFrameAt: number, lastOffset: bigint): void {
+  openedClean(size: number, lastFrameAt: number, lastFrameBase: bigint, lastOffset: bigint): void {
     this.size = size;
     this.lastFrameAt = lastFrameAt;
+    this.#lastFrameBase = lastFrameBase;
     this.lastOffset = lastOffset;
     this.openedUnread = true;
   }
+
+  /** The first offset of the last frame, where openedClean read it: a seek into that frame needs no index. */
+  #lastFrameBase: bigint | null = null;
 
   /**
    * Opened by openedClean: its frames were not proved whole at open. The writer seals it before
@@ -139,6 +143,8 @@ export class Segment {
    * read reference (acquire).
    */
   async seek(offset: bigint): Promise<number> {
+    // A record of the last frame (a snapshot's anchor after a clean close: src/log/record-anchor.ts) is read without learning the rest.
+    if (this.#lastFrameBase !== null && offset >= this.#lastFrameBase) return this.lastFrameAt;
     if (offset > this.base && this.#mustLearn(offset)) {
       const learning = this.#learning.then(() => this.#learn(offset));
       this.#learning = learning.catch(() => undefined); // a failed read is the caller's; the next may learn again

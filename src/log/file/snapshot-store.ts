@@ -1,12 +1,15 @@
 /**
  * Snapshots beside the file log (snapshot-store.ts of the log layer says what a store is):
  *
- *   <dir>/snapshots/partition-<n>/<nextOffset, 20 digits>.snapshot   a snapshot, named by the offset it covers up to
- *   <dir>/snapshots/partition-<n>/compacted                         the compaction horizon (below)
+ *   <dir>/snapshots/partition-<n>/<nextOffset, 20 digits>-<anchor>.snapshot   a snapshot, named by the offset it covers up to
+ *                                                     and the anchor of the last record it covers (record-anchor.ts)
+ *   <dir>/snapshots/partition-<n>/compacted           the compaction horizon (below)
  *
  * A snapshot is written to `<name>.tmp`, fsync'd, renamed into place and the directory
  * fsync'd, so a crash leaves either the whole file or none (a `.tmp` left behind is removed
  * by the next save). The two newest are kept: if the newest is damaged, the one before serves.
+ * A name without an anchor (`<nextOffset>.snapshot`: a snapshot of no record, or one saved before
+ * snapshots had anchors) is read as it always was.
  *
  * Compaction drops tombstones at the first compaction that finds them (compaction.ts), so a
  * snapshot covering records below N misses the tombstones at N or later of any compaction
@@ -24,14 +27,19 @@ import { mkdir, open, readdir, readFile, rename, rm, type FileHandle } from 'nod
 import { join } from 'node:path';
 import { RunlogError } from '../../errors.ts';
 import type { OpenSnapshot, SnapshotStore, StoredSnapshot } from '../snapshot-store.ts';
+import { ANCHOR_PATTERN } from '../record-anchor.ts';
 import { syncDir } from './sync.ts';
 
 const SUFFIX = '.snapshot';
 const HORIZON_FILE = 'compacted';
 const KEEP = 2;
 
+/** A snapshot's file name: its offset (group 1), then its anchor if it has one (group 2). */
+const SNAPSHOT_NAME = /^(\d{20})(?:-([0-9a-f]{16}))?\.snapshot$/;
+
 export class FileSnapshotStore implements SnapshotStore {
   readonly logId: string;
+  readonly keepsAnchors = true;
 
   /** `checkLock` throws (Fenced) once this process no longer holds the log's writer lock (lock.ts). */
   constructor(
@@ -47,14 +55,17 @@ export class FileSnapshotStore implements SnapshotStore {
     return join(this.dir, 'snapshots', `partition-${partition}`);
   }
 
-  async save(partition: number, bytes: Uint8Array, nextOffset: bigint): Promise<void> {
+  async save(partition: number, bytes: Uint8Array, nextOffset: bigint, anchor: string | null = null): Promise<void> {
     this.checkLock();
+    if (anchor !== null && !ANCHOR_PATTERN.test(anchor)) throw new RangeError(`not a record anchor: ${JSON.stringify(anchor)}`);
     const dir = this.#partitionDir(partition);
     await mkdir(dir, { recursive: true });
-    const name = `${nextOffset.toString().padStart(20, '0')}${SUFFIX}`;
+    const name = `${nextOffset.toString().padStart(20, '0')}${anchor === null ? '' : `-${anchor}`}${SUFFIX}`;
     await this.#writeAtomically(dir, name, bytes, this.fsync);
-    const older = (await this.#names(dir)).slice(KEEP);
-    for (const file of older) await rm(join(dir, file), { force: true });
+    // Older ones beyond the KEEP newest go, and one of the same offset under another anchor (or none) with them.
+    const others = (await this.#names(dir)).filter((file) => file !== name);
+    const kept = others.filter((file) => file.slice(0, 20) !== name.slice(0, 20)).slice(0, KEEP - 1);
+    for (const file of others) if (!kept.includes(file)) await rm(join(dir, file), { force: true });
     // Only a snapshot's: compacting() writes the horizon through compacted.tmp, maybe at this moment.
     for (const file of await readdir(dir)) if (file.endsWith(`${SUFFIX}.tmp`)) await rm(join(dir, file), { force: true });
   }
@@ -69,11 +80,15 @@ export class FileSnapshotStore implements SnapshotStore {
 
   async list(partition: number): Promise<StoredSnapshot[]> {
     const dir = this.#partitionDir(partition);
-    return (await this.#names(dir)).map((file) => ({
-      name: join(dir, file),
-      read: () => readFile(join(dir, file)),
-      open: () => openSnapshotFile(join(dir, file)),
-    }));
+    return (await this.#names(dir)).map((file) => {
+      const anchor = SNAPSHOT_NAME.exec(file)![2];
+      return {
+        name: join(dir, file),
+        read: () => readFile(join(dir, file)),
+        open: () => openSnapshotFile(join(dir, file)),
+        ...(anchor === undefined ? {} : { anchor }),
+      };
+    });
   }
 
   async staleness(partition: number): Promise<(nextOffset: bigint, takenAt: number) => string | null> {
@@ -114,7 +129,11 @@ export class FileSnapshotStore implements SnapshotStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
     }
-    return names.filter((name) => /^\d{20}\.snapshot$/.test(name)).sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
+    // Newest first: by offset (a name's first 20 characters), not by the whole name.
+    const offsetOf = (name: string): string => name.slice(0, 20);
+    return names
+      .filter((name) => SNAPSHOT_NAME.test(name))
+      .sort((a, b) => (offsetOf(a) < offsetOf(b) ? 1 : offsetOf(a) > offsetOf(b) ? -1 : 0));
   }
 
   async #writeAtomically(dir: string, name: string, bytes: Uint8Array, sync: boolean): Promise<void> {
