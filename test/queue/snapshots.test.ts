@@ -153,14 +153,20 @@ test('a snapshot of another log is ignored, though its partition and offsets wou
   await assertIgnored(t, dirB, clock, /another log/);
 });
 
-test("a snapshot past the log's end (the log was replaced by an older copy of itself) is ignored", async (t) => {
-  const clock = new FakeClock();
-  const dir = await scratchDir(t, 'runlog-snapshots-live-');
-  const backup = await scratchDir(t, 'runlog-snapshots-backup-');
+/** A log of 6 entries and no snapshot, and a copy of its directory: the same log id, the same records so far. */
+async function logAndItsCopy(t: TestContext, clock: FakeClock, names: [string, string]): Promise<{ dir: string; copy: string }> {
+  const dir = await scratchDir(t, `runlog-snapshots-${names[0]}-`);
+  const copy = await scratchDir(t, `runlog-snapshots-${names[1]}-`);
   const first = await open(t, dir, clock, { snapshots: false });
   await work(first.queue, clock, 6);
   await first.queue.stop();
-  await cp(dir, backup, { recursive: true }); // a copy of the log as it was, with no snapshot
+  await cp(dir, copy, { recursive: true });
+  return { dir, copy };
+}
+
+test("a snapshot past the log's end (the log was replaced by an older copy of itself) is ignored", async (t) => {
+  const clock = new FakeClock();
+  const { dir, copy: backup } = await logAndItsCopy(t, clock, ['live', 'backup']);
   const second = await open(t, dir, clock);
   await work(second.queue, clock, 6, 'later');
   await second.queue.stop();
@@ -174,12 +180,7 @@ test("a snapshot past the log's end (the log was replaced by an older copy of it
 
 test('a snapshot of a copy of the log directory that went on differently is ignored: the record it was taken after is not there', async (t) => {
   const clock = new FakeClock();
-  const dir = await scratchDir(t, 'runlog-snapshots-original-');
-  const copy = await scratchDir(t, 'runlog-snapshots-copy-');
-  const first = await open(t, dir, clock, { snapshots: false });
-  await work(first.queue, clock, 6);
-  await first.queue.stop();
-  await cp(dir, copy, { recursive: true }); // the same log id, the same records so far
+  const { dir, copy } = await logAndItsCopy(t, clock, ['original', 'copy']);
   const copied = await open(t, copy, clock);
   await work(copied.queue, clock, 6, 'copy');
   await copied.queue.stop();
