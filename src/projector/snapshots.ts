@@ -33,7 +33,7 @@ import {
 } from '../events/snapshot-stream.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { recordAnchor } from '../log/record-anchor.ts';
-import type { StoredSnapshot } from '../log/snapshot-store.ts';
+import type { SnapshotStore, StoredSnapshot } from '../log/snapshot-store.ts';
 import { PartitionView } from '../../projections/partition-view.ts';
 import { sourcedColumns } from '../../projections/snapshot-columns.ts';
 import { fillTablesAside, type TablesAside } from '../../projections/table-fill-aside.ts';
@@ -86,22 +86,13 @@ export async function latestValidSnapshot(
     return null;
   }
   if (stored.length === 0) return null;
-  const end = await log.endOffset(partition);
-  const stale = await store.staleness(partition);
+  const now = await logNow(log, partition);
   for (const snapshot of stored) {
     try {
-      return { view: await validView(snapshot, store.logId, partition, end, stale, anchorCheck(log, partition)), name: snapshot.name };
+      return { view: await validView(snapshot, now), name: snapshot.name };
     } catch (error) {
       let why = error instanceof Error ? error.message : String(error);
-      if (error instanceof PastTheEnd && store.discard !== undefined) {
-        // Ignored now, it would be trusted once the log grew past it again: over records it never saw.
-        try {
-          await store.discard(partition, snapshot.name);
-          why += '; removed, so that it is not trusted once the log grows past it again';
-        } catch (failure) {
-          why += `; removing it failed (${failure instanceof Error ? failure.message : String(failure)})`;
-        }
-      }
+      if (error instanceof PastTheEnd) why += await discardPastTheEnd(store, partition, snapshot.name);
       warn({ code: SNAPSHOT_IGNORED, message: `ignoring the snapshot ${snapshot.name} of partition ${partition}: ${why}` });
     }
   }
@@ -109,56 +100,84 @@ export async function latestValidSnapshot(
 }
 
 /**
+ * Removes a snapshot found past the log's end, where the store can: ignored now, it would be
+ * trusted once the log grew past it again, over records it never saw. Answers what its warning adds.
+ */
+async function discardPastTheEnd(store: SnapshotStore, partition: number, name: string): Promise<string> {
+  if (store.discard === undefined) return '';
+  try {
+    await store.discard(partition, name);
+    return '; removed, so that it is not trusted once the log grows past it again';
+  } catch (failure) {
+    return `; removing it failed (${failure instanceof Error ? failure.message : String(failure)})`;
+  }
+}
+
+/**
  * The view a stored snapshot of `partition` builds, if it is valid (see the top) for the log
  * as it is now; else throws why not (the caller ignores it).
  */
 export async function snapshotView(log: EventLog, partition: number, stored: StoredSnapshot): Promise<PartitionView> {
+  return validView(stored, await logNow(log, partition));
+}
+
+/** What a snapshot of `partition` is judged against: the log as it is now. */
+interface LogNow {
+  log: EventLog;
+  partition: number;
+  logId: string;
+  end: bigint;
+  stale: (nextOffset: bigint, takenAt: number) => string | null;
+}
+
+async function logNow(log: EventLog, partition: number): Promise<LogNow> {
   const store = log.snapshots;
   if (store === undefined) throw new Error(`the ${log.kind} log keeps no snapshots`);
-  const [end, stale] = [await log.endOffset(partition), await store.staleness(partition)];
-  return validView(stored, store.logId, partition, end, stale, anchorCheck(log, partition));
+  return { log, partition, logId: store.logId, end: await log.endOffset(partition), stale: await store.staleness(partition) };
+}
+
+/** What a snapshot's envelope says of it: the part judged before its state is read. */
+interface SnapshotHeadFields {
+  logId: string;
+  partition: number;
+  nextOffset: bigint;
+  takenAt: number;
+}
+
+/** Throws why `head` (of the snapshot `stored`) is not valid for the log as it is now (see the top); the state is judged after. */
+async function judgeHead(head: SnapshotHeadFields, stored: StoredSnapshot, now: LogNow): Promise<void> {
+  if (head.logId !== now.logId) throw new Error(`it is a snapshot of another log (${head.logId}, not ${now.logId})`);
+  if (head.partition !== now.partition) throw new Error(`it is a snapshot of partition ${head.partition}`);
+  if (head.nextOffset > now.end) throw new PastTheEnd(head.nextOffset, now.end);
+  const staleness = now.stale(head.nextOffset, head.takenAt);
+  if (staleness !== null) throw new Error(`it is stale: ${staleness}`);
+  await checkAnchor(now, head.nextOffset, stored.anchor);
 }
 
 /** Throws unless the log's record before `nextOffset` has `anchor` (a snapshot with none is not checked). */
-type AnchorCheck = (nextOffset: bigint, anchor: string | undefined) => Promise<void>;
-
-function anchorCheck(log: EventLog, partition: number): AnchorCheck {
-  return async (nextOffset, anchor) => {
-    if (anchor === undefined || nextOffset === 0n) return;
-    const found = await recordAnchor(log, partition, nextOffset - 1n);
-    // None there: a compaction dropped it since (a tombstone, or a record a later one replaced). Nothing to check it against.
-    if (found === null || found === anchor) return;
-    throw new Error(
-      `it was taken after the record at offset ${nextOffset - 1n} with anchor ${anchor}, and the log holds another record there (anchor ${found}): a snapshot of another copy of this log`,
-    );
-  };
+async function checkAnchor(now: LogNow, nextOffset: bigint, anchor: string | undefined): Promise<void> {
+  if (anchor === undefined || nextOffset === 0n) return;
+  const found = await recordAnchor(now.log, now.partition, nextOffset - 1n);
+  // None there: a compaction dropped it since (a tombstone, or a record a later one replaced). Nothing to check it against.
+  if (found === null || found === anchor) return;
+  throw new Error(
+    `it was taken after the record at offset ${nextOffset - 1n} with anchor ${anchor}, and the log holds another record there (anchor ${found}): a snapshot of another copy of this log`,
+  );
 }
 
-async function validView(
-  stored: StoredSnapshot,
-  logId: string,
-  partition: number,
-  end: bigint,
-  stale: (nextOffset: bigint, takenAt: number) => string | null,
-  checkAnchor: AnchorCheck,
-): Promise<PartitionView> {
+async function validView(stored: StoredSnapshot, now: LogNow): Promise<PartitionView> {
   if (stored.open !== undefined) {
     const source = await stored.open();
     try {
-      return await sourcedView(source, logId, partition, end, stale, async (nextOffset) => checkAnchor(nextOffset, stored.anchor));
+      return await sourcedView(source, stored, now);
     } finally {
       await source.close();
     }
   }
   const bytes = await stored.read();
   const snapshot = decodeSnapshot(bytes);
-  if (snapshot.logId !== logId) throw new Error(`it is a snapshot of another log (${snapshot.logId}, not ${logId})`);
-  if (snapshot.partition !== partition) throw new Error(`it is a snapshot of partition ${snapshot.partition}`);
-  if (snapshot.nextOffset > end) throw new PastTheEnd(snapshot.nextOffset, end);
-  const staleness = stale(snapshot.nextOffset, snapshot.takenAt);
-  if (staleness !== null) throw new Error(`it is stale: ${staleness}`);
-  await checkAnchor(snapshot.nextOffset, stored.anchor);
-  const view = restoreView(partition, decodeSnapshotState(snapshot.state), snapshot.nextOffset);
+  await judgeHead(snapshot, stored, now);
+  const view = restoreView(now.partition, decodeSnapshotState(snapshot.state), snapshot.nextOffset);
   covered.set(view, { nextOffset: snapshot.nextOffset, size: bytes.byteLength });
   return view;
 }
@@ -169,14 +188,7 @@ async function validView(
  * read and restored: nothing restored is answered until it matches, and when it does not, that
  * is the reason given (whatever else the damaged bytes made fail first).
  */
-async function sourcedView(
-  source: SnapshotSource,
-  logId: string,
-  partition: number,
-  end: bigint,
-  stale: (nextOffset: bigint, takenAt: number) => string | null,
-  checkAnchor: (nextOffset: bigint) => Promise<void>,
-): Promise<PartitionView> {
+async function sourcedView(source: SnapshotSource, stored: StoredSnapshot, now: LogNow): Promise<PartitionView> {
   const head = readSnapshotHead(source);
   // A thread of its own only pays for a large state (starting one costs tens of ms; a queue opens its partitions at once).
   const aside = source.fd !== undefined && head.stateLength >= CHECKSUM_ASIDE_BYTES;
@@ -186,16 +198,11 @@ async function sourcedView(
   // The ticket index's tables, filled on another thread while this one loads the index's columns (large ones only).
   let tablesAside: TablesAside | null = null;
   try {
-    if (head.logId !== logId) throw new Error(`it is a snapshot of another log (${head.logId}, not ${logId})`);
-    if (head.partition !== partition) throw new Error(`it is a snapshot of partition ${head.partition}`);
-    if (head.nextOffset > end) throw new PastTheEnd(head.nextOffset, end);
-    const staleness = stale(head.nextOffset, head.takenAt);
-    if (staleness !== null) throw new Error(`it is stale: ${staleness}`);
-    await checkAnchor(head.nextOffset);
+    await judgeHead(head, stored, now);
     const { columns, decode } = walkSnapshotState(source, head);
     tablesAside = source.fd === undefined ? null : fillTablesAside(source.fd, columns);
     const tables = tablesAside === null ? 'fill' : 'later';
-    const view = restoreView(partition, decode, head.nextOffset, sourcedColumns(columns, source), tables);
+    const view = restoreView(now.partition, decode, head.nextOffset, sourcedColumns(columns, source), tables);
     if (tablesAside !== null) view.closed.index.adoptTables(await tablesAside.tables);
     await checked;
     covered.set(view, { nextOffset: head.nextOffset, size: source.size });
