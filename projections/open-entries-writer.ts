@@ -58,14 +58,14 @@ function writeEntries(open: readonly EntryState[], buf: Buffer, pos: number): nu
 }
 
 /** An array's or map's last (empty) block. */
-function writeEnd(buf: Buffer, pos: number): number {
+export function writeEnd(buf: Buffer, pos: number): number {
   if (pos >= buf.length) return noRoom();
   buf[pos] = 0;
   return pos + 1;
 }
 
 /** One Entry record, from the entry's fields as entryOf reads them. */
-function writeEntry(entry: EntryState, buf: Buffer, pos: number): number {
+export function writeEntry(entry: EntryState, buf: Buffer, pos: number): number {
   pos = writeString(entry.entryId, buf, pos);
   if (pos >= 0) pos = writeLong(entry.seq, buf, pos);
   if (pos >= 0) pos = writeString(entry.agent, buf, pos);

@@ -63,7 +63,8 @@ export function restoreOpenEntries(view: PartitionView, threads: readonly Snapsh
   for (const { tenant, thread, open } of threads) for (const entry of open) restoreEntry(view, tenant, thread, entry);
 }
 
-function entryOf(entry: EntryState): SnapshotEntry {
+/** An open entry as a snapshot's value (avsc writes it; the tools read it). */
+export function entryOf(entry: EntryState): SnapshotEntry {
   return {
     ...submissionOf(entry),
     submittedOffset: entry.submittedOffset,

@@ -86,11 +86,28 @@ export class PartitionView {
   private readonly deadlines = new Heap<EntryState>((a, b) => a.deadline! < b.deadline!);
   /** Open entries with a deadline (the heap also holds closed ones until their deadline or a rebuild). */
   private deadlinesOpen = 0;
+  /** watchEntryChanges's watchers; null while there are none. */
+  #entryWatchers: Set<(entry: EntryState) => void> | null = null;
   /** While true (a catch-up: deferHeads), heads are not offered to the head indexes as they change; indexHeads offers the current ones. */
   #headsDeferred = false;
 
   constructor(readonly partition: number) {
     this.closed = new ClosedTickets(partition, () => this.ticketKey);
+  }
+
+  /**
+   * Calls `beforeChange` with each open entry the fold is about to change, before it changes
+   * it, until the answered function is called (a snapshot writing its open entries across turns:
+   * open-threads-writing.ts). Every change to an open entry is made in applyEvent, after them.
+   */
+  watchEntryChanges(beforeChange: (entry: EntryState) => void): () => void {
+    const watchers = (this.#entryWatchers ??= new Set());
+    const watcher = (entry: EntryState): void => beforeChange(entry);
+    watchers.add(watcher);
+    return () => {
+      watchers.delete(watcher);
+      if (this.#entryWatchers === watchers && watchers.size === 0) this.#entryWatchers = null;
+    };
   }
 
   /** The open entries. */
@@ -247,6 +264,7 @@ export class PartitionView {
     if (event.type === 'CommandAnswered') return this.answers.fold(event, this.#isEntryOf);
     const entry = this.#entries.get(event.entryId);
     if (entry === undefined) return;
+    if (this.#entryWatchers !== null) for (const watcher of this.#entryWatchers) watcher(entry);
     switch (event.type) {
       case 'Leased':
       case 'LeaseExtended':

@@ -30,6 +30,7 @@ import {
 } from './open-snapshot.ts';
 import { PartitionView } from './partition-view.ts';
 import { storedColumns, toSnapshotColumns } from './snapshot-columns.ts';
+import { OpenThreadsWriting } from './open-threads-writing.ts';
 import { ClosedColumnsWriting } from './ticket-columns-writer.ts';
 import { TicketIndex, type StoredTicketColumns } from './ticket-index.ts';
 
@@ -44,15 +45,23 @@ export function viewStateToWrite(view: PartitionView): StateToWrite {
 }
 
 /**
- * The same, but for the ticket index's columns, which `columns` writes into the encoded state
- * afterwards, a stretch of rows at a time (ticket-columns-writer.ts; the index is frozen until
- * `columns.release()`). Encode it in this turn, then fill the columns.
+ * The same, but for the open entries and the ticket index's columns, which `threads` and
+ * `columns` write a stretch at a time (open-threads-writing.ts, ticket-columns-writer.ts), the
+ * view going on meanwhile: the state is what the view holds now. Write the threads' stretches
+ * first, then encode the state, then fill the columns; release both after, whatever happens.
  */
-export function viewStateToWriteInStretches(view: PartitionView): { state: StateToWrite; columns: ClosedColumnsWriting } {
+export function viewStateToWriteInStretches(view: PartitionView): {
+  state: StateToWrite;
+  threads: OpenThreadsWriting;
+  columns: ClosedColumnsWriting;
+} {
   const columns = new ClosedColumnsWriting(view.closed.index);
+  let threads: OpenThreadsWriting | undefined;
   try {
-    return { state: { ...stateBesideClosed(view), closedEntries: [], closedIndex: columns, threads: openThreadsToWrite(view) }, columns };
+    threads = new OpenThreadsWriting(view);
+    return { state: { ...stateBesideClosed(view), closedEntries: [], closedIndex: columns, threads }, threads, columns };
   } catch (error) {
+    threads?.release();
     columns.release();
     throw error;
   }

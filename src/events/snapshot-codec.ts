@@ -86,6 +86,27 @@ function formOf(name: SnapshotSchemaName): Form {
 const ENVELOPE = formOf('PartitionSnapshot');
 const STATE = formOf('PartitionState');
 
+/** The state's `threads` field (an array of Thread, each an array of Entry), for the open entries written across turns. */
+const THREADS_TYPE = (STATE.type as avsc.types.RecordType).field('threads').type as avsc.types.ArrayType;
+const ENTRY_TYPE = ((THREADS_TYPE.itemsType as avsc.types.RecordType).field('open').type as avsc.types.ArrayType).itemsType;
+
+/**
+ * One open entry as avsc writes it in a state's `threads`: for an entry the compiled writer
+ * declines (projections/open-threads-writing.ts), which avsc then writes or refuses.
+ */
+export function encodeSnapshotEntry(entry: SnapshotEntry): Uint8Array {
+  try {
+    return ENTRY_TYPE.toBuffer({ ...entry, input: asBuffer(entry.input), result: entry.result === null ? null : asBuffer(entry.result) });
+  } catch (error) {
+    throw new RunlogError('InvalidArgument', `cannot encode open entry ${entry.entryId} into a snapshot: ${(error as Error).message}`);
+  }
+}
+
+/** The bytes of a state's `threads` field back as values (for avsc, when the compiled writer declines another field of the state). */
+export function decodeSnapshotThreads(bytes: Uint8Array): SnapshotThread[] {
+  return THREADS_TYPE.fromBuffer(asBuffer(bytes)) as SnapshotThread[];
+}
+
 /** The single-object header a snapshot's envelope or state starts with (snapshot-stream.ts reads them in place). */
 export function snapshotHeader(name: SnapshotSchemaName): Buffer {
   return (name === 'PartitionSnapshot' ? ENVELOPE : STATE).header;

@@ -240,12 +240,15 @@ export async function saveSnapshot(log: EventLog, view: PartitionView): Promise<
   const store = log.snapshots;
   if (store === undefined) return 0;
   const [nextOffset, takenAt] = [view.nextOffset, Date.now()];
-  const { state: toWrite, columns } = viewStateToWriteInStretches(view);
+  const { state: toWrite, threads, columns } = viewStateToWriteInStretches(view);
   let state: Uint8Array;
   try {
+    // The open entries, then the closed tickets' columns, a stretch a turn: the view goes on meanwhile.
+    while (threads.writeStretch()) await nextTurn();
     state = encodeSnapshotState(toWrite);
     while (columns.writeStretch()) await nextTurn();
   } finally {
+    threads.release();
     columns.release();
   }
   const fields = { logId: store.logId, partition: view.partition, nextOffset, takenAt, state };

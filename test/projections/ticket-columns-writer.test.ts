@@ -73,14 +73,16 @@ function restoredColumns(state: Uint8Array): TicketIndexColumns {
 
 /** The state encoded the sliced way, `meanwhile` run between stretches; answers it and how many stretches it took. */
 function encodeInStretches(view: PartitionView, meanwhile: () => void): { state: Uint8Array; stretches: number } {
-  const { state: toWrite, columns } = viewStateToWriteInStretches(view);
+  const { state: toWrite, threads, columns } = viewStateToWriteInStretches(view);
   try {
+    while (threads.writeStretch()); // no open entry changes here
     const state = encodeSnapshotState(toWrite);
     let stretches = 0;
     for (; columns.writeStretch(); stretches++) meanwhile();
     assert.equal(columns.writeStretch(), false, 'a stretch once every row is written');
     return { state, stretches };
   } finally {
+    threads.release();
     columns.release();
   }
 }
@@ -185,10 +187,11 @@ describe('ClosedColumnsWriting', () => {
     const closes = new Closes(randomFrom(9), { tenants: 300, far: 0.05, late: 0.1, maxAttempts: 3 });
     const view = viewOf(closes, 2 * STRETCH + 11, true);
     const atCapture = view.closed.index.toColumns();
-    const { state: toWrite, columns } = viewStateToWriteInStretches(view);
+    const { state: toWrite, threads, columns } = viewStateToWriteInStretches(view);
     try {
       // A string that is not well-formed UTF-16 after the columns: the compiled writer declines it (body-writer.ts), avsc writes it.
       toWrite.submissionKeys = [{ id: 'key-\ud800', entryId: 'entry' }];
+      while (threads.writeStretch());
       const state = encodeSnapshotState(toWrite);
       assert.equal(columns.writeStretch(), false, 'nothing left to fill');
       new Meanwhile(view.closed.index, closes).run(5_000);
@@ -196,6 +199,7 @@ describe('ClosedColumnsWriting', () => {
       assert.equal(decoded.submissionKeys.length, 1);
       assert.deepEqual(TicketIndex.fromColumns(storedColumns(decoded.closedIndex)).toColumns(), atCapture);
     } finally {
+      threads.release();
       columns.release();
     }
   });
