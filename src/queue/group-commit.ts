@@ -141,6 +141,11 @@ export class GroupCommit {
     return this.lastWrite.then(noop, noop);
   }
 
+  /** Resolves once everything written so far is durable; rejects with the failure if an append failed. */
+  durableSoFar(): Promise<void> {
+    return this.failure !== null ? Promise.reject(this.failure) : this.lastWrite.then(noop);
+  }
+
   /** Starts the next group at the end of this turn (none in flight) or a microtask from now (see WHEN A GROUP STARTS). */
   private schedule(): void {
     if (this.scheduled) return;

@@ -139,6 +139,12 @@ export interface PartitionHost {
   readonly cacheCloses: boolean;
 }
 
+/** What refuseOnceDurable needs of a writer: when what it committed so far is durable, and whether it failed. */
+export interface DurabilityOf {
+  barrier(): Promise<void>;
+  readonly failed: boolean;
+}
+
 export class Partition {
   #view: PartitionView;
   #writer: GroupCommit;
@@ -238,7 +244,13 @@ export class Partition {
     let decision: Accepted<C> | MayReadFirst<C>;
     for (;;) {
       if (!this.serving) await this.ready();
-      decision = this.decide(command, this.now(), fetched);
+      const writer = this.#writer;
+      try {
+        decision = this.decide(command, this.now(), fetched);
+      } catch (refusal) {
+        await this.refuseOnceDurable(refusal, writer);
+        continue; // an append failed meanwhile: decided again on the rebuilt view
+      }
       if (!isReadFirst(decision)) break;
       fetched = await this.fetch(decision.entryIds, fetched);
     }
@@ -373,6 +385,7 @@ export class Partition {
   batch(fetched: Fetched = NOTHING_FETCHED, now = this.now()): PartitionBatch {
     this.#requireServing();
     const closedReader = this.#closedReader(fetched);
+    const writer = this.#writer;
     const records: AppendRecord[][] = [];
     /** Each command's records' size as limits count it (checkRecordsFit measured them as they were folded). */
     const sizes: number[] = [];
@@ -404,7 +417,8 @@ export class Partition {
         return answer(decision as Accepted<C>);
       },
       async commit(): Promise<void> {
-        if (records.length === 0) return;
+        // Nothing of its own to append: its answers (refusals, entries named already) may rest on appends in flight.
+        if (records.length === 0) return writer.durableSoFar();
         // In flight until settled: a snapshot between the append's answer and the settle below would meet closes
         // whose records' offsets the view does not know yet (RUNLOG_SNAPSHOT_FAILED, seen under bench:peers).
         partition.#inFlight++;
@@ -562,6 +576,24 @@ export class Partition {
     }
   }
 
+  /**
+   * Throws `refusal` (decided against the view) once everything folded into the view before it
+   * is durable: the view runs ahead of the log by the appends in flight, and a refusal may rest
+   * on them (EntryClosed by a close in flight, SubmissionKeyReused by a submission in flight):
+   * answered before they are durable, a crash could undo what it names (DESIGN invariant 7).
+   * Resolves, throwing nothing, if `writer` (the one the refusal was decided under) failed
+   * meanwhile: the caller decides again on the rebuilt view.
+   */
+  async refuseOnceDurable(refusal: unknown, writer: DurabilityOf = this.#writer): Promise<void> {
+    await writer.barrier();
+    if (!writer.failed) throw refusal;
+  }
+
+  /** The writer commands are committed through now (refuseOnceDurable's `writer`). */
+  get currentWriter(): DurabilityOf {
+    return this.#writer;
+  }
+
   /** Resolves once everything committed before the call is durable (or has failed). */
   barrier(): Promise<void> {
     return this.#writer.barrier();
@@ -715,6 +747,11 @@ export class Partition {
         retriable: true,
       })
     );
+  }
+
+  /** Why the partition is down or stopped for good; null while it serves or may serve again. */
+  get downError(): RunlogError | null {
+    return this.#finalError();
   }
 
   #finalError(): RunlogError | null {

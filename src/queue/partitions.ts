@@ -4,6 +4,7 @@
  * expiry of overdue entries, the open counts, nextDueAt and the summed metrics. (Where partitions shared
  * by several processes would be routed.)
  */
+import type { RunlogError } from '../errors.ts';
 import { partitionOf } from '../log/partitioner.ts';
 import type { EntryState } from '../../projections/entry-state.ts';
 import { takesBefore } from '../../projections/head-index.ts';
@@ -99,6 +100,22 @@ export class Partitions {
    * The partitions a sweep covers: all but those another node owns (ownership 'assigned'),
    * which would refuse it with NotOwner, failing every sweep of a cluster node.
    */
+  /**
+   * Why a take can take nothing, whatever it waits for: every partition this queue owns is down
+   * (its error, the first's); null while one serves or may serve again (rebuilding). Answered
+   * "nothing to take" instead, a Worker would wait on a queue that can never hand it anything,
+   * and say nothing (the hostile tester, 2026-12-07).
+   */
+  allDown(): RunlogError | null {
+    let first: RunlogError | null = null;
+    for (const partition of this.#owned()) {
+      const down = partition.downError;
+      if (down === null) return null;
+      first ??= down;
+    }
+    return first;
+  }
+
   #owned(): Partition[] {
     return this.all.filter((partition) => !partition.unowned);
   }

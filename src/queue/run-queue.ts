@@ -194,7 +194,14 @@ export class RunQueue implements RunQueueApi {
       const now = partition.now();
       // notBefore and deadline are by the caller's wall clock: into the partition's time (a no-op unless a clock stepped).
       const fields = this.#timesOf(partition, asked);
-      const decision = partition.decide(this.#submitCommand(partition, fields), now, fetched);
+      const writer = partition.currentWriter;
+      let decision: ReturnType<typeof partition.decide<CommandOf<'Submit'>>>;
+      try {
+        decision = partition.decide(this.#submitCommand(partition, fields), now, fetched);
+      } catch (refusal) {
+        await partition.refuseOnceDurable(refusal, writer);
+        continue; // an append failed meanwhile: decided again on the rebuilt view
+      }
       // Its key may name a closed entry, read from the cache or the log first.
       if (isReadFirst(decision)) {
         fetched = await partition.fetch(decision.entryIds, fetched);
@@ -314,6 +321,8 @@ export class RunQueue implements RunQueueApi {
       return answer;
     }
     await Promise.all(expiries);
+    const down = this.#partitions.allDown();
+    if (down !== null) throw down; // not "nothing to take": nothing ever will be
     return null;
   }
 
@@ -356,6 +365,10 @@ export class RunQueue implements RunQueueApi {
       if (answer instanceof RunlogError) throw answer; // a LeaseStart of an offered head is never refused: a bug
     }
     await commitAll(batches);
+    if (started.length === 0) {
+      const down = this.#partitions.allDown();
+      if (down !== null) throw down; // as take
+    }
     return started;
   }
 

@@ -42,9 +42,9 @@ async function damageFirstFrame(partitionDir: string): Promise<void> {
   }
 }
 
-async function queueOnFiles(t: TestContext) {
+async function queueOnFiles(t: TestContext, partitions = 2) {
   const dir = await scratchDir(t, 'runlog-down-');
-  const faulty = new FaultyLog(await openFileLog({ dir, partitions: 2, onWarning: () => {} }));
+  const faulty = new FaultyLog(await openFileLog({ dir, partitions, onWarning: () => {} }));
   const warnings: RunlogWarning[] = [];
   const queue = await openRunQueueOnLog(faulty.wrap(), { clock: new FakeClock().read, onWarning: (w) => void warnings.push(w) });
   onCleanup(t, () => queue.stop());
@@ -93,5 +93,17 @@ describe('a partition whose rebuild cannot succeed', () => {
     assert.equal((await queue.submit(submitOf('acme', otherNext!))).created, true);
     const taken = await queue.take({ agents: ['build'], holder: 'w', ttlMs: 1000 });
     assert.equal(taken?.entry.entryId, elsewhere.entryId, 'take serves the partitions that serve');
+  });
+
+  it('fails a take and a takeStarted with why, once every partition is down: not "nothing to take", which a Worker would wait on for ever', async (t) => {
+    const { dir, faulty, queue } = await queueOnFiles(t, 1);
+    await queue.submit(submitOf('acme', 't1'));
+    await damageFirstFrame(join(dir, 'partition-0'));
+    faulty.failNextAppend = 0;
+    await assert.rejects(queue.submit(submitOf('acme', 't2')), /injected append failure/);
+    await assert.rejects(queue.submit(submitOf('acme', 't3')), (error) => isRunlogError(error, 'Corrupt'));
+    const isWhyDown = (error: unknown): boolean => isRunlogError(error, 'Corrupt') && /partition 0/.test(error.message);
+    await assert.rejects(queue.take({ agents: ['build'], holder: 'w', ttlMs: 1000 }), isWhyDown);
+    await assert.rejects(queue.takeStarted({ agents: ['build'], holder: 'w', ttlMs: 1000, max: 4 }), isWhyDown);
   });
 });
