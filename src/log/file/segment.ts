@@ -20,6 +20,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { segmentReadFailure } from './fs-errors.ts';
 import { readFrames } from './frame-reader.ts';
 import { SEGMENT_HEADER_BYTES } from './segment-header.ts';
 
@@ -197,9 +198,19 @@ export class Segment {
     if (this.#retired && this.#readers === 0) await this.#closeReadHandle();
   }
 
-  /** The shared read handle; opened once, so it keeps pointing at these bytes. */
+  /**
+   * The shared read handle; opened once, so it keeps pointing at these bytes. An open that
+   * fails is not kept: the next read tries again (the process out of descriptors for a moment
+   * made every later read of the segment fail until a restart: the hostile tester, 2026-12-07).
+   */
   readHandle(): Promise<FileHandle> {
-    this.#readHandle ??= open(this.path, 'r');
+    if (this.#readHandle === null) {
+      const opening = open(this.path, 'r').catch((error: unknown) => {
+        if (this.#readHandle === opening) this.#readHandle = null;
+        throw segmentReadFailure(this.path, error);
+      });
+      this.#readHandle = opening;
+    }
     return this.#readHandle;
   }
 
@@ -217,7 +228,8 @@ export class Segment {
   async #closeReadHandle(): Promise<void> {
     const handle = this.#readHandle;
     this.#readHandle = null;
-    if (handle) await (await handle).close();
+    const opened = await handle?.catch(() => null); // an open that failed left nothing to close
+    await opened?.close();
   }
 }
 
