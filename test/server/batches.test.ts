@@ -117,6 +117,12 @@ describe('server: batch routes', () => {
     },
     { name: 'closes missing', path: '/v1/leases/close-batch', body: () => ({}), message: /^body\.closes is missing/ },
     {
+      name: 'no close',
+      path: '/v1/leases/close-batch',
+      body: () => ({ closes: [] }),
+      message: /^closes must hold 1 to 10000 items, got 0/,
+    },
+    {
       name: 'a close with a bad status',
       path: '/v1/leases/close-batch',
       body: (lease) => ({ closes: [{ lease, request: { status: 'done' } }] }),

@@ -4,6 +4,7 @@
  * written, as submit does); a close is answered as submit's lease refusal for that item alone.
  */
 import { RunlogError } from '../../errors.ts';
+import { MAX_BATCH } from '../../queue/requests.ts';
 import type { BatchAnswer, Entry, LeaseClose, StartRequest } from '../../queue/types.ts';
 import {
   closeRequestFromJson,
@@ -37,6 +38,9 @@ export async function takeStarted({ queue, caller, body }: RouteRequest<TakeStar
 }
 
 export async function closeBatch({ queue, caller, body }: RouteRequest<CloseBatchBody>): Promise<ClosedBatchAnswer> {
+  // As the queue counts a batch (requests.ts batchItems): checked here, before items out of scope are answered without it.
+  const count = body.closes.length;
+  if (count === 0 || count > MAX_BATCH) throw new RunlogError('InvalidArgument', `closes must hold 1 to ${MAX_BATCH} items, got ${count}`);
   const answers: (BatchAnswer<'entry', Entry> | undefined)[] = [];
   const inScope: LeaseClose[] = [];
   body.closes.forEach(({ lease, request }, i) => {
