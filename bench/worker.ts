@@ -202,7 +202,10 @@ export async function batchSubmitRate(
   });
 }
 
-/** What taking a snapshot of the backlog cost, in the one turn it takes (state and envelope encoded, checksummed; not saved). */
+/**
+ * What taking a snapshot of the backlog costs in CPU, encoded here in one turn (state and envelope encoded, checksummed;
+ * not saved). The queue writes the same open entries across turns (projections/open-threads-writing.ts): the CPU is the same.
+ */
 export interface SnapshotCost {
   open: number;
   bytes: number;
