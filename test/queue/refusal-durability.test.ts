@@ -16,6 +16,7 @@ import { APPEND_BUILT, type EventLog } from '../../src/log/event-log.ts';
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { RunQueue } from '../../src/queue/run-queue.ts';
+import type { Entry, Lease } from '../../src/queue/types.ts';
 
 /** A memory log whose appends are held while `holding` (each then let through or failed). */
 async function heldLog(): Promise<{ log: EventLog; hold(): void; release(): void; fail(): void }> {
@@ -59,15 +60,29 @@ async function queueOn(log: EventLog): Promise<RunQueue> {
   return openRunQueueOnLog(log, { onWarning: () => {} });
 }
 
-test('a cancel refused EntryClosed by a close in flight waits for it: the close failing, the cancel is decided again and cancels', async () => {
-  const { log, hold, fail } = await heldLog();
+/**
+ * A queue on a held log, with an entry leased and its close in flight (held), and the log's
+ * controls; the queue is stopped after `body`.
+ */
+async function withCloseInFlight(
+  body: (it: { queue: RunQueue; entryId: string; lease: Lease; closing: Promise<Entry>; release(): void; fail(): void }) => Promise<void>,
+): Promise<void> {
+  const { log, hold, release, fail } = await heldLog();
   const queue = await queueOn(log);
   try {
     const { entryId } = await queue.submit({ tenant: 'acme', thread: 'c', agent: 'a', input: 'x' });
-    const taken = (await queue.take({ agents: ['a'], holder: 'w', ttlMs: 60_000 }))!;
+    const { lease } = (await queue.take({ agents: ['a'], holder: 'w', ttlMs: 60_000 }))!;
     hold();
-    const closing = queue.close(taken.lease, { status: 'succeeded', result: 'done' });
-    closing.catch(() => undefined);
+    const closing = queue.close(lease, { status: 'succeeded', result: 'done' });
+    closing.catch(() => undefined); // each test awaits it as it expects
+    await body({ queue, entryId, lease, closing, release, fail });
+  } finally {
+    await queue.stop();
+  }
+}
+
+test('a cancel refused EntryClosed by a close in flight waits for it: the close failing, the cancel is decided again and cancels', () =>
+  withCloseInFlight(async ({ queue, entryId, closing, fail }) => {
     const cancelling = queue.cancel('acme', entryId, 'stop');
     assert.equal(await stateAfterTurns(cancelling), 'pending', 'no answer while the close it rests on is in flight');
     fail();
@@ -75,29 +90,17 @@ test('a cancel refused EntryClosed by a close in flight waits for it: the close 
     const cancelled = await cancelling;
     assert.equal(cancelled.status, 'closed');
     assert.equal(cancelled.outcome, 'cancelled', 'decided again on the rebuilt view, where the close never happened');
-  } finally {
-    await queue.stop();
-  }
-});
+  }));
 
-test('a cancel refused EntryClosed by a close in flight is answered once the close is durable', async () => {
-  const { log, hold, release } = await heldLog();
-  const queue = await queueOn(log);
-  try {
-    const { entryId } = await queue.submit({ tenant: 'acme', thread: 'c', agent: 'a', input: 'x' });
-    const taken = (await queue.take({ agents: ['a'], holder: 'w', ttlMs: 60_000 }))!;
-    hold();
-    const closing = queue.close(taken.lease, { status: 'succeeded', result: 'done' });
+test('a cancel refused EntryClosed by a close in flight is answered once the close is durable', () =>
+  withCloseInFlight(async ({ queue, entryId, closing, release }) => {
     const cancelling = queue.cancel('acme', entryId, 'stop');
     cancelling.catch(() => undefined);
     assert.equal(await stateAfterTurns(cancelling), 'pending');
     release();
     assert.equal((await closing).outcome, 'succeeded');
     await assert.rejects(cancelling, (error: unknown) => codeOf(error) === 'EntryClosed');
-  } finally {
-    await queue.stop();
-  }
-});
+  }));
 
 test('a keyed submission refused SubmissionKeyReused by a submission in flight waits for it: that one failing, the second is created', async () => {
   const { log, hold, fail } = await heldLog();
@@ -137,23 +140,13 @@ test("a submission refused ThreadBusy (strategy 'reject') by a submission in fli
   }
 });
 
-test('a batch whose items are all refused answers once the appends in flight are durable, and fails with them', async () => {
-  const { log, hold, fail } = await heldLog();
-  const queue = await queueOn(log);
-  try {
-    const { entryId } = await queue.submit({ tenant: 'acme', thread: 'b', agent: 'a', input: 'x' });
-    const taken = (await queue.take({ agents: ['a'], holder: 'w', ttlMs: 60_000 }))!;
-    hold();
-    const closing = queue.close(taken.lease, { status: 'succeeded' });
-    closing.catch(() => undefined);
-    const batch = queue.closeBatch([{ lease: taken.lease, request: { status: 'failed', error: 'late' } }]);
+test('a batch whose items are all refused answers once the appends in flight are durable, and fails with them', () =>
+  withCloseInFlight(async ({ queue, entryId, lease, closing, fail }) => {
+    const batch = queue.closeBatch([{ lease, request: { status: 'failed', error: 'late' } }]);
     batch.catch(() => undefined);
     assert.equal(await stateAfterTurns(batch), 'pending', 'its refusal rests on the close in flight');
     fail();
     await assert.rejects(closing, /EIO/);
     await assert.rejects(batch, /EIO/, 'failed with the append it rested on');
     assert.equal((await queue.entry('acme', entryId)).status, 'open', 'the close never happened');
-  } finally {
-    await queue.stop();
-  }
-});
+  }));
