@@ -118,10 +118,20 @@ export function snapshotHeader(name: SnapshotSchemaName): Buffer {
  * replaced by one twice as large. `room`: bytes left free before the encoding and after it
  * (a state's, for its envelope to be written around it: encodeSnapshot).
  */
-function encodeCompiled(form: Form, body: BodyWriter, value: Record<string, unknown>, atLeast: number, room: Room): Uint8Array | null {
+function encodeCompiled(
+  form: Form,
+  body: BodyWriter,
+  value: Record<string, unknown>,
+  atLeast: number,
+  room: Room,
+  prepared: Buffer | null,
+): Uint8Array | null {
   const { before, after } = room;
-  for (let size = Math.min(Math.max(form.sizeHint, atLeast) + before + after, MAX_LENGTH); ; size = Math.min(size * 2, MAX_LENGTH)) {
-    const buf = Buffer.allocUnsafeSlow(size);
+  for (let size = firstSize(form, atLeast, room); ; size = Math.min(size * 2, MAX_LENGTH)) {
+    // The caller's buffer first, if it is large enough (its memory touched already: encodeSnapshotState).
+    const buf = prepared !== null && prepared.length >= size ? prepared : Buffer.allocUnsafeSlow(size);
+    prepared = null;
+    size = buf.length;
     form.header.copy(buf, before);
     resetShort();
     let end: number;
@@ -143,6 +153,11 @@ function encodeCompiled(form: Form, body: BodyWriter, value: Record<string, unkn
   }
 }
 
+/** The size of the buffer encodeCompiled first writes into. */
+function firstSize(form: Form, atLeast: number, room: Room): number {
+  return Math.min(Math.max(form.sizeHint, atLeast) + room.before + room.after, MAX_LENGTH);
+}
+
 /** Bytes left free around an encoding. */
 interface Room {
   before: number;
@@ -162,9 +177,10 @@ function encode(
   avscValue: () => unknown = () => value,
   atLeast = 0,
   room = NO_ROOM,
+  prepared: Buffer | null = null,
 ): Uint8Array {
   if (form.body !== null) {
-    const bytes = encodeCompiled(form, form.body, value, atLeast, room);
+    const bytes = encodeCompiled(form, form.body, value, atLeast, room, prepared);
     if (bytes !== null) return bytes;
   }
   const body = form.type.toBuffer(avscValue());
@@ -237,27 +253,44 @@ export function snapshotChecksumPrefix(
   return `${format}\n${logId}\n${partition}\n${nextOffset}\n${takenAt}\n`;
 }
 
-/** A view's state, encoded (taken in one turn; the envelope follows once the offset it covers is durable). */
-export function encodeSnapshotState(state: StateToWrite): Uint8Array {
+/**
+ * A view's state, encoded (the envelope follows once the offset it covers is durable).
+ * `prepared`: a buffer of snapshotStateRoom's size whose memory the caller touched already,
+ * a stretch a turn (src/projector/snapshots.ts), written into if the state fits: fresh memory
+ * faulted in by the encoding itself took a turn of ~1 ms a MB here.
+ */
+export function encodeSnapshotState(state: StateToWrite, prepared: Buffer | null = null): Uint8Array {
   const { threads, closedIndex: columns } = state;
   const asValues = (): PartitionState => ({
     ...state,
     threads: Array.isArray(threads) ? threads : threads.values(),
     closedIndex: Array.isArray(columns) ? columns : columns.values(),
   });
-  let atLeast = Array.isArray(threads) ? 0 : threads.estimatedBytes;
-  if (Array.isArray(columns)) for (const column of columns) atLeast += column.bytes.byteLength + 16 * column.strings.length;
-  else atLeast += columns.estimatedBytes;
   const encoded = encode(
     STATE,
     state as unknown as Record<string, unknown>,
     () => withBuffers(asValues()),
-    atLeast + (64 << 10),
+    stateAtLeast(state),
     ENVELOPE_ROOM,
+    prepared,
   );
   // The compiled writer wrote the state from byte `before` of its buffer on (encodeCompiled), the bytes handed out or copied.
   if (!Array.isArray(columns)) columns.placed(encoded, ENVELOPE_ROOM.before);
   return encoded;
+}
+
+/** The size of the buffer encodeSnapshotState first writes `state` into (its `prepared`). */
+export function snapshotStateRoom(state: StateToWrite): number {
+  return firstSize(STATE, stateAtLeast(state), ENVELOPE_ROOM);
+}
+
+/** About how many bytes `state` takes, and room to spare. */
+function stateAtLeast(state: StateToWrite): number {
+  const { threads, closedIndex: columns } = state;
+  let atLeast = Array.isArray(threads) ? 0 : threads.estimatedBytes;
+  if (Array.isArray(columns)) for (const column of columns) atLeast += column.bytes.byteLength + 16 * column.strings.length;
+  else atLeast += columns.estimatedBytes;
+  return atLeast + (64 << 10);
 }
 
 /** avsc writes bytes from Buffers only (the compiled writer any Uint8Array): the state's byte fields as Buffers over the same memory. */

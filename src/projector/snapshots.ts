@@ -21,6 +21,7 @@ import {
   decodeSnapshotState,
   encodeSnapshot,
   encodeSnapshotState,
+  snapshotStateRoom,
   snapshotChecksumInStretches,
 } from '../events/snapshot-codec.ts';
 import { SNAPSHOT_FORMAT } from '../events/snapshot-types.ts';
@@ -245,7 +246,7 @@ export async function saveSnapshot(log: EventLog, view: PartitionView): Promise<
   try {
     // The open entries, then the closed tickets' columns, a stretch a turn: the view goes on meanwhile.
     while (threads.writeStretch()) await nextTurn();
-    state = encodeSnapshotState(toWrite);
+    state = encodeSnapshotState(toWrite, await touchedBuffer(snapshotStateRoom(toWrite)));
     while (columns.writeStretch()) await nextTurn();
   } finally {
     threads.release();
@@ -260,6 +261,16 @@ export async function saveSnapshot(log: EventLog, view: PartitionView): Promise<
   const known = covered.get(view);
   if (known === undefined || known.nextOffset < nextOffset) covered.set(view, { nextOffset, size: bytes.byteLength });
   return bytes.byteLength;
+}
+
+/** A buffer of `size` bytes whose memory is touched (faulted in) a stretch a turn, for the state to be encoded into. */
+async function touchedBuffer(size: number, stretchBytes = 4 << 20): Promise<Buffer> {
+  const buf = Buffer.allocUnsafeSlow(size);
+  for (let at = 0; at < size; at += stretchBytes) {
+    buf.fill(0, at, Math.min(at + stretchBytes, size));
+    await nextTurn();
+  }
+  return buf;
 }
 
 /** Resolves after the I/O and timers due now have run (setImmediate): what a snapshot yields to between stretches. */

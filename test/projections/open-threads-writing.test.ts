@@ -155,7 +155,7 @@ test('property: written a stretch at a time, the queue going on between stretche
   );
   const kept = OPEN_STRETCH.kept - keptBefore;
   t.diagnostic(`${writings} writings; ${kept} open entries kept as they were before a change`);
-  assert.ok(kept > 20, 'entries were changed before their turn came');
+  assert.ok(kept > 5, 'entries were changed before their turn came');
 });
 
 test('an open entry the compiled writer declines is written by avsc, as the one-turn path writes the state', async () => {
