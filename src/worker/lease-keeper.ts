@@ -6,6 +6,8 @@
  *   held --(entry closed under us: cancel, thread deleted)-----> lost: markLost(reason)
  *   held --(extend failed otherwise, e.g. log unavailable)-----> held, retried at a quarter
  *          lease; lost once the store clock reaches expiresAt without a renewal
+ *   held --(renewal due after the store clock passed expiresAt)-> lost at once, no extend sent
+ *          (the process stalled past its lease)
  *   any  --stop()----------------------------------------------> stopped: no timer left, an
  *          extend in flight awaited, the latest lease answered (for close or yield)
  *
@@ -69,6 +71,9 @@ export class LeaseKeeper {
   }
 
   private async renew(): Promise<void> {
+    // Already run out (the process stalled past it: a pause, SIGSTOP): lost at once, not after an extend's round trip,
+    // so that the handler is told before it goes on beside the worker the queue may have handed the entry to.
+    if (this.queue.now() >= this.expiresBy) return this.markLost(this.ranOut(null));
     try {
       const askedAt = this.queue.now();
       this.lease = await this.queue.extend(this.lease, this.ttlMs);
@@ -78,16 +83,14 @@ export class LeaseKeeper {
     } catch (error) {
       if (isRunlogError(error, 'LeaseNotCurrent') || isRunlogError(error, 'EntryClosed')) return this.markLost(error);
       this.onEvent({ type: 'error', error, context: `renewing the lease on entry ${this.lease.entryId}` });
-      if (this.queue.now() >= this.expiresBy) {
-        return this.markLost(
-          new RunlogError(
-            'LeaseNotCurrent',
-            `the lease on entry ${this.lease.entryId} ran out (store time ${this.expiresBy}) before it could be renewed`,
-            { cause: error },
-          ),
-        );
-      }
+      if (this.queue.now() >= this.expiresBy) return this.markLost(this.ranOut(error));
       this.schedule(Math.max(1, Math.floor(this.ttlMs / 4)));
     }
+  }
+
+  /** Why the lease is lost once the store clock passed expiresBy without a renewal (`error`: the failed renewal's). */
+  private ranOut(error: unknown): RunlogError {
+    const message = `the lease on entry ${this.lease.entryId} ran out (store time ${this.expiresBy}) before it could be renewed`;
+    return new RunlogError('LeaseNotCurrent', message, error === null ? {} : { cause: error });
   }
 }

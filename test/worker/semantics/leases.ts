@@ -32,7 +32,8 @@ export function leaseTests(backend: WorkerBackend): void {
     const runB = b.worker.runDue('build');
     await startedB.promise;
     const aborted = new Promise((resolve) => contextA.signal.addEventListener('abort', resolve));
-    a.time.timers.advance(5_000); // A's renewal now runs, and is refused
+    a.time.timers.advance(5_000); // A's renewal is now due, after its lease ran out by the store clock
+    assert.equal(contextA.signal.aborted, true, 'told at once: no extend is sent for a lease that ran out');
     await aborted;
     assert.ok(isRunlogError(contextA.signal.reason, 'LeaseNotCurrent'), String(contextA.signal.reason));
     late.resolve('late result of A');

@@ -96,9 +96,10 @@ export function stopTests(backend: WorkerBackend): void {
     fx.clock.advance(10_000);
     const pass = b.worker.runDue('build');
     const contextB = await startedB.promise;
-    fx.clock.advance(10_000); // B stalls past its lease; its renewal is refused
+    fx.clock.advance(10_000); // B stalls past its lease: lost as its renewal comes due
+    const aborted = new Promise((resolve) => contextB.signal.addEventListener('abort', resolve));
     b.time.timers.advance(5_000);
-    await new Promise((resolve) => contextB.signal.addEventListener('abort', resolve));
+    await aborted;
     b.time.timers.advance(1_000);
     assert.equal(await pass, 1);
     assert.equal(b.events.of('abandoned').length, 1);
