@@ -44,12 +44,16 @@ const CLOSING_TYPES: ReadonlySet<string> = new Set<Closing['type']>(['Closed', '
  * (the entry has them): a replay decodes them into one reused object per type, those two
  * strings not made (src/projector/replay.ts, codec.ts foldDecoder). Keep it true of applyEvent.
  */
-export const FOLD_UNREAD: UnreadFields<EventType> = Object.fromEntries(
-  (['Leased', 'LeaseExtended', 'Yielded', 'AttemptStarted', 'Closed', 'CancelRequested', 'ThreadDeleted'] as const).map((type) => [
-    type,
-    ['tenant', 'thread'],
-  ]),
-);
+export const FOLD_UNREAD: UnreadFields<EventType> = {
+  ...Object.fromEntries(
+    (['Leased', 'LeaseExtended', 'Yielded', 'AttemptStarted', 'Closed', 'CancelRequested', 'ThreadDeleted'] as const).map((type) => [
+      type,
+      ['tenant', 'thread'],
+    ]),
+  ),
+  // Read whole (its entry is made of its fields, its tenant and thread find the entry's thread), into one reused object.
+  Submitted: [],
+};
 
 export class PartitionView {
   /** The offset of the last record folded (kept rather than nextOffset: no bigint per record). */
