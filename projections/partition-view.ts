@@ -40,9 +40,10 @@ const CLOSING_TYPES: ReadonlySet<string> = new Set<Closing['type']>(['Closed', '
 
 /**
  * The event types whose fold (applyEvent) keeps no reference to the event itself, only values
- * of its fields, and finds the entry by entryId, never reading the event's tenant or thread
- * (the entry has them): a replay decodes them into one reused object per type, those two
- * strings not made (src/projector/replay.ts, codec.ts foldDecoder). Keep it true of applyEvent.
+ * of its fields: a replay decodes them into one reused object per type (src/projector/replay.ts,
+ * codec.ts foldDecoder), with the string fields listed here not made. All but Submitted find
+ * their entry by entryId, never reading the event's tenant or thread (the entry has them).
+ * Keep it true of applyEvent.
  */
 export const FOLD_UNREAD: UnreadFields<EventType> = {
   ...Object.fromEntries(
