@@ -318,7 +318,14 @@ export class Partition {
     await Promise.all(
       entryIds.map(async (entryId) => {
         const ticket = view.closedTicket(entryId);
-        if (ticket !== undefined) more.set(entryId, await this.closedEntry(ticket));
+        if (ticket === undefined) return;
+        try {
+          more.set(entryId, await this.closedEntry(ticket));
+        } catch (error) {
+          // Pruned while it was read: left out, the command is decided again without it (a submission its key
+          // named would otherwise fail TicketExpired).
+          if (!isRunlogError(error, 'TicketExpired')) throw error;
+        }
       }),
     );
     return more;

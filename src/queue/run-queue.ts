@@ -14,6 +14,7 @@ import type { Answering, CloseFields, CommandOf, OpenCounts, SubmissionFields } 
 import { SUCCEEDED_RUN, closeRuns } from './in-process.ts';
 import { newRunId } from './run-ids.ts';
 import { EntryState } from '../../projections/entry-state.ts';
+import type { ClosedEntry } from '../../projections/closed-entry.ts';
 import { ClosedEntryCache, DEFAULT_CLOSED_CACHE_BYTES, cachesCloses } from './closed-entries.ts';
 import { StartedAnswer, TakenAnswer, attemptOf, leaseOf, toPublicEntry } from './public-entry.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
@@ -207,6 +208,10 @@ export class RunQueue implements RunQueueApi {
         fetched = await partition.fetch(decision.entryIds, fetched);
         continue;
       }
+      // The entry its key named when it was called, read from the log, pruned meanwhile by a prune called after it:
+      // answered as decided before that prune (commands are decided in call order), not created anew.
+      const named = decision.kind === 'created' ? keyedAmong(fetched, fields) : undefined;
+      if (named !== undefined) return { tenant: fields.tenant, thread: fields.thread, entryId: named.entryId, created: false };
       const created = decision.kind === 'created';
       // An entry its key names may be one whose append is in flight: answered only once that is durable, else decided again.
       if (created) await partition.commit(decision.events);
@@ -669,6 +674,14 @@ async function decideInOrder(part: Partition, command: CommandOf<'Answer'>, now:
  */
 function closedAnswer(partition: Partition, entryId: string): Entry {
   return toPublicEntry(partition.view.unsettledEntry(entryId) ?? partition.view.entries.get(entryId)!);
+}
+
+/** The entry among `fetched` that `submission`'s key names on its thread, if any. */
+function keyedAmong(fetched: Fetched, submission: SubmissionFields): ClosedEntry | undefined {
+  if (submission.key === null) return undefined;
+  for (const entry of fetched.values())
+    if (entry.tenant === submission.tenant && entry.thread === submission.thread && entry.key === submission.key) return entry;
+  return undefined;
 }
 
 /** SUCCEEDED_RUN's fields. */

@@ -1,0 +1,30 @@
+/**
+ * Commands called in one tick are decided in call order, also a keyed submission whose key names
+ * a closed entry that must first be read back from the log: a prune called after it, in the same
+ * tick, no longer makes it create a new entry (found by the model-based property, seed
+ * 754538429: the submission answered a new ticket where the model answered the one its key named).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { openRunQueue } from '../../src/queue/open-run-queue.ts';
+import { FakeClock } from '../contract/fixtures.ts';
+
+test('a keyed submission reading its closed entry back, then a prune in the same tick: it answers the entry its key named, not a new one', async () => {
+  const clock = new FakeClock();
+  const queue = await openRunQueue({ log: { kind: 'memory' }, partitions: 1, clock: clock.read });
+  try {
+    const request = { tenant: 'acme', thread: 't1', agent: 'x', input: 'i0', key: 'k0' };
+    const first = await queue.submit(request);
+    const taken = (await queue.take({ agents: ['x'], holder: 'h', ttlMs: 10_000 }))!;
+    await queue.close(taken.lease, { status: 'succeeded' });
+    clock.advance(1);
+    // In one tick: the submission (its key's closed entry is read from the log first), then the prune.
+    const again = queue.submit(request);
+    const pruned = queue.prune(0, 10);
+    assert.deepEqual(await again, { tenant: 'acme', thread: 't1', entryId: first.entryId, created: false });
+    assert.equal(await pruned, 1);
+    assert.equal((await queue.openEntries('acme', 't1')).length, 0, 'nothing created');
+  } finally {
+    await queue.stop();
+  }
+});
