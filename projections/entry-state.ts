@@ -116,6 +116,8 @@ export class EntryState implements IndexedHead, ThreadMember {
   version = 0;
   /** Where its Submitted record lies in the log (-1 until the append holding it answers). */
   submittedOffset = -1;
+  /** The number of the snapshot writing that wrote it, or kept it before a change (projections/open-threads-writing.ts); 0: none. */
+  snapshotWritten = 0;
 
   /** A new entry of `thread`, indexed in `heads` when it is a head. */
   constructor(event: Submitted, thread: ThreadState<EntryState>, heads: HeadIndex<EntryState>) {

@@ -15,6 +15,15 @@
  * since are not in the snapshot; an entry closed since is written as it was, open. So no entry
  * is ever copied but the ones changed while the snapshot is written, and each at most once.
  *
+ * NOTHING PER ENTRY UP FRONT. The first turn lists only the threads that hold open entries; a
+ * thread's entries are listed when its turn comes: those still open of a seq issued when the
+ * writing began, and those kept and closed since, in seq order. Whether an entry is written or
+ * kept is a mark on it (EntryState.snapshotWritten, the writing's number), so the check before
+ * each change costs nothing with the backlog. Listing every entry up front (a Set of them, or
+ * each thread's copied) took 20-285 ms of the first turn at 100,000 open entries, and finding
+ * an entry's place in its thread made a deleteThread of a 100,000-entry backlog take 4.2 s of
+ * one turn, N x N (the hostile tester, 2026-12-07).
+ *
  * The bytes go into chunks of fresh memory (CHUNK_BYTES), a stretch's worth at a time, so the
  * memory's first touch is spread over the turns too; the state's encoding copies them in
  * (writeAvro) once every entry is written.
@@ -23,7 +32,7 @@ import { noRoom, resetShort, writeString, writeVarint, wroteShort, MAX_VARINT_BY
 import { decodeSnapshotThreads, encodeSnapshotEntry, type ThreadsToWrite } from '../src/events/snapshot-codec.ts';
 import type { SnapshotThread } from '../src/events/snapshot-types.ts';
 import type { EntryState } from './entry-state.ts';
-import { writeEnd, writeEntry, type OpenThread } from './open-entries-writer.ts';
+import { writeEnd, writeEntry } from './open-entries-writer.ts';
 import { entryOf } from './open-snapshot.ts';
 import type { PartitionView } from './partition-view.ts';
 import type { ThreadState } from './thread-state.ts';
@@ -38,20 +47,26 @@ const CHUNK_BYTES = 1 << 20;
 /** Writes one value into `buf` from `pos`: the end position, or -1 (noRoom() said so when it was only short of room). */
 type Write = (buf: Buffer, pos: number) => number;
 
+/** Each writing's number: an entry marked with it (EntryState.snapshotWritten) was written or kept by that writing. */
+let writings = 0;
+
 export class OpenThreadsWriting implements ThreadsToWrite {
-  readonly #threads: OpenThread[] = [];
-  /** Each thread's place in #threads (an entry's thread says where the entry is: see #pending). */
-  readonly #threadAt = new Map<ThreadState<EntryState>, number>();
+  /** The threads that held open entries when the writing began (their entries listed when their turn comes). */
+  readonly #threads: ThreadState<EntryState>[] = [];
   /** The highest seq issued when the writing began: an entry of a higher seq was submitted since, and is not in it. */
   readonly #issuedThrough: number;
+  readonly #generation = ++writings;
   /** Entries of the snapshot changed before their turn came: their bytes as they were. */
   readonly #kept = new Map<EntryState, Uint8Array>();
+  /** The same entries by thread: those closed since have left their thread's queue, and are listed from here. */
+  readonly #keptByThread = new Map<ThreadState<EntryState>, EntryState[]>();
   readonly #chunks: Uint8Array[] = [];
   #chunk: Buffer = Buffer.alloc(0);
   #used = 0;
-  /** The next thread to write, and the next of its entries (-1: its header first). */
+  /** The next thread to write, and its entries once listed (null: its head first). */
   #thread = 0;
-  #entry = -1;
+  #open: EntryState[] | null = null;
+  #entry = 0;
   #done = false;
   #unwatch: (() => void) | null;
 
@@ -61,12 +76,7 @@ export class OpenThreadsWriting implements ThreadsToWrite {
     private readonly stretchEntries = OPEN_STRETCH.entries,
   ) {
     this.#issuedThrough = view.issuedThrough;
-    for (const thread of view.threads.values()) {
-      const open = thread.openEntries();
-      if (open.length === 0) continue;
-      this.#threadAt.set(thread, this.#threads.length);
-      this.#threads.push({ tenant: thread.tenant, thread: thread.thread, open });
-    }
+    for (const thread of view.threads.values()) if (thread.openCount > 0) this.#threads.push(thread);
     this.#unwatch = view.watchEntryChanges((entry) => this.#beforeChange(entry));
     if (this.#threads.length > 0)
       this.#put((buf, pos) => (pos + MAX_VARINT_BYTES > buf.length ? noRoom() : writeVarint(this.#threads.length, buf, pos)));
@@ -79,16 +89,17 @@ export class OpenThreadsWriting implements ThreadsToWrite {
       if (thread === undefined) {
         this.#put(writeEnd);
         this.#finish();
-      } else if (this.#entry < 0) {
-        this.#put((buf, pos) => writeThreadHead(thread, buf, pos));
+      } else if (this.#open === null) {
+        const open = (this.#open = this.#entriesOf(thread));
+        this.#put((buf, pos) => writeThreadHead(thread, open.length, buf, pos));
         this.#entry = 0;
-      } else if (this.#entry < thread.open.length) {
-        this.#writeEntry(thread.open[this.#entry++]!);
+      } else if (this.#entry < this.#open.length) {
+        this.#writeEntry(this.#open[this.#entry++]!);
         written++;
       } else {
         this.#put(writeEnd);
         this.#thread++;
-        this.#entry = -1;
+        this.#open = null;
       }
     }
     return !this.#done;
@@ -118,39 +129,43 @@ export class OpenThreadsWriting implements ThreadsToWrite {
   release(): void {
     this.#unwatch?.();
     this.#unwatch = null;
-    this.#threadAt.clear();
     this.#kept.clear();
+    this.#keptByThread.clear();
   }
 
-  /** The fold is about to change `entry`: if the snapshot still needs it as it is, its bytes are taken now. */
+  /**
+   * The fold is about to change `entry`: if the snapshot still needs it as it is (open when the
+   * writing began: a seq issued by then; neither written nor kept yet), its bytes are taken now.
+   */
   #beforeChange(entry: EntryState): void {
-    if (!this.#pending(entry)) return;
+    if (entry.seq > this.#issuedThrough || entry.snapshotWritten === this.#generation) return;
+    entry.snapshotWritten = this.#generation;
     this.#kept.set(entry, entryBytes(entry));
+    const kept = this.#keptByThread.get(entry.threadState);
+    if (kept === undefined) this.#keptByThread.set(entry.threadState, [entry]);
+    else kept.push(entry);
     OPEN_STRETCH.kept++;
   }
 
   /**
-   * Whether `entry` is in the snapshot and neither written nor kept yet. Every entry open when
-   * the writing began is in it (a closed one has left the view, and the fold changes no other),
-   * and those are the ones of a seq issued by then; its thread's place says whether its turn
-   * came: threads before the one being written are written, those after it are not, and in
-   * that one the entries from #entry on are not (a change is mostly to a head: found at once).
-   * No set of the entries is made: for 100,000 open entries one took 20-35 ms of the first turn.
+   * The entries `thread` held open when the writing began, head first: those still open (a seq
+   * issued by then), and those kept and closed since (they left its queue), in seq order, the
+   * order of their submissions on the thread.
    */
-  #pending(entry: EntryState): boolean {
-    if (entry.seq > this.#issuedThrough || this.#kept.has(entry)) return false;
-    const at = this.#threadAt.get(entry.threadState);
-    if (at === undefined || at < this.#thread) return false;
-    return at > this.#thread || this.#threads[at]!.open.indexOf(entry, Math.max(this.#entry, 0)) >= 0;
+  #entriesOf(thread: ThreadState<EntryState>): EntryState[] {
+    const open = thread.openEntries().filter((entry) => entry.seq <= this.#issuedThrough);
+    const closed = this.#keptByThread.get(thread)?.filter((entry) => entry.closed) ?? [];
+    return closed.length === 0 ? open : [...open, ...closed].sort((a, b) => a.seq - b.seq);
   }
 
   #writeEntry(entry: EntryState): void {
-    const kept = this.#kept.size === 0 ? undefined : this.#kept.get(entry);
-    if (kept !== undefined) {
+    if (entry.snapshotWritten === this.#generation) {
+      const kept = this.#kept.get(entry)!;
       this.#kept.delete(entry);
       this.#put((buf, pos) => (pos + kept.byteLength > buf.length ? noRoom() : (buf.set(kept, pos), pos + kept.byteLength)));
       return;
     }
+    entry.snapshotWritten = this.#generation;
     if (!this.#tryPut((buf, pos) => writeEntry(entry, buf, pos))) {
       const bytes = encodeSnapshotEntry(entryOf(entry));
       this.#put((buf, pos) => (pos + bytes.byteLength > buf.length ? noRoom() : (buf.set(bytes, pos), pos + bytes.byteLength)));
@@ -200,20 +215,24 @@ export class OpenThreadsWriting implements ThreadsToWrite {
 }
 
 /** A thread's tenant and thread, and the count of its one block of entries. */
-function writeThreadHead(thread: OpenThread, buf: Buffer, pos: number): number {
+function writeThreadHead(thread: ThreadState<EntryState>, entries: number, buf: Buffer, pos: number): number {
   pos = writeString(thread.tenant, buf, pos);
   if (pos >= 0) pos = writeString(thread.thread, buf, pos);
   if (pos < 0) return pos;
-  return pos + MAX_VARINT_BYTES > buf.length ? noRoom() : writeVarint(thread.open.length, buf, pos);
+  if (entries === 0) return pos; // no block: writeEnd follows (a thread whose entries all went unseen: never, see #entriesOf)
+  return pos + MAX_VARINT_BYTES > buf.length ? noRoom() : writeVarint(entries, buf, pos);
 }
 
 /** One entry's bytes as it is now (a copy of its own). */
 function entryBytes(entry: EntryState): Uint8Array {
-  for (let size = 1024; ; size *= 4) {
-    const buf = Buffer.allocUnsafe(size);
+  for (;;) {
     resetShort();
-    const end = writeEntry(entry, buf, 0);
-    if (end >= 0) return new Uint8Array(buf.subarray(0, end));
+    const end = writeEntry(entry, scratch, 0);
+    if (end >= 0) return new Uint8Array(scratch.subarray(0, end)); // a copy: the scratch is written again
     if (!wroteShort()) return encodeSnapshotEntry(entryOf(entry));
+    scratch = Buffer.allocUnsafeSlow(scratch.length * 4);
   }
 }
+
+/** Where entryBytes writes an entry before copying it out (grown for a larger entry, kept for the next). */
+let scratch = Buffer.allocUnsafeSlow(64 << 10);
