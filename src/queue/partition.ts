@@ -237,28 +237,39 @@ export class Partition {
    * clock (decide.ts), commits its events, and answers what `answer` builds from the
    * decision. The answer is built in the decision's turn, right after its events are folded,
    * and handed over once they are durable: later commands may change the entry meanwhile,
-   * and the caller gets what was made durable for it. A refusal is thrown.
+   * and the caller gets what was made durable for it. A refusal is thrown. A decision that
+   * appends nothing (a refusal, or unchanged: deleteThread of a thread whose entries a cancel in
+   * flight closes) is answered once the appends in flight are durable, and decided again if one
+   * failed: it may rest on them (DESIGN invariant 7).
    */
   async run<C extends Command, A>(command: C, answer: (decision: Accepted<C>) => A): Promise<A> {
     let fetched = NOTHING_FETCHED;
-    let decision: Accepted<C> | MayReadFirst<C>;
     for (;;) {
       if (!this.serving) await this.ready();
       const writer = this.#writer;
+      let decision: Accepted<C> | MayReadFirst<C>;
       try {
         decision = this.decide(command, this.now(), fetched);
       } catch (refusal) {
         await this.refuseOnceDurable(refusal, writer);
         continue; // an append failed meanwhile: decided again on the rebuilt view
       }
-      if (!isReadFirst(decision)) break;
-      fetched = await this.fetch(decision.entryIds, fetched);
+      if (isReadFirst(decision)) {
+        fetched = await this.fetch(decision.entryIds, fetched);
+        continue;
+      }
+      if (decision.events.length === 0) {
+        const unchanged = answer(decision);
+        await writer.barrier();
+        if (writer.failed) continue; // as a refusal
+        return unchanged;
+      }
+      const tombstones = 'tombstones' in decision ? decision.tombstones : [];
+      const durable = this.commit(decision.events, { tombstones });
+      const answered = answer(decision);
+      await durable;
+      return answered;
     }
-    const tombstones = 'tombstones' in decision ? decision.tombstones : [];
-    const durable = decision.events.length > 0 ? this.commit(decision.events, { tombstones }) : null;
-    const answered = answer(decision);
-    await durable;
-    return answered;
   }
 
   /**

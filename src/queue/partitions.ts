@@ -116,6 +116,22 @@ export class Partitions {
     return first;
   }
 
+  /**
+   * Resolves once the appends in flight now on the partitions this queue owns are durable: true,
+   * or false if one failed (an answer of nothing, a take's, may have rested on it), once its
+   * partition serves again (or is down).
+   */
+  async settledWithoutFailure(): Promise<boolean> {
+    // Those serving now: a writer that failed already (its partition draining or rebuilding) says nothing of now.
+    const serving = this.#owned().filter((partition) => partition.serving);
+    const writers = serving.map((partition) => partition.currentWriter);
+    await Promise.all(writers.map((writer) => writer.barrier()));
+    const failed = serving.filter((_, i) => writers[i]!.failed);
+    // Once rebuilt (or down: the caller's next try says so), what the failed append held is to be found again.
+    await Promise.all(failed.map((partition) => partition.ready().catch(() => undefined)));
+    return failed.length === 0;
+  }
+
   #owned(): Partition[] {
     return this.all.filter((partition) => !partition.unowned);
   }

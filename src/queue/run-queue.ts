@@ -325,10 +325,12 @@ export class RunQueue implements RunQueueApi {
       await Promise.all([...expiries, leased]);
       return answer;
     }
+    // "Nothing to take" may rest on appends in flight (a lease): answered once they are durable, taken again if one failed.
+    const settled = this.#partitions.settledWithoutFailure();
     await Promise.all(expiries);
     const down = this.#partitions.allDown();
     if (down !== null) throw down; // not "nothing to take": nothing ever will be
-    return null;
+    return (await settled) ? null : this.take(request);
   }
 
   /**
@@ -369,10 +371,12 @@ export class RunQueue implements RunQueueApi {
       });
       if (answer instanceof RunlogError) throw answer; // a LeaseStart of an offered head is never refused: a bug
     }
+    const settled = started.length === 0 ? this.#partitions.settledWithoutFailure() : null;
     await commitAll(batches);
-    if (started.length === 0) {
+    if (settled !== null) {
       const down = this.#partitions.allDown();
       if (down !== null) throw down; // as take
+      if (!(await settled)) return this.takeStarted(request); // as take
     }
     return started;
   }

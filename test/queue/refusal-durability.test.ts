@@ -150,3 +150,41 @@ test('a batch whose items are all refused answers once the appends in flight are
     await assert.rejects(batch, /EIO/, 'failed with the append it rested on');
     assert.equal((await queue.entry('acme', entryId)).status, 'open', 'the close never happened');
   }));
+
+test('a decision that appends nothing (deleteThread of a thread a cancel in flight empties) waits for it: the cancel failing, the deletion is decided again and deletes', async () => {
+  const { log, hold, fail } = await heldLog();
+  const queue = await queueOn(log);
+  try {
+    const { entryId } = await queue.submit({ tenant: 'acme', thread: 'd', agent: 'a', input: 'x' });
+    hold();
+    const cancelling = queue.cancel('acme', entryId, 'stop');
+    cancelling.catch(() => undefined);
+    const deleting = queue.deleteThread('acme', 'd');
+    assert.equal(await stateAfterTurns(deleting), 'pending', 'nothing to delete rests on the cancel in flight');
+    fail();
+    await assert.rejects(cancelling, /EIO/);
+    assert.equal(await deleting, 1, 'decided again on the rebuilt view, where the entry is open');
+    assert.equal((await queue.openEntries('acme', 'd')).length, 0);
+  } finally {
+    await queue.stop();
+  }
+});
+
+test('a take that finds nothing because of a lease in flight waits for it: the lease failing, it takes the entry', async () => {
+  const { log, hold, fail } = await heldLog();
+  const queue = await queueOn(log);
+  try {
+    const { entryId } = await queue.submit({ tenant: 'acme', thread: 't', agent: 'a', input: 'x' });
+    hold();
+    const first = queue.take({ agents: ['a'], holder: 'w1', ttlMs: 60_000 });
+    first.catch(() => undefined);
+    const second = queue.take({ agents: ['a'], holder: 'w2', ttlMs: 60_000 });
+    assert.equal(await stateAfterTurns(second), 'pending', 'nothing to take rests on the lease in flight');
+    fail();
+    await assert.rejects(first, /EIO/);
+    const taken = await second;
+    assert.equal(taken?.entry.entryId, entryId, 'taken again on the rebuilt view, where the entry is free');
+  } finally {
+    await queue.stop();
+  }
+});
