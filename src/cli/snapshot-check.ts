@@ -63,6 +63,9 @@ export async function readSnapshots(log: EventLog, partitions: readonly number[]
 export class SnapshotWitness {
   readonly #covers: (bigint | null)[];
   readonly #replayed = new Map<bigint, PartitionState>();
+  /** The last offset `before` was told of, and the first offset found past a gap (records not there: compacted away, or a Kafka transaction's marker). */
+  #lastOffset = -1n;
+  #pastFirstGap: bigint | null = null;
 
   constructor(
     readonly partition: number,
@@ -79,6 +82,8 @@ export class SnapshotWitness {
 
   /** Call before folding the record at `offset` into `view`, and with the log's end after the last. */
   before(offset: bigint, view: PartitionView): void {
+    if (this.#pastFirstGap === null && offset > this.#lastOffset + 1n) this.#pastFirstGap = offset;
+    this.#lastOffset = offset;
     for (const covers of this.#covers)
       if (covers !== null && covers <= offset && !this.#replayed.has(covers)) this.#replayed.set(covers, throughCodec(viewState(view)));
   }
@@ -100,11 +105,26 @@ export class SnapshotWitness {
     const verdict = { name, nextOffset: envelope.nextOffset, takenAt: envelope.takenAt };
     const replayed = this.#replayed.get(envelope.nextOffset);
     if (replayed === undefined) throw new Error(`no replayed state at ${envelope.nextOffset}: the replay must reach the log's end`);
-    const reasons = [
-      ...differences(decodeSnapshotState(envelope.state), replayed).map((d) => `${d.path}: snapshot ${d.left}, replay ${d.right}`),
-      ...differences(throughCodec(viewState(restored)), replayed).map((d) => `restored ${d.path}: ${d.left}, replay ${d.right}`),
+    const found = [
+      ...differences(decodeSnapshotState(envelope.state), replayed).map((d) => ({
+        path: d.path,
+        text: `${d.path}: snapshot ${d.left}, replay ${d.right}`,
+      })),
+      ...differences(throughCodec(viewState(restored)), replayed).map((d) => ({
+        path: d.path,
+        text: `restored ${d.path}: ${d.left}, replay ${d.right}`,
+      })),
     ];
-    return { ...verdict, verdict: reasons.length === 0 ? 'equal' : 'differs', reasons };
+    // The counters count every event ever folded: a replay that could not read some records below the snapshot's offset
+    // (compacted away) counts fewer, and the snapshot, taken by a queue that folded them, is right. A note, not a problem.
+    const uncounted = this.#pastFirstGap !== null && this.#pastFirstGap <= envelope.nextOffset;
+    const noted = uncounted ? found.filter(({ path }) => path.startsWith('metrics.')) : [];
+    const problems = found.filter((difference) => !noted.includes(difference));
+    const reasons = [
+      ...problems.map(({ text }) => text),
+      ...noted.map(({ text }) => `note: ${text} (records below @${this.#pastFirstGap} were compacted away: the replay cannot count them)`),
+    ];
+    return { ...verdict, verdict: problems.length === 0 ? 'equal' : 'differs', reasons };
   }
 }
 

@@ -190,4 +190,29 @@ describe('runlog verify compares the snapshots with the replay', () => {
     assert.match(verdict!.reasons[0]!, /stale: a compaction ran up to offset \d+/);
     assert.match((await runCli(['verify', '--dir', dir])).stdout, /: stale, not used \(a note, not a problem\):\n {4}.*a compaction ran/);
   });
+
+  it('a snapshot taken after a prune and a compaction: its counters, which a replay of the compacted log cannot count, are a note (exit 0)', async (t) => {
+    // The hostile tester (2026-12-07): verify said DIFFERS, NOT verified, of a healthy log.
+    const dir = await scratchDir(t, 'runlog-verify-snapshots-');
+    const log = await openFileLog({ dir });
+    const queue = await openRunQueueOnLog(log, { clock: new FakeClock().read });
+    for (let i = 0; i < 10; i++) {
+      const { entryId } = await queue.submit({ tenant: 'acme', thread: `t${i}`, agent: 'build', input: 'x' });
+      if (i < 6) await queue.cancel('acme', entryId, 'no');
+    }
+    assert.equal(await queue.prune(0, 100), 6);
+    await log.compact(0);
+    await queue.submit({ tenant: 'acme', thread: 'after', agent: 'build', input: 'y' });
+    await queue.stop(); // its snapshot, after the compaction: not stale
+
+    const { code, report } = await verifyJson(dir);
+    assert.equal(code, 0, JSON.stringify(report));
+    const [verdict] = report.partitions[0]!.snapshots;
+    assert.equal(verdict!.verdict, 'equal');
+    assert.ok(
+      verdict!.reasons.length > 0 && verdict!.reasons.every((reason) => /^note: (restored )?metrics\./.test(reason)),
+      verdict!.reasons.join('\n'),
+    );
+    assert.ok(verdict!.reasons.some((reason) => /metrics\.enqueued: snapshot 11, replay 5 .*compacted away/.test(reason)));
+  });
 });
