@@ -403,6 +403,13 @@ export class RunQueue implements RunQueueApi {
     for (let i = 0; i < items.length; i++) {
       const asked = items[i]!;
       const partition = partitions[i]!;
+      // The closed entry its key named when the batch was called, read first: answered even if a prune called after the
+      // batch removed it meanwhile (commands are decided in call order, as submit answers it).
+      const named = keyedAmong(fetched.get(partition) ?? NOTHING_FETCHED, asked);
+      if (named !== undefined) {
+        answers[i] = { ticket: { tenant: asked.tenant, thread: asked.thread, entryId: named.entryId, created: false } };
+        continue;
+      }
       // notBefore and deadline are by the caller's wall clock: into the partition's time, as submit does.
       const decision = batches.get(partition)!.add(this.#submitCommand(partition, this.#timesOf(partition, asked)), decisionItself);
       if (decision instanceof RunlogError) {

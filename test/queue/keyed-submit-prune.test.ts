@@ -28,3 +28,23 @@ test('a keyed submission reading its closed entry back, then a prune in the same
     await queue.stop();
   }
 });
+
+test('the same for a batch: an item whose key named a closed entry read first answers it though a prune called after the batch removed it', async () => {
+  const clock = new FakeClock();
+  const queue = await openRunQueue({ log: { kind: 'memory' }, partitions: 1, clock: clock.read });
+  try {
+    const request = { tenant: 'acme', thread: 't1', agent: 'x', input: 'i0', key: 'k0' };
+    const first = await queue.submit(request);
+    const taken = (await queue.take({ agents: ['x'], holder: 'h', ttlMs: 10_000 }))!;
+    await queue.close(taken.lease, { status: 'succeeded' });
+    clock.advance(1);
+    const again = queue.submitBatch([request, { ...request, key: 'k1', input: 'i1' }]);
+    const pruned = queue.prune(0, 10);
+    const [named, fresh] = await again;
+    assert.deepEqual(named, { ticket: { tenant: 'acme', thread: 't1', entryId: first.entryId, created: false } });
+    assert.ok(fresh !== undefined && 'ticket' in fresh && fresh.ticket.created);
+    assert.equal(await pruned, 1);
+  } finally {
+    await queue.stop();
+  }
+});
