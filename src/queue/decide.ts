@@ -185,6 +185,16 @@ function ticketKey(view: PartitionView, secret: Uint8Array | null, now: number):
   return { type: 'TicketKeyCreated', tenant: '', thread: '', entryId: '', at: now, secret, legacyThrough: view.issuedThrough };
 }
 
+/**
+ * What a submission whose key named `entry` when it was called answers, `entry` being gone from the
+ * view since (pruned by a command called after it: RunQueue.submit, submitBatch): that entry, or
+ * SubmissionKeyReused if the work differs, as `submit` would have decided it then.
+ */
+export function keyedAnswer(entry: ClosedEntry, submission: SubmissionFields): { entryId: string } | RunlogError {
+  const decision = sameSubmission(entry, submission);
+  return decision.kind === 'refused' ? decision.error : { entryId: entry.entryId };
+}
+
 function sameSubmission(entry: EntryState | ClosedEntry, submission: SubmissionFields): Decisions['Submit'] {
   // Identity is what the work is; timing (notBefore, deadline) and strategy are not part of it,
   // since a client retrying a submission often recomputes them from its own clock.

@@ -18,7 +18,7 @@ import type { ClosedEntry } from '../../projections/closed-entry.ts';
 import { ClosedEntryCache, DEFAULT_CLOSED_CACHE_BYTES, cachesCloses } from './closed-entries.ts';
 import { StartedAnswer, TakenAnswer, attemptOf, leaseOf, toPublicEntry } from './public-entry.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
-import { findEntry, openEntryOf } from './decide.ts';
+import { findEntry, keyedAnswer, openEntryOf } from './decide.ts';
 import { newTicketSecret } from './entry-id.ts';
 import { NOTHING_FETCHED, Partition, isReadFirst, type Fetched, type PartitionBatch, type PartitionHost } from './partition.ts';
 import type { Ownership } from './queue-options.ts';
@@ -211,7 +211,11 @@ export class RunQueue implements RunQueueApi {
       // The entry its key named when it was called, read from the log, pruned meanwhile by a prune called after it:
       // answered as decided before that prune (commands are decided in call order), not created anew.
       const named = decision.kind === 'created' ? keyedAmong(fetched, fields) : undefined;
-      if (named !== undefined) return { tenant: fields.tenant, thread: fields.thread, entryId: named.entryId, created: false };
+      if (named !== undefined) {
+        const answer = keyedAnswer(named, fields);
+        if (answer instanceof RunlogError) throw answer; // SubmissionKeyReused: the work differs
+        return { tenant: fields.tenant, thread: fields.thread, entryId: answer.entryId, created: false };
+      }
       const created = decision.kind === 'created';
       // An entry its key names may be one whose append is in flight: answered only once that is durable, else decided again.
       if (created) await partition.commit(decision.events);
@@ -406,8 +410,12 @@ export class RunQueue implements RunQueueApi {
       // The closed entry its key named when the batch was called, read first: answered even if a prune called after the
       // batch removed it meanwhile (commands are decided in call order, as submit answers it).
       const named = keyedAmong(fetched.get(partition) ?? NOTHING_FETCHED, asked);
-      if (named !== undefined) {
-        answers[i] = { ticket: { tenant: asked.tenant, thread: asked.thread, entryId: named.entryId, created: false } };
+      if (named !== undefined && partition.view.closedTicket(named.entryId) === undefined) {
+        const answer = keyedAnswer(named, asked);
+        answers[i] =
+          answer instanceof RunlogError
+            ? { error: answer }
+            : { ticket: { tenant: asked.tenant, thread: asked.thread, entryId: answer.entryId, created: false } };
         continue;
       }
       // notBefore and deadline are by the caller's wall clock: into the partition's time, as submit does.

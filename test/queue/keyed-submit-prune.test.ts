@@ -46,3 +46,19 @@ test('the same for a batch: an item whose key named a closed entry read first an
     assert.ok(fresh !== undefined && 'ticket' in fresh && fresh.ticket.created);
     assert.equal(await pruned, 1);
   }));
+
+test('and an item or a submission whose key named it with other work is refused SubmissionKeyReused, as it would have been before the prune', () =>
+  withClosedKeyedEntry(async (queue, entryId) => {
+    const other = { ...REQUEST, input: 'other work' };
+    const batch = queue.submitBatch([other]);
+    const single = queue.submit(other);
+    single.catch(() => undefined); // awaited below
+    const pruned = queue.prune(0, 10);
+    const [item] = await batch;
+    assert.ok(item !== undefined && 'error' in item && item.error.code === 'SubmissionKeyReused', JSON.stringify(item));
+    await assert.rejects(
+      single,
+      (error: Error & { code?: string }) => error.code === 'SubmissionKeyReused' && error.message.includes(entryId),
+    );
+    assert.equal(await pruned, 1);
+  }));
