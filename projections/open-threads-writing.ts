@@ -7,7 +7,7 @@
  * WHAT IS WRITTEN. The `threads` field of the state as it was when the writing began (when the
  * snapshot's offset was taken): the threads that held open entries then, each with those
  * entries, in the order openThreadsOf gives them. The bytes are those open-entries-writer.ts
- * writes in one turn (test/projector/open-threads-writing.test.ts holds them to it).
+ * writes in one turn (test/projections/open-threads-writing.test.ts holds them to it).
  *
  * COPY ON WRITE. The fold changes an entry only in PartitionView.applyEvent, which first tells
  * the view's entry watchers (watchEntryChanges). An entry of the snapshot not written yet is
