@@ -260,9 +260,8 @@ export class Partition {
       }
       if (decision.events.length === 0) {
         const unchanged = answer(decision);
-        await writer.barrier();
-        if (writer.failed) continue; // as a refusal
-        return unchanged;
+        if (await this.durable(writer)) return unchanged;
+        continue; // as a refusal
       }
       const tombstones = 'tombstones' in decision ? decision.tombstones : [];
       const durable = this.commit(decision.events, { tombstones });
@@ -603,8 +602,7 @@ export class Partition {
    * meanwhile: the caller decides again on the rebuilt view.
    */
   async refuseOnceDurable(refusal: unknown, writer: DurabilityOf = this.#writer): Promise<void> {
-    await writer.barrier();
-    if (!writer.failed) throw refusal;
+    if (await this.durable(writer)) throw refusal;
   }
 
   /** The writer commands are committed through now (refuseOnceDurable's `writer`). */
@@ -620,10 +618,10 @@ export class Partition {
   /**
    * Whether everything folded into the view so far is durable: false once an append in flight
    * has failed (the view held its events; the rebuilt one may not). For an answer read off the
-   * view rather than written (a submission key naming an entry already): decide it again if not.
+   * view rather than written (a submission key naming an entry already, a refusal, an unchanged
+   * decision): decide it again if not. `writer`: the one the answer was decided under.
    */
-  async durable(): Promise<boolean> {
-    const writer = this.#writer;
+  async durable(writer: DurabilityOf = this.#writer): Promise<boolean> {
     await writer.barrier();
     return !writer.failed;
   }

@@ -124,9 +124,8 @@ export class Partitions {
   async settledWithoutFailure(): Promise<boolean> {
     // Those serving now: a writer that failed already (its partition draining or rebuilding) says nothing of now.
     const serving = this.#owned().filter((partition) => partition.serving);
-    const writers = serving.map((partition) => partition.currentWriter);
-    await Promise.all(writers.map((writer) => writer.barrier()));
-    const failed = serving.filter((_, i) => writers[i]!.failed);
+    const durable = await Promise.all(serving.map((partition) => partition.durable()));
+    const failed = serving.filter((_, i) => !durable[i]);
     // Once rebuilt (or down: the caller's next try says so), what the failed append held is to be found again.
     await Promise.all(failed.map((partition) => partition.ready().catch(() => undefined)));
     return failed.length === 0;
