@@ -44,7 +44,8 @@ export class ChunkedColumn {
       chunk = this.chunks[c] = this.make(CHUNK);
     }
     if (this.#shared !== null && this.#shared.delete(chunk)) chunk = this.chunks[c] = chunk.slice();
-    if (this.widening && value > maxOf(chunk)) chunk = this.chunks[c] = value > 0xffff ? Uint32Array.from(chunk) : Uint16Array.from(chunk);
+    if (this.widening && value > 0xff && value > maxOf(chunk))
+      chunk = this.chunks[c] = value > 0xffff ? Uint32Array.from(chunk) : Uint16Array.from(chunk);
     chunk[i & IN_CHUNK] = value;
   }
 

@@ -24,7 +24,7 @@
  */
 import type { Outcome } from '../src/events/types.ts';
 import { CHUNK, CHUNK_BITS, ChunkedColumn } from './chunked-column.ts';
-import { KEYED, OUTCOME_MASK, OUTCOMES } from './ticket-flags.ts';
+import { KEYED, OUTCOME_CODES, OUTCOME_MASK, OUTCOMES } from './ticket-flags.ts';
 import { DeltaColumn } from './delta-column.ts';
 import { seqHash } from './hash32.ts';
 import { FillScratch, RowTable } from './row-table.ts';
@@ -109,6 +109,9 @@ export class TicketIndex {
   /** Live rows per tenant id: a snapshot names only the tenants some row names (liveTenantIds). */
   #tenantRows: number[] = [];
   readonly #tenantIds = new Map<string, number>();
+  /** The tenant #tenantId last answered, and its id: most closes in a row are of one tenant (a Map lookup saved per row). */
+  #lastTenant: string | null = null;
+  #lastTenantId = 0;
   #late: number[] = [];
   #lateStart = 0;
   #maxClosedAt = -Infinity;
@@ -156,8 +159,11 @@ export class TicketIndex {
   /** Indexes a ticket that closed; answers its row (unsettled until `settle`, when `records` is null). */
   add(ticket: ClosingTicket, records: TicketRecords | null): number {
     const row = this.#next;
+    const runHashes = ticket.runHashes;
+    // Where its attempts start: one past the previous row's (read once: the index adds a row per close of a replay).
+    const start = this.#attemptStart(row);
     this.#ensureRows(1);
-    this.#ensureAttempts(ticket.runHashes.length);
+    this.#ensureAttempts(this.#attemptIndex(start) + runHashes.length);
     const i = row - this.#rowBase;
     this.#next++;
     this.#live++;
@@ -168,17 +174,14 @@ export class TicketIndex {
     this.#tenantRows[tenant]!++;
     this.#keyHash.set(i, ticket.keyHash ?? 0);
     const late = ticket.closedAt < this.#maxClosedAt;
-    this.#state.set(i, (OUTCOMES.indexOf(ticket.outcome) + 1) | (ticket.keyHash === null ? 0 : KEYED) | (late ? LATE : 0));
+    const unsettled = records === null ? UNSETTLED : 0;
+    this.#state.set(i, OUTCOME_CODES[ticket.outcome] | (ticket.keyHash === null ? 0 : KEYED) | (late ? LATE : 0) | unsettled);
     if (ticket.deferredAttempts !== 0) this.#deferred.set(row, ticket.deferredAttempts);
-    const start = this.#attemptStart(row);
-    const runHashes = ticket.runHashes;
     for (let n = 0; n < runHashes.length; n++) this.#runHash.set(this.#attemptIndex(start + n), runHashes[n]!);
     this.#attemptCount += runHashes.length;
     this.#attemptsEnd.set(i, (start + runHashes.length) >>> 0);
-    if (records === null) {
-      this.#state.set(i, this.#state.get(i) | UNSETTLED);
-      this.#unsettled++;
-    } else this.#setRecords(row, records);
+    if (records === null) this.#unsettled++;
+    else this.#setRecords(row, i, start, records);
     if (late) this.#insertLate(row);
     else this.#maxClosedAt = ticket.closedAt;
     return row;
@@ -190,7 +193,7 @@ export class TicketIndex {
     if (!this.#alive(row) || (this.#state.get(i) & UNSETTLED) === 0) return;
     this.#state.set(i, this.#state.get(i) & ~UNSETTLED);
     this.#unsettled--;
-    this.#setRecords(row, records);
+    this.#setRecords(row, i, this.#attemptStart(row), records);
   }
 
   /** The row of ticket `seq`, or -1. */
@@ -651,12 +654,11 @@ export class TicketIndex {
     return (attempt - this.#attemptBase) >>> 0;
   }
 
-  #setRecords(row: number, records: TicketRecords): void {
-    const i = row - this.#rowBase;
+  /** Row `row` (element `i`, its attempts from `start`) lies at `records`. */
+  #setRecords(row: number, i: number, start: number, records: TicketRecords): void {
     const base = records.submittedOffset;
     this.#submitted.set(row, i, base);
     this.#closeDelta.set(i, this.#delta(records.closeOffset, base, row, this.#wideClose));
-    const start = this.#attemptStart(row);
     const offsets = records.attemptOffsets;
     for (let n = 0; n < offsets.length; n++) {
       const a = (start + n) >>> 0;
@@ -673,6 +675,7 @@ export class TicketIndex {
   }
 
   #tenantId(tenant: string): number {
+    if (tenant === this.#lastTenant) return this.#lastTenantId;
     let id = this.#tenantIds.get(tenant);
     if (id === undefined) {
       id = this.#tenants.length;
@@ -680,6 +683,8 @@ export class TicketIndex {
       this.#tenantRows.push(0);
       this.#tenantIds.set(tenant, id);
     }
+    this.#lastTenant = tenant;
+    this.#lastTenantId = id;
     return id;
   }
 
@@ -727,12 +732,6 @@ export class TicketIndex {
   }
 
   /** Attempt elements in use: up to the end of the last row's attempts. */
-  #attemptsUsed(): number {
-    return this.#next === this.#rowBase
-      ? this.#attemptIndex(this.#baseAttemptStart)
-      : this.#attemptIndex(this.#attemptsEnd.get(this.#next - 1 - this.#rowBase));
-  }
-
   #ensureRows(more: number): void {
     const needed = this.#next + more - this.#rowBase;
     if (needed <= this.#capacity) return;
@@ -741,8 +740,8 @@ export class TicketIndex {
     this.#capacity = Math.ceil(needed / CHUNK) * CHUNK;
   }
 
-  #ensureAttempts(more: number): void {
-    const needed = this.#attemptsUsed() + more;
+  /** Room for attempt elements [0, needed) (from #attemptBase on). */
+  #ensureAttempts(needed: number): void {
     if (needed <= this.#attemptCapacity) return;
     this.#attemptDelta.ensure(needed);
     this.#runHash.ensure(needed);

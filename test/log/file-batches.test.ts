@@ -28,7 +28,7 @@ it('file log batches hold the records read returns, in order, from any offset, a
   }
 });
 
-it('readFrames through one reused buffer finds every frame, also frames larger than a chunk', async (t) => {
+it("readFrames through one reused buffer finds every frame, also frames larger than a chunk, a read's frames in one run", async (t) => {
   const dir = await scratchDir(t, 'runlog-frame-reuse-');
   const records: LogRecord[] = [];
   const frames: Buffer[] = [];
@@ -49,13 +49,18 @@ it('readFrames through one reused buffer finds every frame, also frames larger t
   const size = (await handle.stat()).size;
   for (const chunkBytes of [64, 100, 1000, 1 << 20]) {
     const seen: unknown[] = [];
+    let runs = 0;
     const reading = readFrames(handle, 0, size, chunkBytes, true);
     let step = await reading.next();
     for (; !step.done; step = await reading.next()) {
-      const { buf, pos, end } = step.value;
-      assert.ok(decodeFrame(buf, pos, end, 0n, (r) => seen.push([r.offset, r.key, Buffer.from(r.value!).toString()])));
+      runs++;
+      assert.ok(step.value.length > 0, 'a run holds at least one frame');
+      for (const { buf, pos, end } of step.value)
+        assert.ok(decodeFrame(buf, pos, end, 0n, (r) => seen.push([r.offset, r.key, Buffer.from(r.value!).toString()])));
     }
     assert.deepEqual(step.value, { kind: 'end', filePos: size });
+    // Every frame a read brought comes in one run: a chunk holding the whole file, one run.
+    if (chunkBytes >= size) assert.equal(runs, 1);
     assert.deepEqual(
       seen,
       records.map((r) => [r.offset, r.key, Buffer.from(r.value!).toString()]),

@@ -32,7 +32,8 @@ it('a compacted segment holds frames of at most about 64 KiB, however much it ke
     const handle = await open(join(partitionDir, name), 'r');
     try {
       const frames = readFrames(handle, SEGMENT_HEADER_BYTES, (await handle.stat()).size);
-      for (let step = await frames.next(); !step.done; step = await frames.next()) frameSizes.push(step.value.end - step.value.pos);
+      for (let step = await frames.next(); !step.done; step = await frames.next())
+        for (const frame of step.value) frameSizes.push(frame.end - frame.pos);
     } finally {
       await handle.close();
     }

@@ -46,11 +46,15 @@ async function readFully(handle: FileHandle, buf: Buffer, at: number, length: nu
 
 /**
  * Yields the frames of `handle` from byte `start` up to byte `limit`, and returns how the
- * range ended. Each chunk is read into a new buffer, so views of a frame's bytes stay
- * valid; with `reuse`, into one buffer reused for the whole range (no allocation and page
- * faults per chunk), for callers done with a frame's bytes before asking for the next. Frames
- * ending at or before file position `checkedTo` were checked whole by this process already
- * (Segment.checkedTo): their CRC is not computed again.
+ * range ended. The frames come in runs: every whole frame a read brought, in file order, as one
+ * array, so that a log of small frames (a quiet queue writes a frame per command) costs an await
+ * per read, not per frame (measured 2026-12-07: a cold start of 1M events written 4 to a frame
+ * spent ~30% of its time in the two async generators and the per-frame reads between them). Each
+ * chunk is read into a new buffer, so views of a frame's bytes stay valid; with `reuse`, into one
+ * buffer reused for the whole range (no allocation and page faults per chunk), for callers done
+ * with a run's bytes before asking for the next. Frames ending at or before file position
+ * `checkedTo` were checked whole by this process already (Segment.checkedTo): their CRC is not
+ * computed again.
  */
 export async function* readFrames(
   handle: FileHandle,
@@ -59,21 +63,29 @@ export async function* readFrames(
   chunkBytes = DEFAULT_CHUNK_BYTES,
   reuse = false,
   checkedTo = 0,
-): AsyncGenerator<FrameView, ScanEnd> {
+): AsyncGenerator<readonly FrameView[], ScanEnd> {
   let buf = Buffer.alloc(0);
   let bufPos = 0; // next unparsed byte of buf
   let bufLimit = 0; // valid bytes in buf
   let fileAt = start; // file position of buf[bufPos]
   while (true) {
     const checkedEnd = checkedTo - fileAt + bufPos; // checkedTo as a position of buf
-    const check = checkFrame(buf, bufPos, bufLimit, checkedEnd);
-    if (check.kind === 'frame') {
-      const checked = check.end <= checkedEnd;
-      yield { buf, pos: bufPos, end: check.end, filePos: fileAt, base: check.base, count: check.count, checked };
+    const run: FrameView[] = [];
+    let check = checkFrame(buf, bufPos, bufLimit, checkedEnd);
+    for (; check.kind === 'frame'; check = checkFrame(buf, bufPos, bufLimit, checkedEnd)) {
+      run.push({
+        buf,
+        pos: bufPos,
+        end: check.end,
+        filePos: fileAt,
+        base: check.base,
+        count: check.count,
+        checked: check.end <= checkedEnd,
+      });
       fileAt += check.end - bufPos;
       bufPos = check.end;
-      continue;
     }
+    if (run.length > 0) yield run;
     if (check.kind === 'bad') return { kind: 'bad', filePos: fileAt, reason: check.reason };
     if (check.kind === 'seal') return { kind: 'seal', filePos: fileAt, endOffset: check.endOffset };
     const have = bufLimit - bufPos;

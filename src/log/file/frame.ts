@@ -107,9 +107,17 @@ export function checkFrame(buf: Buffer, pos: number, limit: number, checkedTo = 
   }
   const end = pos + FRAME_HEADER_BYTES + length;
   if (end > limit) return { kind: 'incomplete', need: FRAME_HEADER_BYTES + length };
-  if (end > checkedTo && crc32(buf.subarray(pos + 8, end)) !== buf.readUInt32LE(pos + 4))
-    return { kind: 'bad', reason: 'CRC mismatch', length };
+  if (end > checkedTo && crcOf(buf, pos + 8, end) !== buf.readUInt32LE(pos + 4)) return { kind: 'bad', reason: 'CRC mismatch', length };
   return { kind: 'frame', end, base: buf.readBigUInt64LE(pos + 12), count: buf.readUInt32LE(pos + 20) };
+}
+
+/**
+ * The CRC32 of bytes [start, end) of `buf`, through a plain Uint8Array view: Buffer's subarray
+ * builds each view through its species constructor, and a replay of small frames checks one
+ * CRC per frame.
+ */
+function crcOf(buf: Buffer, start: number, end: number): number {
+  return crc32(new Uint8Array(buf.buffer, buf.byteOffset + start, end - start));
 }
 
 function checkSeal(buf: Buffer, pos: number, limit: number): FrameCheck {
@@ -206,9 +214,12 @@ function skipBelowOf(base: bigint, from: bigint): number {
   return from <= base ? -1 : from - base > BigInt(MAX_OFFSET_DELTA) ? Infinity : Number(from - base);
 }
 
+/** The largest base offset whose frame's offsets are all safe integers. */
+const MAX_SMALL_BASE = BigInt(Number.MAX_SAFE_INTEGER) - BigInt(MAX_OFFSET_DELTA);
+
 /** The frame's base offset as a number when every offset of the frame is a safe integer, else -1. */
 function smallBaseOf(base: bigint): number {
-  return base <= BigInt(Number.MAX_SAFE_INTEGER) - BigInt(MAX_OFFSET_DELTA) ? Number(base) : -1;
+  return base <= MAX_SMALL_BASE ? Number(base) : -1;
 }
 
 /**
@@ -251,7 +262,7 @@ export interface VisitBudget {
 }
 
 /**
- * The records of a checked frame at `pos` with an offset >= `from`, handed to `visit` where they
+ * The records of a checked frame at `pos` (of base offset `base`, as checkFrame read it) with an offset >= `from`, handed to `visit` where they
  * lie, no record object made (a replay decodes each value at once), within `budget` (taken
  * from it). The frame is walked whole all the same. Answers the offset of the last record
  * visited (-1: none), FRAME_INCONSISTENT if the payload's structure is inconsistent, or
@@ -259,8 +270,15 @@ export interface VisitBudget {
  * the caller then reads it with decodeFrame. One loop, no callback between it and `visit`: it
  * runs for every record of a replay.
  */
-export function visitFrame(buf: Buffer, pos: number, end: number, from: bigint, budget: VisitBudget, visit: RecordVisitor): number {
-  const base = buf.readBigUInt64LE(pos + 12);
+export function visitFrame(
+  buf: Buffer,
+  pos: number,
+  end: number,
+  base: bigint,
+  from: bigint,
+  budget: VisitBudget,
+  visit: RecordVisitor,
+): number {
   const smallBase = smallBaseOf(base);
   if (smallBase < 0) return FRAME_OFFSETS_TOO_LARGE;
   const skipBelow = skipBelowOf(base, from);

@@ -63,19 +63,21 @@ async function visitSegments(segments: () => readonly Segment[], range: ReadRang
     const segment = acquireSegmentFor(segments, next);
     if (segment === null) break;
     try {
-      for await (const frame of segmentFrames(segment, next, range)) {
-        const { buf, pos, end: frameEnd, filePos } = frame;
-        if (frame.count === 0) continue;
-        // A frame this process checked whole before (the active segment's, at open) is not walked first again.
-        const last = frame.checked ? null : checkedLast(segment, frame);
-        const lastVisited = visitFrame(buf, pos, frameEnd, next, budget, visitor);
-        // Offsets past 2^53 - 2^32 (9e15 records: a damaged or crafted file) cannot be visited as numbers.
-        if (lastVisited === FRAME_OFFSETS_TOO_LARGE)
-          throw corruptAt(segment, filePos, `offset ${last ?? frame.base} is too large to visit`);
-        // Only a checked frame whose bytes changed on disk since (someone else wrote the file) can be inconsistent here.
-        if (lastVisited === FRAME_INCONSISTENT) throw corruptAt(segment, filePos, 'inconsistent record structure');
-        if (lastVisited >= 0) next = BigInt(lastVisited) + 1n;
-        if (budget.visited === budget.max || budget.ended || (last !== null && last >= end)) return budget.visited;
+      for await (const run of segmentFrames(segment, next, range)) {
+        for (const frame of run) {
+          const { buf, pos, end: frameEnd, filePos } = frame;
+          if (frame.count === 0) continue;
+          // A frame this process checked whole before (the active segment's, at open) is not walked first again.
+          const last = frame.checked ? null : checkedLast(segment, frame);
+          const lastVisited = visitFrame(buf, pos, frameEnd, frame.base, next, budget, visitor);
+          // Offsets past 2^53 - 2^32 (9e15 records: a damaged or crafted file) cannot be visited as numbers.
+          if (lastVisited === FRAME_OFFSETS_TOO_LARGE)
+            throw corruptAt(segment, filePos, `offset ${last ?? frame.base} is too large to visit`);
+          // Only a checked frame whose bytes changed on disk since (someone else wrote the file) can be inconsistent here.
+          if (lastVisited === FRAME_INCONSISTENT) throw corruptAt(segment, filePos, 'inconsistent record structure');
+          if (lastVisited >= 0) next = BigInt(lastVisited) + 1n;
+          if (budget.visited === budget.max || budget.ended || (last !== null && last >= end)) return budget.visited;
+        }
       }
     } finally {
       await segment.release();
@@ -166,32 +168,37 @@ class FlatIterator implements AsyncIterator<LogRecord> {
 async function* segmentBatches(segment: Segment, from: bigint, range: ReadRange, views: boolean): AsyncGenerator<LogRecord[]> {
   let batch: LogRecord[] = [];
   const push = (record: LogRecord): void => void batch.push(record);
-  for await (const { buf, pos, end, filePos } of segmentFrames(segment, from, range, views)) {
+  for await (const run of segmentFrames(segment, from, range, views)) {
     batch = [];
-    if (!decodeFrame(buf, pos, end, from, push, views)) throw corruptAt(segment, filePos, 'inconsistent record structure');
-    if (batch.length === 0) continue;
-    const last = batch[batch.length - 1]!.offset;
-    if (segment.sealedEnd !== null && last >= segment.sealedEnd)
-      throw corruptAt(segment, filePos, `offset ${last} lies past the segment's seal (${segment.sealedEnd})`);
-    yield batch;
+    for (const { buf, pos, end, filePos } of run) {
+      const before = batch.length;
+      if (!decodeFrame(buf, pos, end, from, push, views)) throw corruptAt(segment, filePos, 'inconsistent record structure');
+      if (batch.length === before) continue;
+      const last = batch[batch.length - 1]!.offset;
+      if (segment.sealedEnd !== null && last >= segment.sealedEnd)
+        throw corruptAt(segment, filePos, `offset ${last} lies past the segment's seal (${segment.sealedEnd})`);
+    }
+    if (batch.length > 0) yield batch;
   }
 }
 
 /**
- * The CRC-checked frames of `segment` from the one holding `from`, each starting at or after
- * where the frame before it ended (Corrupt otherwise), then Corrupt if the segment does not
- * end cleanly. With `reuse` the read buffer is reused: a frame's bytes are valid until the next.
+ * The CRC-checked frames of `segment` from the one holding `from`, in runs (every whole frame
+ * a read brought: frame-reader.ts), each frame starting at or after where the frame before it
+ * ended (Corrupt otherwise), then Corrupt if the segment does not end cleanly. With `reuse` the
+ * read buffer is reused: a run's bytes are valid until the next.
  */
-async function* segmentFrames(segment: Segment, from: bigint, range: ReadRange, reuse = true): AsyncGenerator<FrameView> {
+async function* segmentFrames(segment: Segment, from: bigint, range: ReadRange, reuse = true): AsyncGenerator<readonly FrameView[]> {
   const start = await segment.seek(from);
   const handle = await segment.readHandle();
   const frames = readFrames(handle, start, segment.size, range.chunkBytes, reuse, segment.checkedTo);
   let floor = segment.base; // the lowest offset the next frame may start at
   let step = await frames.next();
   for (; !step.done; step = await frames.next()) {
-    const { base, count, filePos } = step.value;
-    if (base < floor) throw corruptAt(segment, filePos, `offset ${base} out of order`);
-    floor = base + BigInt(count);
+    for (const { base, count, filePos } of step.value) {
+      if (base < floor) throw corruptAt(segment, filePos, `offset ${base} out of order`);
+      floor = base + BigInt(count);
+    }
     yield step.value;
   }
   const ending = step.value;

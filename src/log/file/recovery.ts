@@ -301,13 +301,14 @@ async function scanFrames(segment: Segment, handle: FileHandle, isLast: boolean)
   const frames = readFrames(handle, SEGMENT_HEADER_BYTES, size, undefined, true); // frames are checked, never kept
   let step = await frames.next();
   for (; !step.done; step = await frames.next()) {
-    const { buf, pos, end, filePos, base } = step.value;
-    const last = lastOffsetOfFrame(buf, pos, end);
-    const at = `bad frame at byte ${filePos}`;
-    if (last === null) throw corrupt(segment.path, `${at}: inconsistent record structure`);
-    if (base < segment.base || (segment.lastOffset !== null && base <= segment.lastOffset))
-      throw corrupt(segment.path, `${at}: offset ${base} out of order`);
-    segment.addFrame(filePos, filePos + (end - pos), base, last);
+    for (const { buf, pos, end, filePos, base } of step.value) {
+      const last = lastOffsetOfFrame(buf, pos, end);
+      const at = `bad frame at byte ${filePos}`;
+      if (last === null) throw corrupt(segment.path, `${at}: inconsistent record structure`);
+      if (base < segment.base || (segment.lastOffset !== null && base <= segment.lastOffset))
+        throw corrupt(segment.path, `${at}: offset ${base} out of order`);
+      segment.addFrame(filePos, filePos + (end - pos), base, last);
+    }
   }
   segment.checkedTo = segment.size; // every frame up to here was checked whole just now
   const ending = step.value;

@@ -163,11 +163,12 @@ export class Segment {
     if (!this.#mustLearn(offset)) return;
     const frames = readFrames(await this.readHandle(), this.#knownTo, this.size, undefined, true);
     let step = await frames.next();
-    for (; !step.done; step = await frames.next()) {
-      const { filePos, pos, end, base } = step.value;
-      if (base < this.base || (this.#lastKnownBase !== null && base <= this.#lastKnownBase)) break;
-      this.#know(filePos, filePos + (end - pos), base);
-      if (base > offset) return;
+    run: for (; !step.done; step = await frames.next()) {
+      for (const { filePos, pos, end, base } of step.value) {
+        if (base < this.base || (this.#lastKnownBase !== null && base <= this.#lastKnownBase)) break run;
+        this.#know(filePos, filePos + (end - pos), base);
+        if (base > offset) return;
+      }
     }
     if (step.done !== true || step.value.kind !== 'end') this.#learningStopped = true;
   }
