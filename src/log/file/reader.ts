@@ -64,6 +64,9 @@ async function visitSegments(segments: () => readonly Segment[], range: ReadRang
     if (segment === null) break;
     try {
       for await (const run of segmentFrames(segment, next, range)) {
+        // The last offset visited in the run; `next` follows once per run, not per frame (two bigints
+        // each): a frame of a run starts past the one before it, so a `next` behind skips nothing more.
+        let lastInRun = -1;
         for (const frame of run) {
           const { buf, pos, end: frameEnd, filePos } = frame;
           if (frame.count === 0) continue;
@@ -75,9 +78,10 @@ async function visitSegments(segments: () => readonly Segment[], range: ReadRang
             throw corruptAt(segment, filePos, `offset ${last ?? frame.base} is too large to visit`);
           // Only a checked frame whose bytes changed on disk since (someone else wrote the file) can be inconsistent here.
           if (lastVisited === FRAME_INCONSISTENT) throw corruptAt(segment, filePos, 'inconsistent record structure');
-          if (lastVisited >= 0) next = BigInt(lastVisited) + 1n;
+          if (lastVisited >= 0) lastInRun = lastVisited;
           if (budget.visited === budget.max || budget.ended || (last !== null && last >= end)) return budget.visited;
         }
+        if (lastInRun >= 0) next = BigInt(lastInRun) + 1n;
       }
     } finally {
       await segment.release();
