@@ -25,7 +25,8 @@ import { profiled } from './profile.ts';
 import { INPUT, PARTITIONS, TENANT, benchEntryId, lifecycleEvents, recordsOf } from './throughput.ts';
 
 const THREADS = 1000;
-const BATCH_RECORDS = 8192;
+/** Records a frame of the replay's log holds by default: big batches, the fastest log to read. */
+export const FRAME_RECORDS = 8192;
 /**
  * Rounds of decode alone, then cold start (file log; other logs keep what a cold start leaves: one
  * round). Five, not three: a round's ratio ranged 0.53-0.89 within one run (2026-12-07, 13:10), and
@@ -37,6 +38,8 @@ export interface Replay {
   events: number;
   /** Each Submitted's input, in bytes. */
   inputBytes: number;
+  /** Records a frame of the log holds (one append each). */
+  frameRecords: number;
   buildSeconds: number;
   coldStartSeconds: number;
   /** Opening the log alone (after a clean close: the file log reads no frame but each active segment's last). */
@@ -64,20 +67,23 @@ async function cpuPerEvent(events: number, body: () => Promise<unknown>): Promis
   return (user + system) / events;
 }
 
-/** Writes `lifecycles` closed entries on THREADS threads, in big batches per partition, each with `input`. */
-async function buildLog(log: EventLog, lifecycles: number, input: Uint8Array): Promise<number> {
+/**
+ * Writes `lifecycles` closed entries on THREADS threads, `frameRecords` records an append (a
+ * frame) per partition, each with `input`. A log a service writes through the queue has small
+ * frames (one per group commit: ~10 records with 64 callers on 8 partitions, 1 on a quiet queue);
+ * frames of FRAME_RECORDS are written in parallel, smaller ones one after the other.
+ */
+async function buildLog(log: EventLog, lifecycles: number, input: Uint8Array, frameRecords: number): Promise<number> {
   const seqs = new Array<number>(PARTITIONS).fill(0);
   const batches: AppendRecord[][] = Array.from({ length: PARTITIONS }, () => []);
   const at = Date.now() - lifecycles;
   let events = 0;
-  const flush = (min: number): Promise<unknown> =>
-    Promise.all(
-      batches.map((batch, p) => {
-        if (batch.length === 0 || batch.length < min) return null;
-        batches[p] = [];
-        return log.append(p, batch);
-      }),
-    );
+  const flush = async (p: number, min: number): Promise<void> => {
+    const batch = batches[p]!;
+    let from = 0;
+    for (; batch.length - from >= Math.max(min, 1); from += frameRecords) await log.append(p, batch.slice(from, from + frameRecords));
+    batches[p] = batch.slice(from);
+  };
   for (let i = 0; i < lifecycles; i++) {
     const thread = `replay-${i % THREADS}`;
     const p = partitionOf(TENANT, thread, PARTITIONS);
@@ -85,16 +91,23 @@ async function buildLog(log: EventLog, lifecycles: number, input: Uint8Array): P
     const records = recordsOf(lifecycleEvents(TENANT, thread, benchEntryId(p, seq), seq, at + i, `run-${i}`, input));
     batches[p]!.push(...records);
     events += records.length;
-    if (batches[p]!.length >= BATCH_RECORDS) await flush(BATCH_RECORDS);
+    if (batches[p]!.length >= frameRecords) await flush(p, frameRecords);
   }
-  await flush(0);
+  await Promise.all(batches.map((_, p) => flush(p, 0)));
   return events;
 }
 
-export async function replaySpeed(site: LogSite, lifecycles: number, input: Uint8Array = INPUT): Promise<Replay> {
+export async function replaySpeed(
+  site: LogSite,
+  lifecycles: number,
+  input: Uint8Array = INPUT,
+  frameRecords = FRAME_RECORDS,
+): Promise<Replay> {
   const buildStarted = performance.now();
-  const log = await openLog(site.config, PARTITIONS);
-  const events = await buildLog(log, lifecycles, input);
+  // Small frames are written without fsync (one append at a time, each synced, would take minutes); the replay reads them as any.
+  const buildConfig = frameRecords < FRAME_RECORDS && site.config.kind === 'file' ? { ...site.config, fsync: false } : site.config;
+  const log = await openLog(buildConfig, PARTITIONS);
+  const events = await buildLog(log, lifecycles, input, frameRecords);
   const buildSeconds = (performance.now() - buildStarted) / 1000;
   const persistent = site.config.kind !== 'memory';
   if (persistent) await log.close();
@@ -144,6 +157,7 @@ export async function replaySpeed(site: LogSite, lifecycles: number, input: Uint
   return {
     events,
     inputBytes: input.byteLength,
+    frameRecords,
     buildSeconds,
     coldStartSeconds,
     openSeconds,

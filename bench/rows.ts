@@ -140,7 +140,7 @@ export function replayRows(replay: Replay): Row[] {
     .join('; ');
   return [
     {
-      name: `replay (cold start, ${(replay.events / 1e6).toFixed(2)}M events, inputs of ${replay.inputBytes} B${over})`,
+      name: `replay (cold start, ${(replay.events / 1e6).toFixed(2)}M events, inputs of ${replay.inputBytes} B, ${replay.frameRecords} records a frame${over})`,
       value: perSecond(replay.replayPerSecond),
       target: `>= ${perSecond(TARGETS.replayPerSecond)}`,
       verdict: verdict(replay.replayPerSecond >= TARGETS.replayPerSecond),

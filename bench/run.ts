@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,memory-closed,lifecycle,raw,latency,worker,batch,remote,replay,restart,cluster] [--profile dir] [--partitions N] [--nodes 1,2,3] [--closed N] [--reuse-logs DIR [--reuse-snapshot]] [--input-bytes N]`
+ * `npm run bench [-- --log file|memory|kafka] [--quick] [--only memory,memory-closed,lifecycle,raw,latency,worker,batch,remote,replay,restart,cluster] [--profile dir] [--partitions N] [--nodes 1,2,3] [--closed N] [--reuse-logs DIR [--reuse-snapshot]] [--input-bytes N] [--frame-records N]`
  *
  * `memory-closed` and `restart` run at 10M retained closed entries + 100k open (the targets'
  * size; `--closed N` for another, `--quick` 1M and 100k); `--reuse-logs DIR` keeps the logs they
@@ -8,7 +8,10 @@
  * (skipping the replay from zero that writes it).
  *
  * `replay` writes inputs of 22 bytes (a small JSON job); `--input-bytes N` writes N instead (V8
- * keeps an array of up to 64 bytes on its own heap: a larger input costs a decode more).
+ * keeps an array of up to 64 bytes on its own heap: a larger input costs a decode more). Its log
+ * is written in frames of 8,192 records; `--frame-records N` writes N a frame, as a service's group
+ * commits do (~10 with 64 callers on 8 partitions; 1 on a quiet queue): a frame costs a replay its
+ * CRC, its checks and a walk of its records' headers.
  *
  * `lifecycle` runs 64 lifecycle callers twice (bench/throughput.ts): leasing with takeStarted (3
  * durable commands a lifecycle), then with take and startAttempt (4); the target is printed on both.
@@ -60,7 +63,7 @@ import { lifecycleRate, rawAppendRate, type Rate } from './throughput.ts';
 import { submitToTakeLatency } from './latency.ts';
 import { latencyFloor } from './latency-floor.ts';
 import { batchFigure, loadNow, workerClosedLoopRate, workerDrainRate, workerLatency, workerRows, type BatchFigure } from './worker.ts';
-import { replaySpeed } from './replay.ts';
+import { FRAME_RECORDS, replaySpeed } from './replay.ts';
 import { RESTART_TARGET, restartRows, restartTime } from './restart.ts';
 import { memoryPerEntry } from './memory.ts';
 import { memoryPerClosedEntry } from './memory-closed.ts';
@@ -88,6 +91,7 @@ const { values } = parseArgs({
     'reuse-logs': { type: 'string' },
     'reuse-snapshot': { type: 'boolean', default: false },
     'input-bytes': { type: 'string' },
+    'frame-records': { type: 'string' },
   },
 });
 const kind = values.log as LogKind;
@@ -108,6 +112,10 @@ if (closedFlag !== undefined && !(Number.isInteger(closedFlag) && closedFlag >= 
 const inputBytes = values['input-bytes'] === undefined ? undefined : Number(values['input-bytes']);
 if (inputBytes !== undefined && !(Number.isInteger(inputBytes) && inputBytes >= 0 && inputBytes <= 1 << 20))
   throw new Error(`--input-bytes must be an integer from 0 to 1048576, got ${values['input-bytes']}`);
+/** `--frame-records N`: the replay's log written N records a frame (default FRAME_RECORDS: big batches; a service writes ~10, a quiet queue 1). */
+const frameRecords = values['frame-records'] === undefined ? FRAME_RECORDS : Number(values['frame-records']);
+if (!(Number.isInteger(frameRecords) && frameRecords >= 1 && frameRecords <= FRAME_RECORDS))
+  throw new Error(`--frame-records must be an integer from 1 to ${FRAME_RECORDS}, got ${values['frame-records']}`);
 /** `--reuse-logs DIR`: memory-closed and restart build their logs under DIR once and open them again in later runs of the same size. */
 const reuseLogs = values['reuse-logs'];
 function keptFileSite(name: string): LogSite {
@@ -228,7 +236,7 @@ if (only.has('replay')) {
   const lifecycles = quick ? 25_000 : 250_000;
   progress(`replay: building a log of ${lifecycles * 4} events`);
   const input = inputBytes === undefined ? undefined : Buffer.alloc(inputBytes, 'x');
-  rows.push(...replayRows(await on('replay', (site) => replaySpeed(site, lifecycles, input))));
+  rows.push(...replayRows(await on('replay', (site) => replaySpeed(site, lifecycles, input, frameRecords))));
 }
 if (only.has('restart') && kind === 'file') {
   const closed = closedFlag ?? Number(process.env.RUNLOG_BENCH_RESTART_CLOSED ?? (quick ? 100_000 : RESTART_TARGET.closed));
