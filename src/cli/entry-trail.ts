@@ -8,8 +8,10 @@
 import type { RunlogEvent } from '../events/types.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { runProjection } from '../projector/run-projection.ts';
-import { entryTimeline } from '../../projections/timeline.ts';
-import { parseEntryId } from '../queue/entry-id.ts';
+import { issuedTickets, type IssuedTickets } from '../../projections/issued-tickets.ts';
+import { defineProjection, type Projection } from '../../projections/projection.ts';
+import { entryTimeline, type TimelineItem } from '../../projections/timeline.ts';
+import { parseEntryId, wasIssued } from '../queue/entry-id.ts';
 import { RunlogError } from '../errors.ts';
 import { describe } from '../validation/index.ts';
 
@@ -27,17 +29,38 @@ export interface EntryTrail {
   items: HistoryItem[];
 }
 
-/** The trail of `entryId` (of `tenant` when given: another tenant's events are left out). */
+/**
+ * The trail of `entryId` (of `tenant` when given: another tenant's events are left out). A ticket
+ * its partition never issued (made up or altered: its key never made it, or past the seqs issued)
+ * is TicketNotFound; one issued whose events are all gone (pruned and compacted away) or another
+ * tenant's has an empty trail, as the queue answers TicketExpired for both.
+ */
 export async function readEntryTrail(log: EventLog, entryId: string, tenant: string | null = null): Promise<EntryTrail> {
   const parsed = parseEntryId(entryId, log.partitions);
   if (parsed === null) throw new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);
   const timeline = entryTimeline(tenant === null ? { entryId } : { entryId, tenant });
-  const { state } = await runProjection(log, timeline, { partitions: [parsed.partition] });
-  const owner = tenant ?? state.find(({ event }) => event.tenant !== '')?.event.tenant ?? null;
-  const items = state
+  const { state } = await runProjection(log, withIssuedTickets(timeline), { partitions: [parsed.partition] });
+  const owner = tenant ?? state.items.find(({ event }) => event.tenant !== '')?.event.tenant ?? null;
+  const items = state.items
     .filter(({ event }) => event.tenant === '' || event.tenant === owner)
     .map(({ partition, offset, event }): HistoryItem => ({ partition, offset, event }));
   // An EntriesPruned (no tenant) alone says nothing of whose ticket it was.
   const named = items.some(({ event }) => event.tenant !== '');
+  if (!named && state.items.length === 0 && !wasIssued(entryId, parsed.partition, state.issued))
+    throw new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);
   return { entryId, partition: parsed.partition, tenant: owner, items: named ? items : [] };
+}
+
+/** `timeline` and the partition's issued tickets (issued-tickets.ts), in one read of the partition. */
+function withIssuedTickets(timeline: Projection<TimelineItem[]>): Projection<{ items: TimelineItem[]; issued: IssuedTickets }> {
+  const issued = issuedTickets();
+  return defineProjection({
+    name: 'entry-trail',
+    initial: () => ({ items: timeline.initial(), issued: issued.initial() }),
+    evolve: (state, event, position) => {
+      state.items = timeline.evolve(state.items, event, position);
+      state.issued = issued.evolve(state.issued, event, position);
+      return state;
+    },
+  });
 }

@@ -115,6 +115,27 @@ export function sequenceOf(token: string, secret: Uint8Array): number | null {
   return seq >= 1 && Number.isSafeInteger(seq) ? seq : null;
 }
 
+/** What a partition's log says of the tickets it issued: its ticket key (null before one) and the highest seq issued. */
+export interface IssuedTickets {
+  ticketKey: { secret: Uint8Array; legacyThrough: number } | null;
+  issuedThrough: number;
+}
+
+/**
+ * True when `partition` issued `entryId`, by its ticket key and the highest seq it issued (no
+ * memory per ticket: see the top). A legacy plain id counts up to the key's legacyThrough (all
+ * issued seqs before a key).
+ */
+export function wasIssued(entryId: string, partition: number, issued: IssuedTickets): boolean {
+  const parsed = parseEntryId(entryId, partition + 1);
+  if (parsed === null || parsed.partition !== partition) return false;
+  const { ticketKey, issuedThrough } = issued;
+  const legacyThrough = ticketKey?.legacyThrough ?? issuedThrough;
+  if (parsed.token === null) return parsed.seq <= legacyThrough;
+  const seq = ticketKey === null ? null : sequenceOf(parsed.token, ticketKey.secret);
+  return seq !== null && seq > legacyThrough && seq <= issuedThrough;
+}
+
 function inRange(parsed: ParsedEntryId, partitions: number): ParsedEntryId | null {
   return parsed.partition < partitions ? parsed : null;
 }

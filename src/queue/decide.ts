@@ -40,7 +40,7 @@ import type {
   SubmissionFields,
   Unchanged,
 } from './commands.ts';
-import { formatEntryId, parseEntryId, sequenceOf } from './entry-id.ts';
+import { formatEntryId, wasIssued } from './entry-id.ts';
 import type { Capacity, Entry, Lease } from './types.ts';
 
 const NONE = Object.freeze([]) as never[];
@@ -579,7 +579,7 @@ function refusal(
 export function lookUp(view: PartitionView, tenant: string, entryId: string): EntryState | ClosedTicket | RunlogError {
   const entry = view.entries.get(entryId) ?? view.closedTicket(entryId);
   if (entry !== undefined && entry.tenant === tenant) return entry;
-  if (entry !== undefined || wasIssued(view, entryId)) return expiredTicket(entryId, tenant);
+  if (entry !== undefined || wasIssued(entryId, view.partition, view)) return expiredTicket(entryId, tenant); // issued: no memory per ticket (entry-id.ts)
   // Worded as partitionOfEntryId words an id of no partition: an unknown id reads the same whatever its shape.
   return new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);
 }
@@ -600,16 +600,6 @@ export function findEntry(view: PartitionView, tenant: string, entryId: string):
 export function openEntryOf(view: PartitionView, tenant: string, entryId: string): EntryState | undefined {
   const entry = view.entries.get(entryId);
   return entry !== undefined && entry.tenant === tenant && !entry.closed ? entry : undefined;
-}
-
-/** True when this partition issued `entryId` (see entry-id.ts); needs no memory per ticket. */
-function wasIssued(view: PartitionView, entryId: string): boolean {
-  const parsed = parseEntryId(entryId, view.partition + 1);
-  if (parsed === null || parsed.partition !== view.partition) return false;
-  const legacyThrough = view.ticketKey?.legacyThrough ?? view.issuedThrough;
-  if (parsed.token === null) return parsed.seq <= legacyThrough;
-  const seq = view.ticketKey === null ? null : sequenceOf(parsed.token, view.ticketKey.secret);
-  return seq !== null && seq > legacyThrough && seq <= view.issuedThrough;
 }
 
 /** The tenant's open entry, or TicketExpired, TicketNotFound or EntryClosed. */

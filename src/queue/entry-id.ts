@@ -7,7 +7,15 @@ import { RunlogError, invalidArgument } from '../errors.ts';
 import { describe } from '../validation/index.ts';
 import { TICKET_SECRET_BYTES, parseEntryId } from '../events/entry-ids.ts';
 
-export { TICKET_SECRET_BYTES, formatEntryId, parseEntryId, sequenceOf, type ParsedEntryId } from '../events/entry-ids.ts';
+export {
+  TICKET_SECRET_BYTES,
+  formatEntryId,
+  parseEntryId,
+  sequenceOf,
+  wasIssued,
+  type IssuedTickets,
+  type ParsedEntryId,
+} from '../events/entry-ids.ts';
 
 /**
  * The partition an entry id argument names, for a lookup. Any string is looked up: one that

@@ -76,6 +76,24 @@ export async function checkHistory(at: string[], s: Scenario): Promise<void> {
   const forged = await runCli(['history', '0-forged', ...at]);
   assert.equal(forged.code, 1, 'a ticket never issued: refused');
   assert.match(forged.stderr, /TicketNotFound/);
+  // Shaped as tickets, but never issued: one character of a real one changed (its key never made it), a plain seq
+  // past those issued, and one of a partition that issued none yet (as the queue answers: TicketNotFound, not "pruned").
+  for (const never of [alteredTicket(s.failed), `${partitionOf(s.failed)}-999999`]) {
+    const refused = await runCli(['history', never, ...at]);
+    assert.equal(refused.code, 1, `${never}: never issued`);
+    assert.match(refused.stderr, /TicketNotFound: .* was never issued/);
+    assert.equal(refused.stdout, '');
+  }
+}
+
+/** `entryId` with one character of its token changed: a ticket of the same shape that its partition's key never made. */
+export function alteredTicket(entryId: string): string {
+  const at = entryId.indexOf('-') + 5;
+  return entryId.slice(0, at) + (entryId[at] === 'A' ? 'B' : 'A') + entryId.slice(at + 1);
+}
+
+function partitionOf(entryId: string): number {
+  return Number(entryId.slice(0, entryId.indexOf('-')));
 }
 
 export async function checkFind(at: string[], s: Scenario): Promise<void> {
@@ -139,6 +157,14 @@ export async function checkState(at: string[], s: Scenario): Promise<void> {
   const before = await runCli(['state', ...at, '--at', String(events[0]!.at - 1), '--entry', s.failed]);
   assert.equal(before.code, 1);
   assert.match(before.stderr, /TicketNotFound: .* was not submitted yet at /);
+  const altered = await runCli(['state', ...at, '--at', String(events.at(-1)!.at), '--entry', alteredTicket(s.failed)]);
+  assert.equal(altered.code, 1);
+  assert.match(altered.stderr, /TicketNotFound: .* was never issued/, 'a ticket no key made is never issued, at any time');
+  // --partition naming another partition than the ticket's: a usage error, not "not submitted yet".
+  const other = String(1 - events[0]!.partition);
+  const elsewhere = await runCli(['state', ...at, '--at', '@0', '--partition', other, '--entry', s.failed]);
+  assert.equal(elsewhere.code, 2);
+  assert.match(elsewhere.stderr, new RegExp(`lies in partition ${events[0]!.partition}, not in --partition ${other}`));
 
   // The whole queue: after the retry the failed entry was open; now only the leased one is.
   const queueAt = async (when: string): Promise<{ entries: EntryJson[]; totals: { enqueued: number; failed: number } }> =>

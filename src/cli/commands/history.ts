@@ -19,7 +19,8 @@ that tenant's). Human output: every field of the submission (thread, agent, inpu
 not before, deadline, max attempts, metadata), a one-line why (e.g. closed failed after 10 attempts; last
 error "..."), then each event: date, time and zone, @offset, the time since the previous event, type and
 fields. A ticket with no events left (pruned and compacted away, or another tenant's) prints a line saying
-so, exit 0. --json: the events, one a line (JSON Lines), as export writes them.`,
+so, exit 0; one its partition never issued (made up or altered) is TicketNotFound, exit 1. --json: the
+events, one a line (JSON Lines), as export writes them.`,
   async run({ values, positionals, io }) {
     const [tenant, entryId] = positionals.length === 2 ? [positionals[0]!, positionals[1]!] : [null, positionals[0]!];
     return withReadLog(logConfigOf(values), io, async (log) => {

@@ -1,7 +1,8 @@
 /** `runlog state --at WHEN`: the queue, or one entry, as it was at a time or offset of the log. */
 import { addMetrics, emptyMetrics } from '../../../projections/metrics.ts';
 import { RunlogError } from '../../errors.ts';
-import { parseEntryId } from '../../queue/entry-id.ts';
+import { parseEntryId, wasIssued } from '../../queue/entry-id.ts';
+import type { PartitionView } from '../../../projections/partition-view.ts';
 import { toPublicEntry } from '../../queue/public-entry.ts';
 import type { Entry } from '../../queue/types.ts';
 import { describe } from '../../validation/index.ts';
@@ -51,9 +52,10 @@ threads }], entries: [Entry], totals }, or with --entry the Entry.`,
       if (entryId !== undefined) {
         const parsed = parseEntryId(entryId, log.partitions);
         if (parsed === null) throw new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);
+        if (partition !== undefined && partition !== parsed.partition)
+          throw new UsageError(`--entry ${entryId} lies in partition ${parsed.partition}, not in --partition ${partition}`);
         const folded = await foldUntil(log, parsed.partition, point, entryId);
-        if (folded.watched === undefined)
-          throw new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was not submitted yet ${pointText(point)}`);
+        if (folded.watched === undefined) throw notThere(entryId, parsed.partition, folded.view, point);
         await printEntry(io, values, toPublicEntry(folded.watched));
         return EXIT_OK;
       }
@@ -64,6 +66,17 @@ threads }], entries: [Entry], totals }, or with --entry the Entry.`,
     });
   },
 };
+
+/**
+ * Why `entryId` is not in `view` (its partition folded up to `point`): an id its partition's key
+ * never made (forged or altered) was never issued; else it was not submitted yet at that point.
+ */
+function notThere(entryId: string, partition: number, view: PartitionView, point: StatePoint): RunlogError {
+  // Issued later is possible only for an id the key made: the seqs issued by then are all below it.
+  const later = wasIssued(entryId, partition, { ticketKey: view.ticketKey, issuedThrough: Number.MAX_SAFE_INTEGER });
+  if (view.ticketKey !== null && !later) return new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);
+  return new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was not submitted yet ${pointText(point)}`);
+}
 
 function pointText(point: StatePoint): string {
   return point.kind === 'time' ? `at ${formatTime(point.at)}` : `at @${point.through.map((o) => o ?? '-').join(',')}`;
