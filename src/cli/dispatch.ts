@@ -29,7 +29,7 @@ export async function dispatch(commands: readonly AnyCommand[], argv: readonly s
 
 async function runParsed(command: Command, argv: readonly string[], io: CliIo): Promise<number> {
   const options = { ...command.options, help: { type: 'boolean', short: 'h' } } as const;
-  const { values, positionals } = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({ args: negativeValuesJoined(argv, options), options, allowPositionals: true, strict: true });
   if (values.help === true) {
     await write(io.stdout, commandHelp(command));
     return EXIT_OK;
@@ -40,11 +40,32 @@ async function runParsed(command: Command, argv: readonly string[], io: CliIo): 
   return command.run({ values, positionals, io });
 }
 
+/**
+ * `--name -5` as `--name=-5` for an option that takes a value: parseArgs reads a word starting
+ * with a dash as an option and refuses the pair as "ambiguous", where the option's own check
+ * names the value and what it must be (`--limit must be an integer >= 1, got "-1"`).
+ */
+function negativeValuesJoined(argv: readonly string[], options: Readonly<Record<string, { type: string }>>): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    const next = argv[i + 1];
+    const takesValue = word.startsWith('--') && !word.includes('=') && options[word.slice(2)]?.type === 'string';
+    if (takesValue && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`${word}=${next}`);
+      i++;
+    } else joined.push(word);
+  }
+  return joined;
+}
+
 /** Runs `body`; a throw becomes a message on stderr and its exit code. */
 async function failureCode(io: CliIo, body: () => Promise<number>, usage: string): Promise<number> {
   try {
     return await body();
   } catch (error) {
+    // The reader of our output stopped reading (`runlog export --json | head -1`): the command ends quietly, as `cat` would.
+    if (isBrokenPipe(error)) return EXIT_OK;
     if (error instanceof UsageError || isParseArgsError(error)) {
       await write(
         io.stderr,
@@ -59,6 +80,10 @@ async function failureCode(io: CliIo, body: () => Promise<number>, usage: string
     await write(io.stderr, `runlog: ${error instanceof Error ? error.message : String(error)}\n`);
     return EXIT_REFUSED;
   }
+}
+
+function isBrokenPipe(error: unknown): boolean {
+  return error instanceof Error && (error as NodeJS.ErrnoException).code === 'EPIPE';
 }
 
 function isParseArgsError(error: unknown): boolean {

@@ -4,6 +4,7 @@
  * record at a given offset, or up to the last event stamped at or before a time (the first
  * later event ends it; a tombstone before it is folded).
  */
+import { isoTime } from './iso-time.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { runProjection } from '../projector/run-projection.ts';
 import type { LogPoint } from '../projector/run-options.ts';
@@ -94,11 +95,7 @@ export function parseStatePoint(text: string): { kind: 'time'; at: number } | { 
       throw new UsageError(`--at @ takes offsets: @OFFSET or @a,b,... (one per partition), got ${JSON.stringify(text)}`);
     return { kind: 'offsets', offsets: offsets.map((offset) => BigInt(offset)) };
   }
-  const at = /^\d{1,16}$/.test(text)
-    ? Number(text)
-    : /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/.test(text)
-      ? Date.parse(text)
-      : Number.NaN;
+  const at = /^\d{1,16}$/.test(text) ? Number(text) : isoTime(text);
   if (!Number.isSafeInteger(at))
     throw new UsageError(
       `--at must be a time (epoch ms, or an ISO date-time with its zone: 2026-12-01T06:00:00Z) or @OFFSET / @a,b,..., got ${JSON.stringify(text)}`,

@@ -5,7 +5,6 @@
  * Lines (one document a line) for streams of events; bytes as base64, times as epoch ms.
  */
 import type { Writable } from 'node:stream';
-import { once } from 'node:events';
 
 /** Epoch ms as `YYYY-MM-DD hh:mm:ss.mmm +00:00` (a line's leading column). */
 export function formatTime(at: number): string {
@@ -20,7 +19,37 @@ export function formatTimeField(at: number): string {
 
 /** Writes `text`, waiting while the stream's buffer is full (an export to a slow pipe holds no more than it must). */
 export async function write(stream: Writable, text: string): Promise<void> {
-  if (!stream.write(text)) await Promise.race([once(stream, 'drain'), once(stream, 'close')]);
+  // A stream that failed (a reader that stopped reading: EPIPE) takes nothing more: the write fails as it did.
+  if (stream.errored !== null && stream.errored !== undefined) throw stream.errored;
+  if (stream.write(text)) return;
+  if (!stream.destroyed) await drainedOrClosed(stream);
+  else if (stream.errored) throw stream.errored;
+}
+
+/**
+ * Resolves once `stream` drains or closes, rejects if it errors; every listener it added is
+ * removed then (a race of two `once` left the loser's, two listeners per full buffer: an export
+ * of 100k events warned MaxListenersExceeded, and a long tail into a slow pipe grew for ever).
+ */
+function drainedOrClosed(stream: Writable): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const settled = (): void => {
+      stream.off('drain', drained);
+      stream.off('close', drained);
+      stream.off('error', failed);
+    };
+    const drained = (): void => {
+      settled();
+      resolve();
+    };
+    const failed = (error: unknown): void => {
+      settled();
+      reject(error);
+    };
+    stream.on('drain', drained);
+    stream.on('close', drained);
+    stream.on('error', failed);
+  });
 }
 
 export function writeLine(stream: Writable, line: string): Promise<void> {

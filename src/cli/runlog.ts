@@ -20,6 +20,10 @@ for (const signal of raw ? [] : (['SIGINT', 'SIGTERM'] as const)) {
   });
 }
 
+// A reader that stops reading (`runlog tail | head -1`) fails the next write with EPIPE, and the command
+// ends quietly (dispatch.ts). Between two writes the error comes as an event: heard here, not thrown.
+if (!raw) process.stdout.on('error', (error: NodeJS.ErrnoException) => error.code === 'EPIPE' && stop.abort());
+
 process.exitCode = await dispatch(COMMANDS, argv, {
   stdout: process.stdout,
   stderr: process.stderr,

@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { UsageError, type OptionValues } from './command.ts';
+import { isoTime } from './iso-time.ts';
 import { listOption, stringOption } from './options.ts';
 
 /** The input bytes: exactly one of --input TEXT and --input-file PATH (`-`: stdin). */
@@ -38,7 +39,7 @@ export function timeOption(values: OptionValues, name: string, now: () => number
   let at = Number.NaN;
   if (/^\d{1,16}$/.test(text)) at = Number(text);
   else if (relative) at = now() + Number(relative[1]) * UNIT_MS[relative[2]!]!;
-  else if (/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/.test(text)) at = Date.parse(text);
+  else at = isoTime(text);
   if (!Number.isSafeInteger(at)) {
     throw new UsageError(
       `--${name} must be epoch ms, an ISO date-time with its zone (2026-12-01T06:00:00Z) or +N(ms|s|m|h|d) from now, got ${JSON.stringify(text)}`,

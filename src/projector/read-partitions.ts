@@ -11,7 +11,7 @@
  * of a partition comes an `end` with the end offset taken before the read: the records below
  * it that were not delivered are holes (compaction, Kafka's transaction markers).
  */
-import { decodeEvent } from '../events/codec.ts';
+import { eventOfRecord } from '../events/record-event.ts';
 import type { RunlogEvent } from '../events/types.ts';
 import { batchesOf, type EventLog, type LogRecord } from '../log/event-log.ts';
 
@@ -33,7 +33,12 @@ export interface ReadPlan {
 }
 
 function decode(partition: number, record: LogRecord): DecodedRecord {
-  return { partition, offset: record.offset, key: record.key, event: record.value === null ? null : decodeEvent(record.value) };
+  return {
+    partition,
+    offset: record.offset,
+    key: record.key,
+    event: record.value === null ? null : eventOfRecord(record.value, partition, record.offset),
+  };
 }
 
 export async function* readByPartition(log: EventLog, plan: ReadPlan, signal: AbortSignal | null): AsyncGenerator<ReadItem> {

@@ -13,7 +13,7 @@
  * Following, records are folded as they arrive: each partition in offset order, partitions
  * interleaved (with order 'time' too: the merge by time covers what was there when the run began).
  */
-import { decodeEvent } from '../events/codec.ts';
+import { eventOfRecord } from '../events/record-event.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { checkEventLog } from '../log/log-arguments.ts';
 import { tailAll } from '../log/tail-all.ts';
@@ -76,7 +76,7 @@ class Run<S> {
     try {
       const from = partitions.map((p) => fold.position.get(p)!);
       for await (const { partition, record } of tailAll(this.log, partitions, from, stop.signal)) {
-        const event = record.value === null ? null : decodeEvent(record.value);
+        const event = record.value === null ? null : eventOfRecord(record.value, partition, record.offset);
         fold.apply({ partition, offset: record.offset, key: record.key, event });
         await this.#afterBatch();
         if (fold.allDone()) stop.abort();

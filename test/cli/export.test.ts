@@ -4,6 +4,8 @@
  * overwritten; nothing is written to the log; a failed export leaves no partial file.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -16,7 +18,7 @@ import { openFileLog } from '../../src/log/file/file-log.ts';
 import { SEGMENT_HEADER_BYTES } from '../../src/log/file/segment-header.ts';
 import { filesUnder, segmentPaths } from '../log/file-damage.ts';
 import { scratchDir } from '../support/cleanup.ts';
-import { runCli } from './run-cli.ts';
+import { CLI, runCli } from './run-cli.ts';
 
 async function logWithHistory(t: import('node:test').TestContext): Promise<string> {
   const dir = await scratchDir(t, 'runlog-export-');
@@ -47,6 +49,39 @@ async function eventsOf(dir: string): Promise<RunlogEvent[]> {
 }
 
 describe('runlog export', () => {
+  it('a record that is no runlog event: Corrupt naming its partition and offset (export, find, history)', async (t) => {
+    const dir = await scratchDir(t, 'runlog-export-alien-');
+    const log = await openFileLog({ dir, fsync: false, partitions: 1 });
+    await log.append(0, [{ key: 'alien', value: Buffer.from('RLG1 is not an event') }]);
+    await log.close();
+    for (const args of [['export'], ['find'], ['history', '0-1']]) {
+      const run = await runCli([...args, '--dir', dir]);
+      assert.equal(run.code, 1, args.join(' '));
+      assert.match(run.stderr, /Corrupt: partition 0 @0: bad single-object marker 0x52 0x4c/, args.join(' '));
+    }
+  });
+
+  it('to a reader that stops reading (| head -1): the command ends quietly, exit 0, nothing on stderr', async (t) => {
+    const dir = await scratchDir(t, 'runlog-export-pipe-');
+    const queue = await openRunQueue({ log: { kind: 'file', dir }, partitions: 2 });
+    // ~1 MB of JSON Lines: more than a pipe's buffer, so the export is still writing when its reader goes.
+    await queue.submitBatch(
+      Array.from({ length: 2000 }, (_, i) => ({ tenant: 'acme', thread: `t${i}`, agent: 'mail', input: 'x'.repeat(300) })),
+    );
+    await queue.stop();
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'export', '--dir', dir, '--json'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [first] = (await once(child.stdout, 'data')) as [Buffer];
+    child.stdout.destroy(); // as head does once it has its line
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.match(first.toString(), /^\{"type":/);
+    assert.equal(stderr, '');
+    assert.equal(code, 0);
+  });
+
   it('--format avro: an Avro container file holding every event of the log, whole', async (t) => {
     const dir = await logWithHistory(t);
     const before = await filesUnder(dir);
@@ -69,8 +104,21 @@ describe('runlog export', () => {
     assert.deepEqual(await filesUnder(dir), before);
 
     const again = await runCli(['export', '--dir', dir, '--format', 'avro', '--out', out]);
-    assert.equal(again.code, 1);
-    assert.match(again.stderr, /EEXIST/);
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /--out ".*" exists already \(export never overwrites a file\)/);
+    const written = await readFile(out);
+    // A directory, a missing directory, a file as a directory: each a usage error naming --out, nothing created.
+    for (const [bad, why] of [
+      [dir, /exists already|is a directory/],
+      [join(dir, 'no-such-dir', 'x.jsonl'), /lies in a directory that does not exist/],
+      [join(out, 'x.jsonl'), /lies under a file, not a directory/],
+    ] as const) {
+      const refused = await runCli(['export', '--dir', dir, '--out', bad]);
+      assert.equal(refused.code, 2, bad);
+      assert.match(refused.stderr, new RegExp(`--out ${JSON.stringify(bad).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} `));
+      assert.match(refused.stderr, why);
+    }
+    assert.deepEqual(await readFile(out), written, 'the existing file untouched');
   });
 
   it('a progress bar with an ETA on a terminal, ending at 100% of the records; nothing on stderr elsewhere', async (t) => {
@@ -129,7 +177,8 @@ describe('runlog export', () => {
     const taken = join(outDir, 'taken.jsonl');
     await writeFile(taken, 'keep me');
     const refused = await runCli(['export', '--dir', dir, '--out', taken]);
-    assert.equal(refused.code, 1);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /exists already/);
     assert.equal(await readFile(taken, 'utf8'), 'keep me');
   });
 

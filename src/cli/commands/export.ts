@@ -3,7 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { rm } from 'node:fs/promises';
 import { createEventContainer } from '../../events/avro-container.ts';
-import { decodeEvent } from '../../events/codec.ts';
+import { eventOfRecord } from '../../events/record-event.ts';
 import { eventJson } from '../../events/event-json.ts';
 import { matchesFilter } from '../../events/event-filter.ts';
 import type { RunlogEvent } from '../../events/types.ts';
@@ -51,7 +51,7 @@ stderr shows a progress bar with an ETA (records read of the records to the log'
       const ends = await Promise.all(partitions.map((p) => log.endOffset(p)));
       const total = ends.reduce((sum, end, i) => sum + Math.max(0, Number(end - from[i]!)), 0);
       const progress = progressBar(io.stderr, total, 'records');
-      const sink = format === 'avro' ? await createEventContainer(out!) : await jsonLines(io, out);
+      const sink = await outputError(out, () => (format === 'avro' ? createEventContainer(out!) : jsonLines(io, out)));
       // A failed export (a damaged frame met mid-read: a sealed segment is CRC-checked when read, not at
       // open) removes the file it created (flags wx): left, it would read as a whole, shorter export.
       let whole = false;
@@ -62,7 +62,7 @@ stderr shows a progress bar with an ETA (records read of the records to the log'
             if (record.offset >= ends[i]!) break;
             progress.advance();
             if (record.value === null) continue;
-            const event = decodeEvent(record.value);
+            const event = eventOfRecord(record.value, partition, record.offset);
             if (matchesFilter(event, filter)) await sink.write(event, partition, record.offset);
           }
         }
@@ -77,6 +77,27 @@ stderr shows a progress bar with an ETA (records read of the records to the log'
       return EXIT_OK;
     });
   },
+};
+
+/** `open`'s sink; a file --out names that cannot be created is a usage error naming it and why, not a raw EEXIST. */
+async function outputError<T>(out: string | undefined, open: () => Promise<T>): Promise<T> {
+  try {
+    return await open();
+  } catch (error) {
+    const why = out === undefined ? undefined : OUT_FAILURES[(error as NodeJS.ErrnoException).code ?? ''];
+    if (why === undefined) throw error;
+    throw new UsageError(`--out ${JSON.stringify(out)} ${why}`);
+  }
+}
+
+const OUT_FAILURES: Readonly<Record<string, string>> = {
+  EEXIST: 'exists already (export never overwrites a file)',
+  EISDIR: 'is a directory',
+  ENOENT: 'lies in a directory that does not exist',
+  ENOTDIR: 'lies under a file, not a directory',
+  EACCES: 'cannot be created there (permission denied)',
+  EPERM: 'cannot be created there (not permitted)',
+  EROFS: 'lies on a read-only file system',
 };
 
 interface Sink {

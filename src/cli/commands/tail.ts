@@ -1,5 +1,5 @@
 /** `runlog tail`: follow the log's events as they are appended (reads only; also a live log). */
-import { decodeEvent } from '../../events/codec.ts';
+import { eventOfRecord } from '../../events/record-event.ts';
 import { matchesFilter } from '../../events/event-filter.ts';
 import { EXIT_OK, UsageError, type Command, type OptionValues } from '../command.ts';
 import { SELECTION_OPTIONS, checkFromSyntax, filterOf, planOf, printEvent } from '../event-selection.ts';
@@ -56,7 +56,7 @@ export const tail: Command = {
     let printed = 0;
     for await (const { partition, record } of followLog(config, io, plan, pollMs)) {
       if (record.value === null) continue;
-      const event = decodeEvent(record.value);
+      const event = eventOfRecord(record.value, partition, record.offset);
       if (!matchesFilter(event, filter) || (agent !== null && !agent.matches(event))) continue;
       if (types !== null && !types.has(event.type)) continue;
       await printEvent(io, values, event, partition, record.offset);
