@@ -119,6 +119,20 @@ describe('file log lock', () => {
     }
   });
 
+  it("a writer that died a moment ago: the open waits for its lock's holder to exit, not Locked", async (t) => {
+    // As after a SIGKILL: LOCK names the dead writer, and its holder (here a stand-in) keeps the flock a moment longer.
+    const dead = spawn(process.execPath, ['-e', '0']);
+    await once(dead, 'exit');
+    const s = await scratch(t);
+    await writeFile(s.lockFile, String(dead.pid));
+    const holder = spawn('/bin/sh', ['-c', 'exec 9<"$1" && flock -x 9 && echo held && sleep 0.4', 'holder', s.dir]);
+    t.after(() => void holder.kill('SIGKILL'));
+    await once(holder.stdout, 'data');
+    const log = await s.open();
+    assert.equal(holder.exitCode, 0, 'the stand-in had let go first');
+    assert.deepEqual(await log.append(0, [rec('a', '1')]), [0n]);
+  });
+
   it('a second open in the same process is Locked; close releases the lock and removes LOCK', async (t) => {
     const s = await scratch(t);
     const log = await s.open();

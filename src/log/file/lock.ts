@@ -57,7 +57,7 @@ const EXIT_CONFLICT = 75;
 const EXIT_NOT_FOUND = 127;
 
 export async function acquireLock(dir: string, onWarning: WarningListener): Promise<DirLock> {
-  const holder = await startHolder(dir);
+  const holder = await startHolderOnceFree(dir);
   const lock = new HeldLock(dir, holder);
   try {
     await lock.writeOwner(onWarning);
@@ -66,6 +66,39 @@ export async function acquireLock(dir: string, onWarning: WarningListener): Prom
     throw error;
   }
   return lock;
+}
+
+/**
+ * How long an open waits for the lock of a writer that died: its holder exits once it reads the
+ * end of its pipe, a moment after the writer's death (under load, tens of ms), and until then
+ * the flock is still held. A supervisor restarting a killed writer at once met `Locked`.
+ */
+const DEAD_WRITER_GRACE_MS = 2_000;
+
+/** startHolder; while LOCK names a process that is gone (its holder still exiting), it tries again, for DEAD_WRITER_GRACE_MS at most. */
+async function startHolderOnceFree(dir: string): Promise<Holder> {
+  const deadline = Date.now() + DEAD_WRITER_GRACE_MS;
+  for (let pause = 10; ; pause = Math.min(2 * pause, 200)) {
+    try {
+      return await startHolder(dir);
+    } catch (error) {
+      const locked = error instanceof RunlogError && error.code === 'Locked';
+      if (!locked || Date.now() + pause > deadline || (await namedWriterMayRun(dir))) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
+/** False only when LOCK names a process that no longer exists (a pid LOCK does not name, or none: it may run). */
+async function namedWriterMayRun(dir: string): Promise<boolean> {
+  const text = (await readFile(join(dir, 'LOCK'), 'utf8').catch(() => '')).trim();
+  if (!/^\d{1,10}$/.test(text)) return true;
+  try {
+    process.kill(Number(text), 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
 }
 
 /** Starts the holder; resolves once it holds the lock, rejects with `Locked` (or why it could not). */
