@@ -12,7 +12,9 @@ import { appendFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
-import { openRunQueue } from '../../src/queue/open-run-queue.ts';
+import { openFileLog } from '../../src/log/file/file-log.ts';
+import { openRunQueue, openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
+import { FakeClock } from '../contract/fixtures.ts';
 import { filesUnder, segmentPaths } from '../log/file-damage.ts';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
 import { runCli } from './run-cli.ts';
@@ -32,6 +34,31 @@ async function inProcess(...args: string[]): Promise<{ status: number | null; st
 }
 
 describe('runlog command line', () => {
+  it('a ticket pruned and compacted away: history says so (exit 0), state --entry is TicketExpired then, not submitted yet before', async (t) => {
+    const clock = new FakeClock();
+    const dir = await scratchDir(t, 'runlog-cli-pruned-');
+    const queue = await openRunQueueOnLog(await openFileLog({ dir }), { clock: clock.read, snapshots: false });
+    clock.advance(1_000);
+    const pruned = await queue.submit({ tenant: 'acme', thread: 'order-1', agent: 'mail', input: 'send receipt' });
+    const taken = (await queue.take({ agents: ['mail'], holder: 'w1', ttlMs: 60_000 }))!;
+    await queue.close(taken.lease, { status: 'succeeded' });
+    await queue.submit({ tenant: 'acme', thread: 'order-2', agent: 'mail', input: 'still open' });
+    clock.advance(10_000);
+    assert.equal(await queue.prune(0, 100), 1);
+    await queue.log.compact(0);
+    await queue.stop();
+
+    const history = await runCli(['history', pruned.entryId, '--dir', dir]);
+    assert.equal(history.code, 0, history.stderr);
+    assert.match(history.stdout, /^no events of ticket .* \(pruned and compacted away, or another tenant's\)/);
+    const now = await runCli(['state', '--dir', dir, '--at', String(clock.read()), '--entry', pruned.entryId]);
+    assert.equal(now.code, 1);
+    assert.match(now.stderr, /TicketExpired: ticket .* was pruned and compacted away at /);
+    const before = await runCli(['state', '--dir', dir, '--at', '500', '--entry', pruned.entryId]);
+    assert.equal(before.code, 1);
+    assert.match(before.stderr, /TicketNotFound: ticket .* was not submitted yet at /);
+  });
+
   it('history prints the audit trail in log order; replay summarises the view; mistakes exit 2 with usage', async (t) => {
     const dir = await scratchDir(t, 'runlog-cli-');
     const queue = await openRunQueue({ log: { kind: 'file', dir } });

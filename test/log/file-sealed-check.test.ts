@@ -8,14 +8,15 @@
  * segment cut short, extended or with a damaged seal or first frame fails the open.
  */
 import assert from 'node:assert/strict';
-import { appendFile, stat, truncate } from 'node:fs/promises';
+import { appendFile, readFile, stat, truncate, writeFile } from 'node:fs/promises';
+import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import fc from 'fast-check';
 import { isRunlogError } from '../../src/errors.ts';
-import type { LogRecord } from '../../src/log/event-log.ts';
+import type { BatchedRecords, LogRecord } from '../../src/log/event-log.ts';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.ts';
-import { SEAL_BYTES } from '../../src/log/file/frame.ts';
+import { FRAME_HEADER_BYTES, SEAL_BYTES } from '../../src/log/file/frame.ts';
 import { SEGMENT_HEADER_BYTES } from '../../src/log/file/segment-header.ts';
 import { replayPartition } from '../../src/projector/replay.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
@@ -76,6 +77,33 @@ describe('file log: a sealed segment is checked when read, not at open', () => {
       [...before.keys()],
       'nothing but a failed compaction output written',
     );
+  });
+
+  it('a frame whose offsets overlap the next frame, its CRC made to match: Corrupt by every read (read, batches, visit), never an offset twice', async (t) => {
+    const dir = await scratchDir(t, 'runlog-overlap-');
+    await writeLog(dir, 1, 40);
+    const first = (await segmentPaths(join(dir, 'partition-0')))[0]!;
+    // The segment's second frame (one record, at base 1) made to say offset 2: the next frame's base is 2.
+    const bytes = await readFile(first);
+    const second = SEGMENT_HEADER_BYTES + FRAME_HEADER_BYTES + bytes.readUInt32LE(SEGMENT_HEADER_BYTES + 8);
+    assert.equal(bytes.readBigUInt64LE(second + 12), 1n);
+    bytes.writeUInt32LE(1, second + 24); // its record's offset delta: 0 -> 1
+    bytes.writeUInt32LE(crc32(bytes.subarray(second + 8, second + FRAME_HEADER_BYTES + bytes.readUInt32LE(second + 8))), second + 4);
+    await writeFile(first, bytes);
+    const third = second + FRAME_HEADER_BYTES + bytes.readUInt32LE(second + 8);
+    const log = await opener(t, dir).open();
+    const outOfOrder = (error: unknown): boolean =>
+      corruptAt(first, third)(error) && /offset 2 out of order/.test((error as Error).message);
+    await assert.rejects(readFrom(log, 0n), outOfOrder, 'read');
+    await assert.rejects(
+      async () => {
+        for await (const batch of (log.read(0, 0n) as AsyncIterable<LogRecord> & BatchedRecords).batches!()) void batch;
+      },
+      outOfOrder,
+      'batches',
+    );
+    await assert.rejects(() => (log.read(0, 0n) as AsyncIterable<LogRecord> & BatchedRecords).visit!(() => {}), outOfOrder, 'visit');
+    await assert.rejects(replayPartition(log, 0), outOfOrder, 'a replay');
   });
 
   it('a read positioned past the damage inside the same segment meets it: Corrupt, never records skipped', async (t) => {

@@ -36,7 +36,7 @@ export const state: Command = {
 every event stamped at or before the time. Human output: per partition the last offset folded, open entries and
 threads; then the open entries by tenant and thread in the order they run (ticket, submitted, agent, lease,
 attempts, input); then the counts so far. With --entry: the entry's fields then (lease, attempts, outcome...);
-a ticket not yet submitted then: TicketNotFound (exit 1). --json: { partitions: [{ partition, through, open,
+a ticket not yet submitted then, or never issued: TicketNotFound; pruned and compacted away by then: TicketExpired (exit 1). --json: { partitions: [{ partition, through, open,
 threads }], entries: [Entry], totals }, or with --entry the Entry.`,
   async run({ values, io }) {
     const config = logConfigOf(values);
@@ -68,10 +68,13 @@ threads }], entries: [Entry], totals }, or with --entry the Entry.`,
 };
 
 /**
- * Why `entryId` is not in `view` (its partition folded up to `point`): an id its partition's key
- * never made (forged or altered) was never issued; else it was not submitted yet at that point.
+ * Why `entryId` is not in `view` (its partition folded up to `point`): issued by then, it was
+ * pruned and its records compacted away (TicketExpired, as the queue answers); an id its
+ * partition's key never made (forged or altered) was never issued; else it was not submitted yet.
  */
 function notThere(entryId: string, partition: number, view: PartitionView, point: StatePoint): RunlogError {
+  if (wasIssued(entryId, partition, view))
+    return new RunlogError('TicketExpired', `ticket ${describe(entryId)} was pruned and compacted away ${pointText(point)}`);
   // Issued later is possible only for an id the key made: the seqs issued by then are all below it.
   const later = wasIssued(entryId, partition, { ticketKey: view.ticketKey, issuedThrough: Number.MAX_SAFE_INTEGER });
   if (view.ticketKey !== null && !later) return new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);

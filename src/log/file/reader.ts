@@ -63,15 +63,15 @@ async function visitSegments(segments: () => readonly Segment[], range: ReadRang
     const segment = acquireSegmentFor(segments, next);
     if (segment === null) break;
     try {
-      for await (const run of segmentFrames(segment, next, range)) {
+      for await (const { frames, lasts } of segmentFrames(segment, next, range)) {
         // The last offset visited in the run; `next` follows once per run, not per frame (two bigints
-        // each): a frame of a run starts past the one before it, so a `next` behind skips nothing more.
+        // each): a frame of a run starts past the one before it (segmentFrames), so a `next` behind skips nothing more.
         let lastInRun = -1;
-        for (const frame of run) {
+        for (let i = 0; i < frames.length; i++) {
+          const frame = frames[i]!;
           const { buf, pos, end: frameEnd, filePos } = frame;
           if (frame.count === 0) continue;
-          // A frame this process checked whole before (the active segment's, at open) is not walked first again.
-          const last = frame.checked ? null : checkedLast(segment, frame);
+          const last = lasts[i] ?? null; // checked whole by segmentFrames (null: checked at open, not walked again)
           const lastVisited = visitFrame(buf, pos, frameEnd, frame.base, next, budget, visitor);
           // Offsets past 2^53 - 2^32 (9e15 records: a damaged or crafted file) cannot be visited as numbers.
           if (lastVisited === FRAME_OFFSETS_TOO_LARGE)
@@ -172,9 +172,9 @@ class FlatIterator implements AsyncIterator<LogRecord> {
 async function* segmentBatches(segment: Segment, from: bigint, range: ReadRange, views: boolean): AsyncGenerator<LogRecord[]> {
   let batch: LogRecord[] = [];
   const push = (record: LogRecord): void => void batch.push(record);
-  for await (const run of segmentFrames(segment, from, range, views)) {
+  for await (const { frames } of segmentFrames(segment, from, range, views)) {
     batch = [];
-    for (const { buf, pos, end, filePos } of run) {
+    for (const { buf, pos, end, filePos } of frames) {
       const before = batch.length;
       if (!decodeFrame(buf, pos, end, from, push, views)) throw corruptAt(segment, filePos, 'inconsistent record structure');
       if (batch.length === before) continue;
@@ -186,24 +186,38 @@ async function* segmentBatches(segment: Segment, from: bigint, range: ReadRange,
   }
 }
 
+/** A run of frames (frame-reader.ts) and each one's last offset, checked (null: none, or a frame this process checked whole at open). */
+interface CheckedRun {
+  frames: readonly FrameView[];
+  lasts: readonly (bigint | null)[];
+}
+
 /**
  * The CRC-checked frames of `segment` from the one holding `from`, in runs (every whole frame
- * a read brought: frame-reader.ts), each frame starting at or after where the frame before it
- * ended (Corrupt otherwise), then Corrupt if the segment does not end cleanly. With `reuse` the
- * read buffer is reused: a run's bytes are valid until the next.
+ * a read brought: frame-reader.ts), each checked whole (its record structure, and within the
+ * segment's seal: checkedLast) and starting past the last offset of the frame before it
+ * (Corrupt otherwise: a frame whose offsets overlap the one before, even with its CRC made to
+ * match, would hand out an offset twice and out of order); then Corrupt if the segment does not
+ * end cleanly. A frame this process checked whole at open (the active segment's: recovery.ts,
+ * which checked its order the same way) is not walked again. With `reuse` the read buffer is
+ * reused: a run's bytes are valid until the next.
  */
-async function* segmentFrames(segment: Segment, from: bigint, range: ReadRange, reuse = true): AsyncGenerator<readonly FrameView[]> {
+async function* segmentFrames(segment: Segment, from: bigint, range: ReadRange, reuse = true): AsyncGenerator<CheckedRun> {
   const start = await segment.seek(from);
   const handle = await segment.readHandle();
   const frames = readFrames(handle, start, segment.size, range.chunkBytes, reuse, segment.checkedTo);
   let floor = segment.base; // the lowest offset the next frame may start at
   let step = await frames.next();
   for (; !step.done; step = await frames.next()) {
-    for (const { base, count, filePos } of step.value) {
-      if (base < floor) throw corruptAt(segment, filePos, `offset ${base} out of order`);
-      floor = base + BigInt(count);
+    const lasts: (bigint | null)[] = [];
+    for (const frame of step.value) {
+      if (frame.base < floor) throw corruptAt(segment, frame.filePos, `offset ${frame.base} out of order`);
+      const last = frame.checked || frame.count === 0 ? null : checkedLast(segment, frame);
+      // A frame checked at open was appended (deltas 0 to count - 1): it ends at base + count - 1.
+      floor = last === null ? frame.base + BigInt(frame.count) : last + 1n;
+      lasts.push(last);
     }
-    yield step.value;
+    yield { frames: step.value, lasts };
   }
   const ending = step.value;
   if (ending.kind !== 'end')
