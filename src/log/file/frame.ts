@@ -124,8 +124,7 @@ function checkSeal(buf: Buffer, pos: number, limit: number): FrameCheck {
   if (buf.readUInt32LE(pos + 8) !== SEAL_BYTES - FRAME_HEADER_BYTES)
     return { kind: 'bad', reason: 'implausible seal length', length: null };
   if (limit - pos < SEAL_BYTES) return { kind: 'incomplete', need: SEAL_BYTES };
-  if (crc32(buf.subarray(pos + 8, pos + SEAL_BYTES)) !== buf.readUInt32LE(pos + 4))
-    return { kind: 'bad', reason: 'seal CRC mismatch', length: 8 };
+  if (crcOf(buf, pos + 8, pos + SEAL_BYTES) !== buf.readUInt32LE(pos + 4)) return { kind: 'bad', reason: 'seal CRC mismatch', length: 8 };
   return { kind: 'seal', end: pos + SEAL_BYTES, endOffset: buf.readBigUInt64LE(pos + 12) };
 }
 

@@ -91,10 +91,10 @@ async function startHolderOnceFree(dir: string): Promise<Holder> {
 
 /** False only when LOCK names a process that no longer exists (a pid LOCK does not name, or none: it may run). */
 async function namedWriterMayRun(dir: string): Promise<boolean> {
-  const text = (await readFile(join(dir, 'LOCK'), 'utf8').catch(() => '')).trim();
-  if (!/^\d{1,10}$/.test(text)) return true;
+  const pid = pidIn(await readFile(join(dir, 'LOCK'), 'utf8').catch(() => ''));
+  if (pid === null) return true;
   try {
-    process.kill(Number(text), 0);
+    process.kill(pid, 0);
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code !== 'ESRCH';
@@ -217,11 +217,18 @@ class ProcessState {
 async function ownerNamed(path: string): Promise<string | null> {
   try {
     const text = (await readFile(path, 'utf8')).trim();
-    return /^\d{1,10}$/.test(text) ? `process ${text}` : JSON.stringify(text.slice(0, 40));
+    const pid = pidIn(text);
+    return pid !== null ? `process ${pid}` : JSON.stringify(text.slice(0, 40));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
+}
+
+/** The pid a LOCK file's text names (what writeOwner writes), or null if it names none. */
+function pidIn(text: string): number | null {
+  const trimmed = text.trim();
+  return /^\d{1,10}$/.test(trimmed) ? Number(trimmed) : null;
 }
 
 /** Stops a child process or one of its pipes (a net.Socket at runtime) from keeping the event loop alive. */
