@@ -196,6 +196,13 @@ export interface EventLog extends RecordLimits {
    */
   release?(partition: number): Promise<void>;
 
+  /**
+   * The record at `offset` of `partition` (an offset the log answered as appended), or null when
+   * none lies there. Backends where read() costs far more than one record's fetch offer it (Kafka:
+   * a read starts a consumer; this is one request): the read-back of a closed entry uses it.
+   */
+  readAt?(partition: number, offset: bigint): Promise<LogRecord | null>;
+
   /** Where snapshots of the partitions' views are kept (snapshot-store.ts); absent: none are (memory, read-only Kafka). A read-only file log's are read, never saved. */
   readonly snapshots?: SnapshotStore;
 

@@ -1,9 +1,12 @@
 /** The EventLog contract against a real Kafka broker, plus what only Kafka has: topic checks. */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
 import { DEFAULT_KAFKA_PARTITIONS, openKafkaLog, type KafkaLogOptions } from '../../src/log/kafka/kafka-log.ts';
 import { eventLogContract } from '../contract/event-log.contract.ts';
+import type { LogRecord } from '../../src/log/event-log.ts';
 import kafkajs from 'kafkajs';
 import { deleteTopic, kafkaBrokers, openTestKafkaLog, uniqueTopic } from './kafka-test-support.ts';
 
@@ -34,6 +37,50 @@ describe('Kafka log: stats', () => {
     );
     await assert.rejects(log.append(2, [{ key: 'x', value }]), (e: unknown) => isRunlogError(e, 'InvalidArgument'));
     assert.deepEqual(log.stats(), { transactions, ...rest }, 'a refused append counts nothing');
+  });
+});
+
+describe('Kafka log: readAt, one record by offset', () => {
+  it('answers the record read() finds at each offset, tombstones too; null past the end; refused after close', async (t) => {
+    const log = await openTestKafkaLog(t, 2);
+    const records = Array.from({ length: 12 }, (_, i) => ({ key: `k${i}`, value: i % 5 === 4 ? null : Buffer.from(`value ${i}`) }));
+    await log.append(1, records.slice(0, 5));
+    await log.append(1, records.slice(5, 6));
+    await log.append(1, records.slice(6));
+    const all: LogRecord[] = [];
+    for await (const record of log.read(1, 0n)) all.push(record);
+    assert.equal(all.length, 12);
+    for (const expected of all) {
+      const found = await log.readAt!(1, expected.offset);
+      assert.deepEqual(found === null ? null : { ...found, value: found.value === null ? null : Buffer.from(found.value) }, {
+        ...expected,
+        value: expected.value === null ? null : Buffer.from(expected.value),
+      });
+    }
+    const end = await log.endOffset(1);
+    assert.equal(await log.readAt!(1, end), null, 'past the end: nothing');
+    assert.equal(await log.readAt!(0, 0n), null, 'an empty partition: nothing');
+    await assert.rejects(log.readAt!(2, 0n), (e: unknown) => isRunlogError(e, 'InvalidArgument'));
+    await log.close();
+    await assert.rejects(log.readAt!(1, 0n), (e: unknown) => isRunlogError(e, 'Stopped'));
+  });
+
+  it('reads at once, then closed, leave no connection open: the process exits', async (t) => {
+    const topic = uniqueTopic();
+    t.after(() => deleteTopic(topic));
+    const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'read-at-exit-child.ts'), topic], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    // A hang is the failure (kafkajs left a socket per concurrent first fetch: point-reader.ts #inLane).
+    const limitMs = 60_000;
+    const timer = setTimeout(() => child.kill('SIGKILL'), limitMs);
+    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on('exit', (c, s) => resolve([c, s])));
+    clearTimeout(timer);
+    assert.equal(output.trim(), 'read abc abc');
+    assert.equal(signal, null, `the child did not exit within ${limitMs / 1000} s of closing its log: a Kafka connection was left open`);
+    assert.equal(code, 0);
   });
 });
 

@@ -34,6 +34,7 @@ import {
 import { batchBytesFor, kafkaRecordLimits } from './batch-size.ts';
 import { quietLogCreator, toRunlogError } from './errors.ts';
 import { readPartition } from './partition-reader.ts';
+import { PointReader } from './point-reader.ts';
 import { ReadYourWrites } from './read-your-writes.ts';
 import { KafkaSnapshotStore } from './snapshot-store.ts';
 import { fetchTopicId } from './topic-id.ts';
@@ -91,6 +92,7 @@ class KafkaLog implements KafkaEventLog {
   readonly #newPipeline: (partition: number) => TransactionPipeline;
   readonly #tailWaitMs: number;
   readonly #readers = new Set<AbortController>();
+  readonly #points: PointReader;
   readonly #maxMessageBytes: number;
   readonly #readOnly: boolean;
   readonly #stats: TransactionStats = { transactions: 0, appends: 0, records: 0 };
@@ -108,6 +110,7 @@ class KafkaLog implements KafkaEventLog {
     this.#maxMessageBytes = facts.maxMessageBytes;
     this.#readOnly = options.readOnly ?? false;
     this.#kafka = clients.readers;
+    this.#points = new PointReader(clients.readers, options.topic, Math.max(facts.maxMessageBytes, 1 << 20));
     this.#admin = admin;
     this.topic = options.topic;
     this.partitions = options.partitions;
@@ -191,6 +194,13 @@ class KafkaLog implements KafkaEventLog {
     yield* this.#consume({ partition, from, end: endOffset, maxRecords, maxWaitMs: READ_WAIT_MS });
   }
 
+  /** One record by offset: a Fetch to the partition's leader (point-reader.ts), not a consumer of its own group as read() starts. */
+  async readAt(partition: number, offset: bigint): Promise<LogRecord | null> {
+    const p = this.#open(partition);
+    this.#refuseIfClosed();
+    return this.#points.read(p, checkOffset(offset));
+  }
+
   tail(partition: number, fromOffset: bigint, options: TailOptions): AsyncIterable<LogRecord> {
     const p = this.#open(partition);
     const from = checkOffset(fromOffset);
@@ -245,6 +255,7 @@ class KafkaLog implements KafkaEventLog {
     for (const reader of this.#readers) reader.abort();
     await Promise.all(this.#pipelines.map((w) => w.close()));
     await this.snapshots?.close();
+    await this.#points.close();
     await this.#ends.settled();
     await this.#admin.disconnect().catch(() => undefined);
   }

@@ -31,6 +31,33 @@ export interface ClusterBroker {
   ): Promise<unknown>;
 }
 
+/** A Fetch request of one partition at an offset (kafkajs `Broker.fetch`; isolationLevel 1: read_committed). */
+export interface FetchRequest {
+  replicaId: -1;
+  isolationLevel: 1;
+  maxWaitTime: number;
+  minBytes: number;
+  maxBytes: number;
+  topics: Array<{ topic: string; partitions: Array<{ partition: number; fetchOffset: string; maxBytes: number }> }>;
+}
+
+/** A fetched record as kafkajs decodes it (offsets as decimal strings). */
+export interface FetchedRecord {
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  isControlRecord: boolean;
+}
+
+export interface FetchResponse {
+  responses: Array<{ topicName: string; partitions: Array<{ partition: number; lastStableOffset: string; messages: FetchedRecord[] }> }>;
+}
+
+/** The fetching side of a broker connection (kafkajs `Broker`). */
+export interface FetchBroker {
+  fetch(request: FetchRequest): Promise<FetchResponse>;
+}
+
 export interface TransactionRef {
   transactionalId: string;
   producerId: number | string;
@@ -54,7 +81,7 @@ export interface Cluster {
   refreshMetadata(): Promise<void>;
   /** Leader node id => the partitions it leads, of those asked. */
   findLeaderForPartitions(topic: string, partitions: number[]): Record<string, number[]>;
-  findBroker(node: { nodeId: string }): Promise<ClusterBroker>;
+  findBroker(node: { nodeId: string }): Promise<ClusterBroker & FetchBroker>;
   findGroupCoordinator(request: { groupId: string; coordinatorType: number }): Promise<ClusterBroker>;
 }
 
