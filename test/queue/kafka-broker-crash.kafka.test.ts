@@ -3,7 +3,9 @@
  * one) is SIGKILLed while submissions are in flight, then started again on the same data.
  * While it is down, commands fail with a retriable LogUnavailable and never hang; once it is
  * back, the same RunQueue serves again without being reopened; and every acknowledged
- * submission is in the log: the live view equals a replay, also in a fresh RunQueue.
+ * submission is in the log: the live view equals a replay, also in a fresh RunQueue. A closed
+ * entry read back before the crash (no cache: a Fetch on the log's kept connection,
+ * point-reader.ts) reads back again once the broker is back, on a connection made anew.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -36,7 +38,23 @@ async function until(what: string, condition: () => boolean, withinMs: number): 
 
 async function queueOn(broker: Broker, topic: string, clock: FakeClock): Promise<RunQueue> {
   const log = await openKafkaLog({ brokers: [broker.brokers], topic, partitions: 1 });
-  return openRunQueueOnLog(log, { clock: clock.read });
+  return openRunQueueOnLog(log, { clock: clock.read, closedCacheBytes: 0 });
+}
+
+/** Submits, takes and closes an entry for agent `closer`: its entry id. */
+async function closeOne(queue: RunQueue): Promise<string> {
+  const { entryId } = await queue.submit(submitOf('acme', 'closed', { agent: 'closer' }));
+  const [started] = await queue.takeStarted({ agents: ['closer'], holder: 'closer-1', ttlMs: 60_000 });
+  assert.equal(started?.entry.entryId, entryId);
+  await queue.close(started!.lease, { status: 'succeeded', result: `result of ${entryId}` });
+  return entryId;
+}
+
+/** The closed entry `entryId` read back (no cache) answers its result. */
+async function assertReadBack(queue: RunQueue, entryId: string): Promise<void> {
+  const entry = await queue.entry('acme', entryId);
+  assert.equal(entry.status, 'closed');
+  assert.equal(Buffer.from(entry.result!).toString(), `result of ${entryId}`);
 }
 
 describe('RunQueue on Kafka: the broker crashes and comes back', () => {
@@ -65,6 +83,8 @@ describe('RunQueue on Kafka: the broker crashes and comes back', () => {
         }
       });
 
+      const closedBefore = await closeOne(queue);
+      await assertReadBack(queue, closedBefore);
       await until('submissions acknowledged before the crash', () => acknowledged.size >= 200, 60_000);
       await broker.kill();
       await until('a submission refused while the broker is down', () => refusals.length > 0, 60_000);
@@ -74,6 +94,8 @@ describe('RunQueue on Kafka: the broker crashes and comes back', () => {
       await until('the same queue serving again', () => acknowledged.size >= acknowledgedWhileDown + 200, 120_000);
       submitting = false;
       await Promise.all(submitters);
+      await assertReadBack(queue, closedBefore);
+      await assertReadBack(queue, await closeOne(queue));
 
       for (const refusal of refusals) {
         assert.ok(
