@@ -60,8 +60,13 @@ function cutShort(size: number): RunlogError {
   return invalidArgument(`body ended after ${size} bytes, before the request was complete (the client went away)`);
 }
 
+/**
+ * The rest of a body too large is not read: the connection is closed once the refusal is sent
+ * (serve-request.ts), and the answer says so. Answered keep-alive, a client sent its next call
+ * on the dying socket, which failed ECONNRESET: no answer, for a call the server never saw.
+ */
 function tooLarge(limit: number): HttpRefusal {
-  return new HttpRefusal(413, `body is larger than the limit of ${limit} bytes (from the queue's maxInputBytes)`);
+  return new HttpRefusal(413, `body is larger than the limit of ${limit} bytes (from the queue's maxInputBytes)`, { connection: 'close' });
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
+import { connect } from '../../src/client/index.ts';
+import { isRunlogError } from '../../src/errors.ts';
 import { logSize } from '../contract/fixtures.ts';
 import { assertProblem, serverOn, SUBMIT, TAKE, type CallOptions } from './fixtures.ts';
 
@@ -439,6 +441,35 @@ describe('server: malformed requests', () => {
     assert.equal(((await response.json()) as { code: string }).code, 'InvalidArgument');
     assert.ok(sent < 100 * BODY_LIMIT, `the client was still sending after ${sent} bytes`);
     assert.equal(await logSize(log), before);
+  });
+
+  it('a 413 closes its connection (connection: close): the next call on a kept-alive client goes on a new one and is served', async (t) => {
+    const { server, log } = await serverOn(t, { maxInputBytes: MAX_INPUT });
+    const queue = await connect({ url: server.url });
+    t.after(() => queue.stop());
+    const big = new Uint8Array(MAX_INPUT).fill(1);
+    for (let round = 0; round < 3; round++) {
+      const before = await logSize(log);
+      // Each item fits the queue's limit; together they pass the body's: refused whole, nothing written.
+      const batch = Array.from({ length: 80 }, (_, i) => ({ tenant: 'acme', thread: 't', agent: 'a', input: big, key: `k${round}-${i}` }));
+      await assert.rejects(
+        queue.submitBatch(batch),
+        (e: unknown) => isRunlogError(e, 'InvalidArgument') && /larger than the limit/.test(e.message),
+      );
+      assert.equal(await logSize(log), before);
+      // Before: the server destroyed the socket after the 413 while it said keep-alive, and this call failed ECONNRESET (LogUnavailable).
+      assert.ok((await queue.submit({ tenant: 'acme', thread: `small-${round}`, agent: 'a', input: 'small' })).entryId);
+    }
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(server.port, '127.0.0.1', () =>
+        socket.write(`POST /v1/submit HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${BODY_LIMIT + 1}\r\n\r\n`),
+      );
+      let text = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      socket.on('close', () => resolve(text)).on('error', reject);
+    });
+    assert.match(answer, /^HTTP\/1\.1 413 /);
+    assert.match(answer, /\r\nconnection: close\r\n/i);
   });
 
   it('a request target that is no URL path is 400, and the server goes on serving', async (t) => {
