@@ -27,6 +27,7 @@ import {
   awaitOptions,
   closeBatchFields,
   closeFields,
+  MAX_ANSWER_BYTES,
   leaseArgument,
   optionalTenants,
   startRequest,
@@ -342,7 +343,8 @@ export class RunQueue implements RunQueueApi {
    * LeaseStart command decided and folded before the next is chosen, added to one batch per
    * partition (Partition.batch): one write to the group commit per partition, not one per
    * entry. Overdue heads met on the way are expired in the same batch. Answered once every
-   * lease and attempt is durable.
+   * lease and attempt is durable. It stops before the entry whose input would take the answer
+   * past MAX_ANSWER_BYTES (the first is always taken): fewer than `max`, as when fewer wait.
    */
   async takeStarted(request: StartRequest): Promise<Started[]> {
     this.requireRunning();
@@ -350,10 +352,13 @@ export class RunQueue implements RunQueueApi {
     const now = this.#partitions.times();
     const batches = new Map<Partition, PartitionBatch>();
     const started: Started[] = [];
+    let answerBytes = 0;
     while (started.length < max) {
       const best = this.#partitions.bestHead(agents, now, tenants);
       if (best === undefined) break;
       const [partition, entry] = best;
+      answerBytes += entry.inputLength;
+      if (answerBytes > MAX_ANSWER_BYTES && started.length > 0) break;
       let batch = batches.get(partition);
       if (batch === undefined) batches.set(partition, (batch = partition.batch(NOTHING_FETCHED, now(partition))));
       const command = {
@@ -488,14 +493,22 @@ export class RunQueue implements RunQueueApi {
     return partition.run(command, ({ events: [event] }) => closedAnswer(partition, event.entryId));
   }
 
-  /** Closes every item (checked whole first) as close does, in order, one append per partition; an item's refusal is its answer. */
+  /**
+   * Closes every item (checked whole first) as close does, in order, one append per partition;
+   * an item's refusal is its answer (an entry id of no partition of this queue too, as close
+   * refuses it). A batch whose answer would carry more than MAX_ANSWER_BYTES of inputs and
+   * results (the closed entries') is refused whole before anything is decided: close it in
+   * smaller batches.
+   */
   async closeBatch(closes: readonly LeaseClose[]): Promise<BatchAnswer<'entry', Entry>[]> {
     this.requireRunning();
     const items = closeBatchFields(closes, this.maxInputBytes);
-    const partitions = items.map(({ lease }) => this.#partitions.ofEntry(lease.tenant, lease.entryId));
-    const batches = await this.#batches(partitions);
+    const partitions = items.map(({ lease }) => this.#partitionOrRefusal(lease));
+    requireAnswerFits(items, partitions);
+    const batches = await this.#batches(partitions.filter((p): p is Partition => p instanceof Partition));
     const answers = items.map((close, i): BatchAnswer<'entry', Entry> => {
       const partition = partitions[i]!;
+      if (partition instanceof RunlogError) return { error: partition };
       const answer = batches
         .get(partition)!
         .add({ type: 'Close', ...close }, ({ events: [event] }) => closedAnswer(partition, event.entryId));
@@ -503,6 +516,16 @@ export class RunQueue implements RunQueueApi {
     });
     await commitAll(batches);
     return answers;
+  }
+
+  /** The partition of a lease's entry, or the refusal close would answer for it (TicketNotFound). */
+  #partitionOrRefusal(lease: Lease): Partition | RunlogError {
+    try {
+      return this.#partitions.ofEntry(lease.tenant, lease.entryId);
+    } catch (error) {
+      if (error instanceof RunlogError) return error;
+      throw error;
+    }
   }
 
   /**
@@ -714,4 +737,22 @@ function noAnswer(): null {
 function commitAll(batches: ReadonlyMap<Partition, PartitionBatch>): Promise<unknown> {
   if (batches.size === 1) for (const batch of batches.values()) return batch.commit();
   return Promise.all([...batches.values()].map((batch) => batch.commit()));
+}
+
+/**
+ * Refuses a closeBatch whose answer would carry more than MAX_ANSWER_BYTES: each item's result
+ * and the input of its entry, open in the view now (an entry's input never changes; one closed
+ * or unknown by then is answered a refusal, a few bytes).
+ */
+function requireAnswerFits(items: readonly { lease: Lease; request: CloseFields }[], partitions: readonly (Partition | RunlogError)[]): void {
+  let bytes = 0;
+  items.forEach(({ lease, request }, i) => {
+    const partition = partitions[i]!;
+    const open = partition instanceof Partition ? partition.view.entries.get(lease.entryId) : undefined;
+    bytes += (open?.inputLength ?? 0) + (request.result?.length ?? 0);
+  });
+  if (bytes > MAX_ANSWER_BYTES) {
+    const message = `closes: the answer would carry ${bytes} bytes of the entries' inputs and results, more than the ${MAX_ANSWER_BYTES} one answer carries: close them in smaller batches`;
+    throw new RunlogError('InvalidArgument', message);
+  }
 }

@@ -1,0 +1,101 @@
+/**
+ * An answer carries at most MAX_ANSWER_BYTES of inputs and results (requests.ts): it is built
+ * whole once its commands are durable (over HTTP one JSON text, and V8's strings end at ~512M
+ * characters), so it must fit. On a real file log, entries of 1 MiB: a takeStarted asking for
+ * more than fit stops before the entry that would pass the bound (the rest stay waiting, taken
+ * by the next call); a closeBatch whose answer would pass it is refused whole, InvalidArgument,
+ * nothing written, and the same closes in two batches are answered; over HTTP, the same. A
+ * closeBatch item naming a partition the queue does not have is that item's refusal alone.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { connect } from '../../src/client/index.ts';
+import { isRunlogError } from '../../src/errors.ts';
+import { openFileLog } from '../../src/log/file/file-log.ts';
+import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
+import { MAX_ANSWER_BYTES } from '../../src/queue/requests.ts';
+import type { LeaseClose, RunQueueApi, Started } from '../../src/queue/types.ts';
+import { openAuthenticator } from '../../src/server/auth.ts';
+import { startServer } from '../../src/server/index.ts';
+import { logSize } from '../contract/fixtures.ts';
+import { RecordingLogger } from '../server/fixtures.ts';
+import { onCleanup, scratchDir } from '../support/cleanup.ts';
+
+const MIB = 1024 * 1024;
+/** Entries whose inputs together pass the bound by a few. */
+const FIT = MAX_ANSWER_BYTES / MIB;
+const ENTRIES = FIT + 6;
+
+async function fileQueue(t: import('node:test').TestContext) {
+  const dir = await scratchDir(t, 'runlog-answer-bytes-');
+  const log = await openFileLog({ dir, partitions: 2 });
+  const queue = await openRunQueueOnLog(log, { snapshots: false, maxInputBytes: MIB });
+  onCleanup(t, () => queue.stop());
+  return { log, queue };
+}
+
+async function submitLarge(queue: RunQueueApi): Promise<void> {
+  const input = new Uint8Array(MIB).fill(3);
+  for (let i = 0; i < ENTRIES; i++) await queue.submit({ tenant: 'acme', thread: `t${i}`, agent: 'big', input });
+}
+
+const succeeded = (started: readonly Started[]): LeaseClose[] => started.map(({ lease }) => ({ lease, request: { status: 'succeeded' } }));
+
+async function boundedAnswers(queue: RunQueueApi, size: () => Promise<bigint>): Promise<void> {
+  await submitLarge(queue);
+  const first = await queue.takeStarted({ agents: ['big'], holder: 'w', ttlMs: 600_000, max: 1000 });
+  assert.equal(first.length, FIT, 'the take stops before the entry that would pass the bound');
+  const rest = await queue.takeStarted({ agents: ['big'], holder: 'w', ttlMs: 600_000, max: 1000 });
+  assert.equal(rest.length, ENTRIES - FIT, 'the rest waited, and the next take answers them');
+
+  const all = succeeded([...first, ...rest]);
+  const before = await size();
+  await assert.rejects(
+    queue.closeBatch(all),
+    (e: unknown) =>
+      isRunlogError(e, 'InvalidArgument') && e.message.includes(`${ENTRIES * MIB} bytes`) && e.message.includes('smaller batches'),
+  );
+  assert.equal(await size(), before, 'nothing written');
+  const answers = [...(await queue.closeBatch(all.slice(0, FIT))), ...(await queue.closeBatch(all.slice(FIT)))];
+  assert.deepEqual(
+    answers.map((answer) => ('entry' in answer ? answer.entry.status : answer.error.code)),
+    all.map(() => 'closed'),
+  );
+}
+
+describe('answers carry at most MAX_ANSWER_BYTES', () => {
+  it('in process: takeStarted stops at the bound, closeBatch past it is refused whole', async (t) => {
+    const { log, queue } = await fileQueue(t);
+    await boundedAnswers(queue, () => logSize(log));
+  });
+
+  it('over HTTP: the same, every answer sent', async (t) => {
+    const { log, queue } = await fileQueue(t);
+    const server = await startServer({
+      queue,
+      log,
+      authenticator: openAuthenticator(),
+      logger: new RecordingLogger(),
+      host: '127.0.0.1',
+      port: 0,
+      maxInputBytes: MIB,
+    });
+    onCleanup(t, () => server.close());
+    const client = await connect({ url: server.url });
+    onCleanup(t, () => client.stop());
+    await boundedAnswers(client, () => logSize(log));
+  });
+
+  it('a closeBatch item of a partition the queue does not have is its own refusal; the others close', async (t) => {
+    const { queue } = await fileQueue(t);
+    await queue.submit({ tenant: 'acme', thread: 't', agent: 'a', input: 'x' });
+    const [started] = await queue.takeStarted({ agents: ['a'], holder: 'w', ttlMs: 60_000 });
+    const stranger = { ...started!.lease, entryId: `77-${started!.lease.entryId.split('-')[1]}` };
+    const answers = await queue.closeBatch([
+      { lease: stranger, request: { status: 'succeeded' } },
+      { lease: started!.lease, request: { status: 'succeeded' } },
+    ]);
+    assert.ok('error' in answers[0]! && isRunlogError(answers[0].error, 'TicketNotFound'), JSON.stringify(answers[0]));
+    assert.ok('entry' in answers[1]! && answers[1].entry.status === 'closed');
+  });
+});
