@@ -744,7 +744,10 @@ function commitAll(batches: ReadonlyMap<Partition, PartitionBatch>): Promise<unk
  * and the input of its entry, open in the view now (an entry's input never changes; one closed
  * or unknown by then is answered a refusal, a few bytes).
  */
-function requireAnswerFits(items: readonly { lease: Lease; request: CloseFields }[], partitions: readonly (Partition | RunlogError)[]): void {
+function requireAnswerFits(
+  items: readonly { lease: Lease; request: CloseFields }[],
+  partitions: readonly (Partition | RunlogError)[],
+): void {
   let bytes = 0;
   items.forEach(({ lease, request }, i) => {
     const partition = partitions[i]!;
