@@ -86,6 +86,27 @@ describe('runlog verify compares the snapshots with the replay', () => {
     assert.match(text.stdout, /^ {2}snapshot \S+\.snapshot \(below @\d+\): equals the replay up to it$/m);
   });
 
+  it('a snapshot of a view opened by a catch-up, whose threads lie in another order than a replay makes them, is equal (exit 0)', async (t) => {
+    const dir = await scratchDir(t, 'runlog-verify-thread-order-');
+    const first = await openRunQueue({ log: { kind: 'file', dir }, snapshots: false });
+    await first.submit({ tenant: 'acme', thread: 'A', agent: 'x', input: 'a1' });
+    const taken = await first.take({ agents: ['x'], holder: 'h', ttlMs: 5_000 });
+    await first.close(taken!.lease, { status: 'succeeded' }); // A is emptied
+    await first.submit({ tenant: 'acme', thread: 'B', agent: 'x', input: 'b1' });
+    await first.submit({ tenant: 'acme', thread: 'A', agent: 'x', input: 'a2' }); // and filled again, after B
+    await first.stop();
+    // Opened by a catch-up from zero (no snapshot yet): A kept its place before B. Its stop snapshots that view.
+    const second = await openRunQueue({ log: { kind: 'file', dir } });
+    await second.stop();
+    assert.equal((await snapshotFiles(dir)).length, 1);
+    const { code, report } = await verifyJson(dir);
+    assert.equal(code, 0, JSON.stringify(report));
+    assert.deepEqual(
+      report.partitions.flatMap((p) => p.snapshots.map((v) => v.verdict)),
+      ['equal'],
+    );
+  });
+
   it('a snapshot whose state the log does not give is reported field by field (exit 1); verify writes nothing', async (t) => {
     const dir = await stoppedLog(t);
     const [file] = await snapshotFiles(dir);
