@@ -85,7 +85,8 @@ export class SnapshotWitness {
     if (this.#pastFirstGap === null && offset > this.#lastOffset + 1n) this.#pastFirstGap = offset;
     this.#lastOffset = offset;
     for (const covers of this.#covers)
-      if (covers !== null && covers <= offset && !this.#replayed.has(covers)) this.#replayed.set(covers, inThreadOrder(throughCodec(viewState(view))));
+      if (covers !== null && covers <= offset && !this.#replayed.has(covers))
+        this.#replayed.set(covers, inThreadOrder(throughCodec(viewState(view))));
   }
 
   async judge(log: EventLog): Promise<SnapshotVerdict[]> {
