@@ -11,6 +11,7 @@ import { openFileLog } from '../../src/log/file/file-log.ts';
 import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { RunQueue } from '../../src/queue/run-queue.ts';
 import type { WorkerEvent } from '../../src/worker/types.ts';
+import { QUICK_HANDLER_MS } from '../../src/worker/supervise.ts';
 import { Worker } from '../../src/worker/worker.ts';
 import { FakeClock, submitOf } from '../contract/fixtures.ts';
 import { onCleanup, runUntilCleanup, scratchDir } from '../support/cleanup.ts';
@@ -137,4 +138,29 @@ it('an entry that waited a quarter of its lease for a slot is handed back, not r
     assert.equal(entry.deferredAttempts, 1, `${thread}: its first attempt was handed back, not failed`);
     assert.equal(entry.attempts.length, 2, `${thread}: leased ahead (attempt 1, handed back), then run (attempt 2)`);
   }
+});
+
+it('handlers that answer in their turn but hold the thread (a blocking computation) are not quick: nothing is taken ahead', async (t) => {
+  const dir = await scratchDir(t, 'runlog-worker-blocking-');
+  const clock = new FakeClock();
+  const queue = await openRunQueueOnLog(await openFileLog({ dir, partitions: 1 }), { clock: clock.read });
+  onCleanup(t, () => queue.stop());
+  const threads = Array.from({ length: 12 }, (_, i) => `blocking-${i}`);
+  for (const thread of threads) await queue.submit(submitOf('acme', thread));
+  const worker = new Worker(queue, { concurrency: 2, leaseMs: LEASE_MS, logger: () => {} });
+  let mostLeased = 0;
+  worker.handle('build', () => {
+    // Leased now: the running entries and any taken ahead, waiting for a slot (the store clock is fake: no lease runs out).
+    let leasedNow = 0;
+    for (const entry of queue.views()[0]!.entries.values()) if (entry.lease !== null) leasedNow++;
+    mostLeased = Math.max(mostLeased, leasedNow);
+    const until = performance.now() + 5 * QUICK_HANDLER_MS;
+    while (performance.now() < until); // holds the thread
+    return 'done';
+  });
+  runUntilCleanup(t, worker, () => {});
+  await worker.waitIdle();
+  for (const thread of threads) assert.deepEqual(await queue.openEntries('acme', thread), [], `${thread} ran`);
+  // Taken ahead, an entry waited behind the blocking handlers, and one cancelled meanwhile was still started.
+  assert.ok(mostLeased <= 2, `at most the 2 running entries leased at once (saw ${mostLeased})`);
 });
