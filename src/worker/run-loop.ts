@@ -30,6 +30,7 @@
  */
 import { ChurnSet } from '../churn-map.ts';
 import { RunlogError } from '../errors.ts';
+import { MAX_ANSWER_BYTES } from '../queue/requests.ts';
 import type { Started } from '../queue/types.ts';
 import { runEntry, type RunContext } from './run-entry.ts';
 import type { Waker } from './waker.ts';
@@ -52,6 +53,18 @@ class Waiting {
 /** Whether a run still holds its slot in the pool (freed once, by freeSlot). */
 class Slot {
   held = true;
+}
+
+/**
+ * Whether a take answered fewer than it asked for because its answer reached the queue's
+ * bound on bytes (MAX_ANSWER_BYTES: it stops before the entry that would pass it), not because
+ * nothing more was takeable: more may be. Half the bound: the entry it stopped before is at
+ * most the queue's largest input, rarely more than that.
+ */
+function boundByBytes(started: readonly Started[]): boolean {
+  let bytes = 0;
+  for (const { entry } of started) bytes += entry.input.length;
+  return bytes >= MAX_ANSWER_BYTES / 2;
 }
 
 /** What the latest answered take said: more may be takeable, nothing more is (since the generation noted before it), or it failed. */
@@ -155,8 +168,9 @@ export class Pool {
       (started) => {
         for (const entry of started) this.waiting.push(new Waiting(entry, askedAt));
         this.startWaiting(false);
-        if (started.length < max) this.emptyAt = Math.max(this.emptyAt, seen);
-        answered(started.length < max ? { kind: 'empty', seen } : { kind: 'more' });
+        const empty = started.length < max && !boundByBytes(started);
+        if (empty) this.emptyAt = Math.max(this.emptyAt, seen);
+        answered(empty ? { kind: 'empty', seen } : { kind: 'more' });
       },
       (error: unknown) => {
         this.ctx.options.onEvent({ type: 'error', error, context: 'taking or running an entry' });
