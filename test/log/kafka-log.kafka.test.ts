@@ -1,6 +1,5 @@
 /** The EventLog contract against a real Kafka broker, plus what only Kafka has: topic checks. */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isRunlogError } from '../../src/errors.ts';
@@ -8,6 +7,7 @@ import { DEFAULT_KAFKA_PARTITIONS, openKafkaLog, type KafkaLogOptions } from '..
 import { eventLogContract } from '../contract/event-log.contract.ts';
 import type { LogRecord } from '../../src/log/event-log.ts';
 import kafkajs from 'kafkajs';
+import { runChildUntilExit } from '../support/child-exit.ts';
 import { deleteTopic, kafkaBrokers, openTestKafkaLog, uniqueTopic } from './kafka-test-support.ts';
 
 eventLogContract('kafka', (partitions, t) => openTestKafkaLog(t, partitions), { compactionIsSynchronous: false });
@@ -68,16 +68,9 @@ describe('Kafka log: readAt, one record by offset', () => {
   it('reads at once, then closed, leave no connection open: the process exits', async (t) => {
     const topic = uniqueTopic();
     t.after(() => deleteTopic(topic));
-    const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'read-at-exit-child.ts'), topic], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     // A hang is the failure (kafkajs left a socket per concurrent first fetch: point-reader.ts #inLane).
     const limitMs = 60_000;
-    const timer = setTimeout(() => child.kill('SIGKILL'), limitMs);
-    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on('exit', (c, s) => resolve([c, s])));
-    clearTimeout(timer);
+    const { code, signal, output } = await runChildUntilExit(join(import.meta.dirname, 'read-at-exit-child.ts'), [topic], limitMs);
     assert.equal(output.trim(), 'read abc abc');
     assert.equal(signal, null, `the child did not exit within ${limitMs / 1000} s of closing its log: a Kafka connection was left open`);
     assert.equal(code, 0);

@@ -7,7 +7,6 @@
  * queue during an acquire leaves no connection behind. Faults by wrapping the real logs.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { isRunlogError, type RunlogError } from '../../src/errors.ts';
@@ -19,6 +18,7 @@ import { openRunQueueOnLog } from '../../src/queue/open-run-queue.ts';
 import type { RunQueue } from '../../src/queue/run-queue.ts';
 import { submitOf } from '../contract/fixtures.ts';
 import { kafkaBrokers, openTestKafkaLog, uniqueTopic } from '../log/kafka-test-support.ts';
+import { runChildUntilExit } from '../support/child-exit.ts';
 import { onCleanup } from '../support/cleanup.ts';
 import { snapshotView } from '../support/snapshot-view.ts';
 import { wrapLog } from '../support/wrap-log.ts';
@@ -131,17 +131,9 @@ describe('the ownership seam under races (Kafka)', () => {
 
   it('stopping a queue while it acquires a partition leaves no Kafka connection behind (the process exits)', async (t) => {
     const topic = await freshTopic(t);
-    const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'stop-while-acquiring-child.ts'), topic], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: process.env,
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     // A hang is the failure: a process kept alive by a connection nobody closes never exits.
     const limitMs = 90_000;
-    const timer = setTimeout(() => child.kill('SIGKILL'), limitMs);
-    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on('exit', (c, s) => resolve([c, s])));
-    clearTimeout(timer);
+    const { code, signal, output } = await runChildUntilExit(join(import.meta.dirname, 'stop-while-acquiring-child.ts'), [topic], limitMs);
     t.diagnostic(`child: ${output.trim()}`);
     assert.match(output, /^stopped; the acquire (resolved|rejected RunlogError)/);
     assert.equal(signal, null, `the child did not exit within ${limitMs / 1000} s after stopping: a Kafka connection was left open`);
