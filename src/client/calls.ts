@@ -50,6 +50,7 @@ import {
   MAX_WAIT_MS,
   closeRequestToJson,
   closedFromJson,
+  closesFromJson,
   entryFromJson,
   healthFromJson,
   startedFromJson,
@@ -57,6 +58,7 @@ import {
   takenFromJson,
   ticketsFromJson,
   type ClosedBatchAnswer,
+  type ClosesAnswer,
   type StartedJson,
   type SubmittedAnswer,
   type ClusterAnswer,
@@ -134,6 +136,17 @@ export function takeStartedCall(request: StartRequest): Call<Started[]> {
 export function closeBatchCall(closes: readonly LeaseClose[]): Call<BatchAnswer<'entry', Entry>[]> {
   const body = { closes: closes.map(({ lease, request }) => ({ lease, request: closeRequestToJson(request) })) };
   const read = (answer: unknown): BatchAnswer<'entry', Entry>[] => closedFromJson(answer as ClosedBatchAnswer);
+  return { method: 'POST', path: '/v1/leases/close-batch', body, repeatable: 'once', read, route: leaseRoute(closes[0]!.lease) };
+}
+
+/**
+ * The Worker's closes (src/queue/in-process.ts closeRuns): close-batch with `entries: false`,
+ * answered per item with its refusal or null; the closed entries, inputs and all, are not sent
+ * back. Checked closes (closeBatchRequests), routed by the first.
+ */
+export function closeRunsCall(closes: readonly LeaseClose[]): Call<(RunlogError | null)[]> {
+  const body = { closes: closes.map(({ lease, request }) => ({ lease, request: closeRequestToJson(request) })), entries: false };
+  const read = (answer: unknown): (RunlogError | null)[] => closesFromJson(answer as ClosesAnswer);
   return { method: 'POST', path: '/v1/leases/close-batch', body, repeatable: 'once', read, route: leaseRoute(closes[0]!.lease) };
 }
 

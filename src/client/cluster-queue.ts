@@ -27,6 +27,7 @@
  */
 import { RunlogError, isRunlogError } from '../errors.ts';
 import { addMetrics, emptyMetrics } from '../../projections/metrics.ts';
+import { closeRuns } from '../queue/in-process.ts';
 import { awaitOptions } from '../queue/requests.ts';
 import type {
   Attempt,
@@ -124,6 +125,12 @@ export class ClusterQueue implements RemoteQueue {
   async closeBatch(closes: readonly LeaseClose[]): Promise<BatchAnswer<'entry', Entry>[]> {
     this.#requireRunning();
     return this.#perPartition(calls.closeBatchRequests(closes), (item) => ({ entryId: item.lease.entryId }), calls.closeBatchCall);
+  }
+
+  /** A Worker's closes (in-process.ts): as closeBatch, answered without the closed entries. */
+  async [closeRuns](closes: readonly LeaseClose[]): Promise<(RunlogError | null)[]> {
+    this.#requireRunning();
+    return this.#perPartition(calls.closeBatchRequests(closes), (item) => ({ entryId: item.lease.entryId }), calls.closeRunsCall);
   }
 
   /** Splits `items` by partition, sends each share as one call to its owner, and answers in the items' order. */

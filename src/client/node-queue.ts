@@ -7,6 +7,7 @@
  * onWork: work-signal.ts.
  */
 import { RunlogError } from '../errors.ts';
+import { closeRuns } from '../queue/in-process.ts';
 import { awaitOptions } from '../queue/requests.ts';
 import type {
   Attempt,
@@ -78,6 +79,12 @@ export class NodeQueue implements RemoteQueue {
   async closeBatch(closes: readonly LeaseClose[]): Promise<BatchAnswer<'entry', Entry>[]> {
     this.#requireRunning();
     return this.send(calls.closeBatchCall(calls.closeBatchRequests(closes)));
+  }
+
+  /** A Worker's closes (in-process.ts): closeBatch answered without the closed entries. */
+  async [closeRuns](closes: readonly LeaseClose[]): Promise<(RunlogError | null)[]> {
+    this.#requireRunning();
+    return this.send(calls.closeRunsCall(calls.closeBatchRequests(closes)));
   }
 
   async takeEntry(tenant: string, entryId: string, request: Omit<TakeRequest, 'agents'>): Promise<Taken | null> {

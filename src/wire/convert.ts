@@ -4,12 +4,12 @@
  * The server reads requests (`...FromJson`) and writes answers (`...ToJson`); the client the
  * other way round.
  */
-import { invalidArgument } from '../errors.ts';
+import { invalidArgument, type RunlogError } from '../errors.ts';
 import type { BatchAnswer, CloseRequest, Entry, PartitionHealth, Started, SubmitRequest, Taken, Ticket } from '../queue/types.ts';
 import { fromBase64, toBase64 } from './bytes.ts';
 import { errorFromBody, errorBody } from './problem.ts';
 import type { CloseRequestJson, SubmitBody } from './requests.ts';
-import type { ClosedBatchAnswer, EntryJson, PartitionHealthJson, StartedJson, SubmittedAnswer, TakenJson } from './shapes.ts';
+import type { ClosedBatchAnswer, ClosesAnswer, EntryJson, PartitionHealthJson, StartedJson, SubmittedAnswer, TakenJson } from './shapes.ts';
 
 export function entryToJson(entry: Entry): EntryJson {
   return { ...entry, input: toBase64(entry.input), result: entry.result === null ? null : toBase64(entry.result) };
@@ -51,6 +51,16 @@ export function closedToJson(answers: BatchAnswer<'entry', Entry>[]): ClosedBatc
   return {
     results: answers.map((answer) => ('error' in answer ? { error: errorBody(answer.error) } : { entry: entryToJson(answer.entry) })),
   };
+}
+
+/** closedToJson without the entries (close-batch's `entries: false`): `{ closed: true }` or the item's refusal. */
+export function closesToJson(answers: BatchAnswer<'entry', Entry>[]): ClosesAnswer {
+  return { results: answers.map((answer) => ('error' in answer ? { error: errorBody(answer.error) } : { closed: true as const })) };
+}
+
+/** Each item's refusal, or null once closed (what a Worker's closes need: src/queue/in-process.ts closeRuns). */
+export function closesFromJson(json: ClosesAnswer): (RunlogError | null)[] {
+  return json.results.map((result) => ('error' in result ? errorFromBody(result.error.status, result.error) : null));
 }
 
 export function closedFromJson(json: ClosedBatchAnswer): BatchAnswer<'entry', Entry>[] {

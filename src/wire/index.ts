@@ -14,6 +14,8 @@ export {
   closeRequestToJson,
   closedFromJson,
   closedToJson,
+  closesFromJson,
+  closesToJson,
   entryFromJson,
   entryToJson,
   healthFromJson,

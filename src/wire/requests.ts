@@ -90,7 +90,15 @@ export const TakeStartedBody = Type.Object(
   strict,
 );
 
-export const CloseBatchBody = Type.Object({ closes: Type.Array(CloseBody) }, strict);
+export const CloseBatchBody = Type.Object(
+  {
+    closes: Type.Array(CloseBody),
+    entries: Type.Optional(
+      Type.Boolean({ description: 'false: each closed item is answered { closed: true }, without its entry (a Worker has no use for it)' }),
+    ),
+  },
+  strict,
+);
 
 export const NextDueBody = Type.Object({ agents: Names, tenants: Type.Optional(Names) }, strict);
 

@@ -114,6 +114,8 @@ export const TakenAnswer = Type.Object({ taken: Nullable(TakenJson) });
 export const StartedAnswer = Type.Object({ started: Type.Array(StartedJson) });
 export const SubmittedAnswer = BatchResults('ticket', TicketJson);
 export const ClosedBatchAnswer = BatchResults('entry', EntryJson);
+/** close-batch's answer with `entries: false`. */
+export const ClosesAnswer = BatchResults('closed', Type.Literal(true));
 export const ClosedAnswer = Type.Object({ entry: Nullable(EntryJson) });
 export const EntriesAnswer = Type.Object({ entries: Type.Array(EntryJson) });
 export const DeletedAnswer = Type.Object({ deleted: Count });
@@ -154,5 +156,6 @@ export type TakenJson = Static<typeof TakenJson>;
 export type StartedJson = Static<typeof StartedJson>;
 export type SubmittedAnswer = Static<typeof SubmittedAnswer>;
 export type ClosedBatchAnswer = Static<typeof ClosedBatchAnswer>;
+export type ClosesAnswer = Static<typeof ClosesAnswer>;
 export type QueueMetricsJson = Static<typeof QueueMetricsJson>;
 export type PartitionHealthJson = Static<typeof PartitionHealthJson>;

@@ -8,6 +8,7 @@ import { connect as connectTcp, createServer, type Server, type Socket } from 'n
 import { describe, it, type TestContext } from 'node:test';
 import { connect, type ConnectOptions } from '../../src/client/index.ts';
 import { isRunlogError } from '../../src/errors.ts';
+import { canCloseRuns, closeRuns } from '../../src/queue/in-process.ts';
 import { openMemoryLog } from '../../src/log/memory/memory-log.ts';
 import type { RunQueue } from '../../src/queue/run-queue.ts';
 import { openAuthenticator } from '../../src/server/auth.ts';
@@ -234,6 +235,30 @@ describe('the client', () => {
     const taking = worker.take(TAKE, { waitMs: 60_000 });
     const ticket = await producer.submit(submitOf('acme', 't1'));
     assert.equal((await taking)!.lease.entryId, ticket.entryId);
+  });
+
+  it("a Worker's closes go as close-batch with entries: false: answered without the closed entries, each item its refusal or null", async (t) => {
+    const { client, local, server } = await served(t);
+    const queue = await client();
+    assert.ok(canCloseRuns(queue), 'the client offers closeRuns, which the Worker uses');
+    const input = new Uint8Array(64 * 1024).fill(9);
+    for (const thread of ['a', 'b', 'c']) await local.submit(submitOf('acme', thread, { input }));
+    const [first, second, third] = (await queue.takeStarted({ ...TAKE, max: 3 })).map(({ lease }) => lease);
+    await local.cancel('acme', second!.entryId);
+    const answers = await queue[closeRuns]([
+      { lease: first!, request: { status: 'succeeded' } },
+      { lease: second!, request: { status: 'succeeded' } },
+    ]);
+    assert.equal(answers[0], null);
+    assert.ok(isRunlogError(answers[1], 'EntryClosed'), String(answers[1]));
+    assert.equal((await local.entry('acme', first!.entryId)).outcome, 'succeeded');
+    // On the wire: `{ closed: true }`, no entry, so no input sent back.
+    const raw = await fetch(`${server.url}/v1/leases/close-batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ closes: [{ lease: third!, request: { status: 'succeeded' } }], entries: false }),
+    });
+    assert.deepEqual(await raw.json(), { results: [{ closed: true }] });
   });
 
   it("now() follows the server's store clock", async (t) => {

@@ -393,6 +393,14 @@ const cases: Case[] = [
     message: /^"GET" is not a method of \/v1\/submit: it takes POST$/,
   },
   {
+    name: "close-batch's entries flag not a boolean",
+    method: 'POST',
+    path: '/v1/leases/close-batch',
+    options: (lease) => ({ body: { closes: [{ lease, request: { status: 'succeeded' } }], entries: 'no' } }),
+    status: 400,
+    message: /^body\.entries must be a boolean, got "no"$/,
+  },
+  {
     name: 'a wrong method on a path with two',
     method: 'PUT',
     path: '/v1/tenants/acme/threads/t',

@@ -9,11 +9,13 @@ import type { BatchAnswer, Entry, LeaseClose, StartRequest } from '../../queue/t
 import {
   closeRequestFromJson,
   closedToJson,
+  closesToJson,
   startedToJson,
   submitFromJson,
   ticketsToJson,
   type CloseBatchBody,
   type ClosedBatchAnswer,
+  type ClosesAnswer,
   type StartedJson,
   type SubmitBatchBody,
   type SubmittedAnswer,
@@ -37,7 +39,8 @@ export async function takeStarted({ queue, caller, body }: RouteRequest<TakeStar
   return { started: (await queue.takeStarted(request)).map(startedToJson) };
 }
 
-export async function closeBatch({ queue, caller, body }: RouteRequest<CloseBatchBody>): Promise<ClosedBatchAnswer> {
+/** With `entries: false`, each closed item is answered `{ closed: true }`, its entry (its input, its result) not sent back. */
+export async function closeBatch({ queue, caller, body }: RouteRequest<CloseBatchBody>): Promise<ClosedBatchAnswer | ClosesAnswer> {
   // As the queue counts a batch (requests.ts batchItems): checked here, before items out of scope are answered without it.
   const count = body.closes.length;
   if (count === 0 || count > MAX_BATCH) throw new RunlogError('InvalidArgument', `closes must hold 1 to ${MAX_BATCH} items, got ${count}`);
@@ -56,7 +59,8 @@ export async function closeBatch({ queue, caller, body }: RouteRequest<CloseBatc
   });
   const closed = inScope.length === 0 ? [] : await queue.closeBatch(inScope);
   let next = 0;
-  return closedToJson(answers.map((answer) => answer ?? closed[next++]!));
+  const all = answers.map((answer) => answer ?? closed[next++]!);
+  return body.entries === false ? closesToJson(all) : closedToJson(all);
 }
 
 /** Converts one item, its InvalidArgument naming the item. */
