@@ -21,7 +21,7 @@ import type { Attempt, CloseRequest, Entry, Lease, RunQueueApi, Started, Taken }
 import { describe } from '../validation/index.ts';
 import { badResult, describeFailure, recordableError } from './failure.ts';
 import type { ResolvedOptions } from './options.ts';
-import { TakenRun, supervise, type Supervised } from './supervise.ts';
+import { TakenRun, supervise, type Pace, type Supervised } from './supervise.ts';
 import type { Handler, RunOutcome } from './types.ts';
 import type { CounterName, WorkerMetrics } from './worker-metrics.ts';
 
@@ -66,14 +66,14 @@ class Report implements RunReport {
  * queue.now() read before the take was sent (the lease runs out no sooner than that plus its
  * length: lease-keeper.ts). Never rejects for a handler's fault; rejects only when the queue
  * fails. `handlerDone` hears when the handler has settled, before the outcome is made durable
- * (the pool frees the run's slot then), and whether it settled in the turn it was called.
+ * (the pool frees the run's slot then), and how it settled (Pace).
  */
 export async function runEntry(
   ctx: RunContext,
   taken: Taken | Started,
   stop: AbortSignal,
   askedAt: number,
-  handlerDone: (atOnce: boolean) => void = () => {},
+  handlerDone: (pace: Pace) => void = () => {},
 ): Promise<RunReport> {
   const agent = taken.entry.agent;
   ctx.metrics.runStarted(agent);
@@ -95,7 +95,7 @@ async function runLeased(
   taken: Taken | Started,
   stop: AbortSignal,
   askedAt: number,
-  handlerDone: (atOnce: boolean) => void,
+  handlerDone: (pace: Pace) => void,
 ): Promise<RunReport> {
   const { lease, entry } = taken;
   const attempt = 'attempt' in taken && taken.attempt !== null ? taken.attempt : await startHere(ctx, lease, entry, stop);
@@ -107,7 +107,7 @@ async function runLeased(
   const ranFrom = ctx.queue.now();
   const supervising = supervise(ctx.queue, ctx.options, ctx.handlerOf(entry.agent), new TakenRun(lease, entry, attempt, askedAt), stop);
   const supervised = supervising instanceof Promise ? await supervising : supervising;
-  handlerDone(supervised.atOnce);
+  handlerDone(supervised.pace);
   ctx.metrics.exec(entry.agent, Math.max(0, ctx.queue.now() - ranFrom));
   // Most runs succeed: their close is awaited here, not in an async function more (one promise and a frame less per run).
   const success = successOf(supervised);

@@ -33,6 +33,7 @@ import { RunlogError } from '../errors.ts';
 import { MAX_ANSWER_BYTES } from '../queue/requests.ts';
 import type { Started } from '../queue/types.ts';
 import { runEntry, type RunContext } from './run-entry.ts';
+import type { Pace } from './supervise.ts';
 import type { Waker } from './waker.ts';
 
 /** How many takes may be in flight at once. */
@@ -91,6 +92,8 @@ export class Pool {
   private readonly waiting: Waiting[] = [];
   /** Handlers that settled in the turn they were called, since the last one that did not. */
   private quickRuns = 0;
+  /** Handlers in a row that answered in their turn but held the thread (see counted). */
+  private heldRuns = 0;
   /** The run signal (set by run). */
   private signal: AbortSignal = new AbortController().signal;
 
@@ -198,7 +201,7 @@ export class Pool {
   private start(started: Started, signal: AbortSignal, askedAt: number): void {
     this.running++;
     const slot = new Slot();
-    const run: Promise<void> = runEntry(this.ctx, started, signal, askedAt, (atOnce) => this.freeSlot(slot, atOnce)).then(
+    const run: Promise<void> = runEntry(this.ctx, started, signal, askedAt, (pace) => this.freeSlot(slot, pace)).then(
       () => this.ended(run, slot),
       (error: unknown) => {
         this.ctx.options.onEvent({ type: 'error', error, context: 'taking or running an entry' });
@@ -208,14 +211,28 @@ export class Pool {
     this.runs.add(run);
   }
 
-  /** The run's handler has settled (`atOnce`: in the turn it was called), or the run ended without it (null): its slot is free, once. */
-  private freeSlot(slot: Slot, atOnce: boolean | null): void {
+  /** The run's handler has settled (how: `pace`), or the run ended without it (null): its slot is free, once. */
+  private freeSlot(slot: Slot, pace: Pace | null): void {
     if (!slot.held) return;
     slot.held = false;
     this.running--;
-    if (atOnce !== null) this.quickRuns = atOnce ? this.quickRuns + 1 : 0;
+    if (pace !== null) this.counted(pace);
     if (this.waiting.length > 0) this.startWaiting(true);
     this.changed?.();
+  }
+
+  /**
+   * Counts a settled handler toward taking ahead (quickRuns): a quick one counts; one that
+   * answered later ends it; one that held the thread is forgiven once (a collection or a
+   * preemption can stretch a no-op handler past QUICK_HANDLER_MS), and two in a row end it.
+   */
+  private counted(pace: Pace): void {
+    if (pace === 'async' || (pace === 'held' && ++this.heldRuns >= 2)) {
+      this.quickRuns = 0;
+      return;
+    }
+    if (pace === 'quick') this.heldRuns = 0;
+    this.quickRuns++;
   }
 
   private ended(run: Promise<void>, slot: Slot): void {

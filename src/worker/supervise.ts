@@ -43,9 +43,16 @@ class SupervisedRun implements Supervised {
     readonly lease: Lease,
     readonly lost: RunlogError | null,
     readonly stopped: boolean,
-    readonly atOnce: boolean,
+    readonly pace: Pace,
   ) {}
 }
+
+/**
+ * How a handler settled, for taking ahead (run-loop.ts): 'quick', in the turn it was called
+ * within QUICK_HANDLER_MS; 'held', in its turn but holding the thread longer; 'async', later
+ * (it answered a promise).
+ */
+export type Pace = 'quick' | 'held' | 'async';
 
 export interface Supervised {
   settled: Settled;
@@ -55,21 +62,19 @@ export interface Supervised {
   lost: RunlogError | null;
   /** The handler's signal was aborted because the worker is stopping. */
   stopped: boolean;
-  /**
-   * The handler settled in the turn it was called (returned a value that is not a promise, or
-   * threw) within QUICK_HANDLER_MS: a quick run, which lets the pool take ahead (run-loop.ts).
-   */
-  atOnce: boolean;
+  /** How the handler settled (see Pace). */
+  pace: Pace;
 }
 
 /**
- * A handler that answers in its turn counts as quick only this fast (ms): entries taken ahead
- * wait for a slot, and behind handlers that hold the thread (a blocking 5-200 ms computation)
- * they waited up to a second, so a handler started for an entry whose cancel was acknowledged
- * meanwhile (found by the hostile tester: 3-4 of 40 such entries, 30-1,155 ms after the cancel).
- * The pool's no-op handlers take microseconds.
+ * A handler that answers in its turn is quick only this fast (ms). Entries taken ahead wait for
+ * a slot, and behind handlers that hold the thread (a blocking 5-200 ms computation) they
+ * waited up to a second, so a handler started for an entry whose cancel was acknowledged
+ * meanwhile (found by the hostile tester: 3-4 of 40 such entries, 30-1,155 ms after the
+ * cancel). The pool's no-op handlers take microseconds; one caught by a collection or a
+ * preemption on a loaded machine can take a few ms, which the pool forgives once (run-loop.ts).
  */
-export const QUICK_HANDLER_MS = 1;
+export const QUICK_HANDLER_MS = 2;
 
 export function supervise(
   queue: RunQueueApi,
@@ -146,7 +151,7 @@ async function superviseAsync(
   try {
     const running = (async (): Promise<HandlerResult> => ((await returned) as HandlerResult | null | undefined) ?? undefined)();
     const settled = await settleWithin(running, abort, options.graceMs, options.timers);
-    return new SupervisedRun(settled, keeper.lease, keeper.lost, stopped && keeper.lost === null, false);
+    return new SupervisedRun(settled, keeper.lease, keeper.lost, stopped && keeper.lost === null, 'async');
   } finally {
     stop.removeEventListener('abort', onStop);
     unwatch();
@@ -188,7 +193,7 @@ function stopping(): RunlogError {
 
 /** A handler that answered in the turn it was called: no lease was lost meanwhile (nothing ran); `stopped` if the worker is stopping. */
 function settledAtOnce(settled: Settled, lease: Lease, stopped: boolean, calledAt: number): Supervised {
-  return new SupervisedRun(settled, lease, null, stopped, performance.now() - calledAt < QUICK_HANDLER_MS);
+  return new SupervisedRun(settled, lease, null, stopped, performance.now() - calledAt < QUICK_HANDLER_MS ? 'quick' : 'held');
 }
 
 /** The handler's outcome; 'abandoned' when it has not settled graceMs after `signal` aborted. */
