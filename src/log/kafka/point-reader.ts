@@ -19,6 +19,8 @@ import { toRunlogError } from './errors.ts';
 import { createCluster, type Cluster, type FetchBroker } from './kafkajs-cluster.ts';
 
 const TRIES = 4;
+/** How long close waits for the fetches in flight. */
+const CLOSE_WAIT_MS = 5_000;
 
 export class PointReader {
   readonly #kafka: Kafka;
@@ -98,7 +100,9 @@ export class PointReader {
    */
   #inLane<T>(nodeId: string, fetch: () => Promise<T>): Promise<T> {
     const previous = this.#lanes.get(nodeId) ?? Promise.resolve();
-    const next = previous.then(fetch, fetch);
+    // A fetch queued behind a close is never sent: kafkajs would connect its connection again, and nothing would close it.
+    const unlessClosed = (): Promise<T> => (this.#closed ? Promise.reject(this.#stopped()) : fetch());
+    const next = previous.then(unlessClosed, unlessClosed);
     this.#lanes.set(
       nodeId,
       next.catch(() => undefined),
@@ -108,7 +112,7 @@ export class PointReader {
 
   #connected(): Promise<Cluster> {
     // Nothing connects after close: a connection made then would keep the process alive.
-    if (this.#closed) return Promise.reject(new RunlogError('Stopped', `the Kafka log of topic ${this.#topic} is closed`));
+    if (this.#closed) return Promise.reject(this.#stopped());
     this.#cluster ??= (async () => {
       const cluster = createCluster(this.#kafka);
       await cluster.connect();
@@ -120,8 +124,21 @@ export class PointReader {
     return this.#cluster;
   }
 
+  #stopped(): RunlogError {
+    return new RunlogError('Stopped', `the Kafka log of topic ${this.#topic} is closed`);
+  }
+
+  /**
+   * Closes the connections once the fetches in flight have settled (a fetch still connecting
+   * would otherwise connect after the disconnect, and keep the process alive), waiting
+   * CLOSE_WAIT_MS at most (a broker that does not answer); those queued behind them fail Stopped.
+   */
   async close(): Promise<void> {
     this.#closed = true;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS).unref()));
+    await Promise.race([Promise.all(this.#lanes.values()), waited]);
+    clearTimeout(timer);
     this.#brokers.clear();
     this.#lanes.clear();
     const cluster = this.#cluster;
