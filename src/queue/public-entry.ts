@@ -99,3 +99,40 @@ function copyBytes(bytes: Uint8Array): Uint8Array {
   copy.set(bytes);
   return copy;
 }
+
+/** An entry's JSON beyond what answerBytesOf counts field by field: names, numbers, punctuation. */
+const ENTRY_JSON_BYTES = 1024;
+/** An attempt's JSON (its run id, numbers, names). */
+const ATTEMPT_JSON_BYTES = 256;
+/** The most a UTF-16 unit of text takes in JSON (`\u0001`): text is counted at its worst. */
+const ESCAPED_UNIT_BYTES = 6;
+
+/**
+ * At most how many bytes `entry` takes in an answer (over HTTP, as JSON: bytes in base64, text
+ * escaped at its worst), closed with a result of `resultBytes` (null: the result it holds),
+ * with `moreTextUnits` UTF-16 units of text besides (a close's error, a take's lease):
+ * what MAX_ANSWER_BYTES bounds (requests.ts). An upper bound, never less than the answer:
+ * metadata of control characters, escaped six to one, passed the bound when only inputs were
+ * counted (the second tester: a takeStarted of 10,000 entries with 16 KiB of such metadata
+ * failed to answer after its leases were durable).
+ */
+export function answerBytesOf(entry: EntryState, resultBytes: number | null = null, moreTextUnits = 0): number {
+  const text =
+    moreTextUnits +
+    entry.entryId.length +
+    entry.tenant.length +
+    entry.thread.length +
+    entry.agent.length +
+    (entry.key?.length ?? 0) +
+    (entry.error?.length ?? 0) +
+    (entry.lease?.holder.length ?? 0);
+  let bytes = ENTRY_JSON_BYTES + base64Bytes(entry.inputLength) + base64Bytes(resultBytes ?? entry.result?.length ?? 0);
+  bytes += ESCAPED_UNIT_BYTES * text + ATTEMPT_JSON_BYTES * entry.attempts.length;
+  const metadata = entry.metadata;
+  for (const name in metadata) bytes += ESCAPED_UNIT_BYTES * (name.length + metadata[name]!.length);
+  return bytes;
+}
+
+function base64Bytes(bytes: number): number {
+  return 4 * Math.ceil(bytes / 3);
+}

@@ -16,7 +16,7 @@ import { newRunId } from './run-ids.ts';
 import { EntryState } from '../../projections/entry-state.ts';
 import type { ClosedEntry } from '../../projections/closed-entry.ts';
 import { ClosedEntryCache, DEFAULT_CLOSED_CACHE_BYTES, cachesCloses } from './closed-entries.ts';
-import { StartedAnswer, TakenAnswer, attemptOf, leaseOf, toPublicEntry } from './public-entry.ts';
+import { StartedAnswer, TakenAnswer, answerBytesOf, attemptOf, leaseOf, toPublicEntry } from './public-entry.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
 import { findEntry, keyedAnswer, openEntryOf } from './decide.ts';
 import { newTicketSecret } from './entry-id.ts';
@@ -357,7 +357,12 @@ export class RunQueue implements RunQueueApi {
       const best = this.#partitions.bestHead(agents, now, tenants);
       if (best === undefined) break;
       const [partition, entry] = best;
-      answerBytes += entry.inputLength;
+      // Its lease repeats its names, with the holder's (twice: the attempt's lease too).
+      answerBytes += answerBytesOf(
+        entry,
+        null,
+        2 * holder.length + entry.entryId.length + entry.tenant.length + entry.thread.length + entry.agent.length,
+      );
       if (answerBytes > MAX_ANSWER_BYTES && started.length > 0) break;
       let batch = batches.get(partition);
       if (batch === undefined) batches.set(partition, (batch = partition.batch(NOTHING_FETCHED, now(partition))));
@@ -739,10 +744,14 @@ function commitAll(batches: ReadonlyMap<Partition, PartitionBatch>): Promise<unk
   return Promise.all([...batches.values()].map((batch) => batch.commit()));
 }
 
+/** A refusal's answer at most: its problem body (a message of a few names and values). */
+const REFUSAL_ANSWER_BYTES = 1024;
+
 /**
- * Refuses a closeBatch whose answer would carry more than MAX_ANSWER_BYTES: each item's result
- * and the input of its entry, open in the view now (an entry's input never changes; one closed
- * or unknown by then is answered a refusal, a few bytes).
+ * Refuses a closeBatch whose answer could take more than MAX_ANSWER_BYTES: each item's entry,
+ * open in the view now, closed with the item's result (answerBytesOf: an upper bound, and what
+ * it counts of an entry never grows but for its lease holder, counted here too); an item whose
+ * entry is closed or unknown by then is answered a refusal.
  */
 function requireAnswerFits(
   items: readonly { lease: Lease; request: CloseFields }[],
@@ -752,10 +761,10 @@ function requireAnswerFits(
   items.forEach(({ lease, request }, i) => {
     const partition = partitions[i]!;
     const open = partition instanceof Partition ? partition.view.entries.get(lease.entryId) : undefined;
-    bytes += (open?.inputLength ?? 0) + (request.result?.length ?? 0);
+    bytes += open === undefined ? REFUSAL_ANSWER_BYTES : answerBytesOf(open, request.result?.length ?? 0, request.error?.length ?? 0);
   });
   if (bytes > MAX_ANSWER_BYTES) {
-    const message = `closes: the answer would carry ${bytes} bytes of the entries' inputs and results, more than the ${MAX_ANSWER_BYTES} one answer carries: close them in smaller batches`;
+    const message = `closes: the answer would take up to ${bytes} bytes (the closed entries, their inputs and results), more than the ${MAX_ANSWER_BYTES} one answer carries: close them in smaller batches`;
     throw new RunlogError('InvalidArgument', message);
   }
 }

@@ -22,9 +22,10 @@ import { RecordingLogger } from '../server/fixtures.ts';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
 const MIB = 1024 * 1024;
-/** Entries whose inputs together pass the bound by a few. */
-const FIT = MAX_ANSWER_BYTES / MIB;
-const ENTRIES = FIT + 6;
+/** Entries of 1 MiB: in base64 (4/3), a take answers at most this many. */
+const FIT = Math.floor(MAX_ANSWER_BYTES / ((4 * MIB) / 3));
+/** Two takes' worth. */
+const ENTRIES = 2 * FIT;
 
 async function fileQueue(t: import('node:test').TestContext) {
   const dir = await scratchDir(t, 'runlog-answer-bytes-');
@@ -43,20 +44,26 @@ const succeeded = (started: readonly Started[]): LeaseClose[] => started.map(({ 
 
 async function boundedAnswers(queue: RunQueueApi, size: () => Promise<bigint>): Promise<void> {
   await submitLarge(queue);
-  const first = await queue.takeStarted({ agents: ['big'], holder: 'w', ttlMs: 600_000, max: 1000 });
-  assert.equal(first.length, FIT, 'the take stops before the entry that would pass the bound');
-  const rest = await queue.takeStarted({ agents: ['big'], holder: 'w', ttlMs: 600_000, max: 1000 });
-  assert.equal(rest.length, ENTRIES - FIT, 'the rest waited, and the next take answers them');
+  const taken: Started[] = [];
+  for (let takes = 0; taken.length < ENTRIES; takes++) {
+    assert.ok(takes < ENTRIES, 'every entry is taken, a bounded answer at a time');
+    const started = await queue.takeStarted({ agents: ['big'], holder: 'w', ttlMs: 600_000, max: 1000 });
+    assert.ok(started.length >= 1 && started.length <= FIT, `a take stops before the entry that would pass the bound (${started.length})`);
+    taken.push(...started);
+  }
+  assert.equal(taken.length, ENTRIES);
 
-  const all = succeeded([...first, ...rest]);
+  const all = succeeded(taken);
   const before = await size();
   await assert.rejects(
     queue.closeBatch(all),
     (e: unknown) =>
-      isRunlogError(e, 'InvalidArgument') && e.message.includes(`${ENTRIES * MIB} bytes`) && e.message.includes('smaller batches'),
+      isRunlogError(e, 'InvalidArgument') && /answer would take up to \d+ bytes/.test(e.message) && e.message.includes('smaller batches'),
   );
   assert.equal(await size(), before, 'nothing written');
-  const answers = [...(await queue.closeBatch(all.slice(0, FIT))), ...(await queue.closeBatch(all.slice(FIT)))];
+  const answers = [];
+  const share = Math.max(1, Math.floor(FIT / 2));
+  for (let at = 0; at < all.length; at += share) answers.push(...(await queue.closeBatch(all.slice(at, at + share))));
   assert.deepEqual(
     answers.map((answer) => ('entry' in answer ? answer.entry.status : answer.error.code)),
     all.map(() => 'closed'),
@@ -84,6 +91,36 @@ describe('answers carry at most MAX_ANSWER_BYTES', () => {
     const client = await connect({ url: server.url });
     onCleanup(t, () => client.stop());
     await boundedAnswers(client, () => logSize(log));
+  });
+
+  it('over HTTP, text counts at its worst: entries whose metadata JSON escapes six to one are answered within the bound', async (t) => {
+    const { log, queue } = await fileQueue(t);
+    const server = await startServer({
+      queue,
+      log,
+      authenticator: openAuthenticator(),
+      logger: new RecordingLogger(),
+      host: '127.0.0.1',
+      port: 0,
+      maxInputBytes: MIB,
+    });
+    onCleanup(t, () => server.close());
+    // Nearly 16 KiB of metadata (the most allowed), each character written \\u0001 in JSON: ~96 KiB an entry.
+    const metadata = { note: '\u0001'.repeat(16 * 1024 - 8) };
+    for (let n = 0; n < 400; n += 100)
+      await queue.submitBatch(
+        Array.from({ length: 100 }, (_, i) => ({ tenant: 'acme', thread: `m${n + i}`, agent: 'meta', input: 'x', metadata })),
+      );
+    const response = await fetch(`${server.url}/v1/take-started`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ agents: ['meta'], holder: 'w', ttlMs: 600_000, max: 400 }),
+    });
+    const text = await response.text();
+    assert.equal(response.status, 200, text.slice(0, 200));
+    assert.ok(text.length <= MAX_ANSWER_BYTES, `the answer is ${text.length} bytes`);
+    const taken = (JSON.parse(text) as { started: unknown[] }).started.length;
+    assert.ok(taken > 0 && taken < 400, `${taken} of 400 taken: the rest wait for the next take`);
   });
 
   it('a closeBatch item of a partition the queue does not have is its own refusal; the others close', async (t) => {
