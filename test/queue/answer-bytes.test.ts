@@ -40,6 +40,22 @@ async function submitLarge(queue: RunQueueApi): Promise<void> {
   for (let i = 0; i < ENTRIES; i++) await queue.submit({ tenant: 'acme', thread: `t${i}`, agent: 'big', input });
 }
 
+/** fileQueue's queue served over HTTP. */
+async function servedQueue(t: import('node:test').TestContext) {
+  const { log, queue } = await fileQueue(t);
+  const server = await startServer({
+    queue,
+    log,
+    authenticator: openAuthenticator(),
+    logger: new RecordingLogger(),
+    host: '127.0.0.1',
+    port: 0,
+    maxInputBytes: MIB,
+  });
+  onCleanup(t, () => server.close());
+  return { log, queue, server };
+}
+
 const succeeded = (started: readonly Started[]): LeaseClose[] => started.map(({ lease }) => ({ lease, request: { status: 'succeeded' } }));
 
 async function boundedAnswers(queue: RunQueueApi, size: () => Promise<bigint>): Promise<void> {
@@ -77,35 +93,15 @@ describe('answers carry at most MAX_ANSWER_BYTES', () => {
   });
 
   it('over HTTP: the same, every answer sent', async (t) => {
-    const { log, queue } = await fileQueue(t);
-    const server = await startServer({
-      queue,
-      log,
-      authenticator: openAuthenticator(),
-      logger: new RecordingLogger(),
-      host: '127.0.0.1',
-      port: 0,
-      maxInputBytes: MIB,
-    });
-    onCleanup(t, () => server.close());
+    const { log, server } = await servedQueue(t);
     const client = await connect({ url: server.url });
     onCleanup(t, () => client.stop());
     await boundedAnswers(client, () => logSize(log));
   });
 
   it('over HTTP, text counts at its worst: entries whose metadata JSON escapes six to one are answered within the bound', async (t) => {
-    const { log, queue } = await fileQueue(t);
-    const server = await startServer({
-      queue,
-      log,
-      authenticator: openAuthenticator(),
-      logger: new RecordingLogger(),
-      host: '127.0.0.1',
-      port: 0,
-      maxInputBytes: MIB,
-    });
-    onCleanup(t, () => server.close());
-    // Nearly 16 KiB of metadata (the most allowed), each character written \\u0001 in JSON: ~96 KiB an entry.
+    const { queue, server } = await servedQueue(t);
+    // Nearly 16 KiB of metadata (the most allowed), each character written as a six-character escape in JSON: ~96 KiB an entry.
     const metadata = { note: '\u0001'.repeat(16 * 1024 - 8) };
     for (let n = 0; n < 400; n += 100)
       await queue.submitBatch(
