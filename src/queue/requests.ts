@@ -26,7 +26,8 @@ export const DEFAULT_MAX_ATTEMPTS = 10;
 /** The most items one batch may carry: submitBatch's requests, closeBatch's closes, takeStarted's max. */
 export const MAX_BATCH = 10_000;
 /**
- * The most bytes of inputs and results one answer carries (takeStarted, closeBatch): an
+ * The most bytes one answer takes (takeStarted, closeBatch; counted by public-entry.ts
+ * answerBytesOf: inputs and results as base64, text at its worst JSON escape): an
  * answer is built whole (over HTTP one JSON text, base64 making 3 bytes 4, and V8's strings
  * end at ~512M characters), and it must be answerable once its commands are durable, in a
  * fraction of a lease. Measured before: a takeStarted of 600 entries of 1 MiB leased and

@@ -343,8 +343,8 @@ export class RunQueue implements RunQueueApi {
    * LeaseStart command decided and folded before the next is chosen, added to one batch per
    * partition (Partition.batch): one write to the group commit per partition, not one per
    * entry. Overdue heads met on the way are expired in the same batch. Answered once every
-   * lease and attempt is durable. It stops before the entry whose input would take the answer
-   * past MAX_ANSWER_BYTES (the first is always taken): fewer than `max`, as when fewer wait.
+   * lease and attempt is durable. It stops before the entry that would take the answer past
+   * MAX_ANSWER_BYTES (answerBytesOf; the first is always taken): fewer than `max`, as when fewer wait.
    */
   async takeStarted(request: StartRequest): Promise<Started[]> {
     this.requireRunning();
@@ -501,9 +501,8 @@ export class RunQueue implements RunQueueApi {
   /**
    * Closes every item (checked whole first) as close does, in order, one append per partition;
    * an item's refusal is its answer (an entry id of no partition of this queue too, as close
-   * refuses it). A batch whose answer would carry more than MAX_ANSWER_BYTES of inputs and
-   * results (the closed entries') is refused whole before anything is decided: close it in
-   * smaller batches.
+   * refuses it). A batch whose answer could take more than MAX_ANSWER_BYTES (requireAnswerFits)
+   * is refused whole before anything is decided: close it in smaller batches.
    */
   async closeBatch(closes: readonly LeaseClose[]): Promise<BatchAnswer<'entry', Entry>[]> {
     this.requireRunning();
