@@ -134,7 +134,7 @@ export function takeStartedCall(request: StartRequest): Call<Started[]> {
 
 /** The batch close of checked closes (closeBatchRequests), routed by its first item's entry. */
 export function closeBatchCall(closes: readonly LeaseClose[]): Call<BatchAnswer<'entry', Entry>[]> {
-  const body = { closes: closes.map(({ lease, request }) => ({ lease, request: closeRequestToJson(request) })) };
+  const body = { closes: closesJson(closes) };
   const read = (answer: unknown): BatchAnswer<'entry', Entry>[] => closedFromJson(answer as ClosedBatchAnswer);
   return { method: 'POST', path: '/v1/leases/close-batch', body, repeatable: 'once', read, route: leaseRoute(closes[0]!.lease) };
 }
@@ -145,9 +145,14 @@ export function closeBatchCall(closes: readonly LeaseClose[]): Call<BatchAnswer<
  * back. Checked closes (closeBatchRequests), routed by the first.
  */
 export function closeRunsCall(closes: readonly LeaseClose[]): Call<(RunlogError | null)[]> {
-  const body = { closes: closes.map(({ lease, request }) => ({ lease, request: closeRequestToJson(request) })), entries: false };
+  const body = { closes: closesJson(closes), entries: false };
   const read = (answer: unknown): (RunlogError | null)[] => closesFromJson(answer as ClosesAnswer);
   return { method: 'POST', path: '/v1/leases/close-batch', body, repeatable: 'once', read, route: leaseRoute(closes[0]!.lease) };
+}
+
+/** close-batch's closes as the wire carries them. */
+function closesJson(closes: readonly LeaseClose[]) {
+  return closes.map(({ lease, request }) => ({ lease, request: closeRequestToJson(request) }));
 }
 
 /** closeBatch's closes checked as the queue checks them (a malformed item names its index), each lease's entry id as the queue routes it. */

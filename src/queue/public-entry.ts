@@ -133,6 +133,12 @@ export function answerBytesOf(entry: EntryState, resultBytes: number | null = nu
   return bytes;
 }
 
+/** At most how many bytes `entry` takes in a takeStarted answer, leased to `holder`: its lease repeats its names, with the holder's (twice: the attempt's lease too). */
+export function startedAnswerBytesOf(entry: EntryState, holder: string): number {
+  const leaseText = 2 * holder.length + entry.entryId.length + entry.tenant.length + entry.thread.length + entry.agent.length;
+  return answerBytesOf(entry, null, leaseText);
+}
+
 function base64Bytes(bytes: number): number {
   return 4 * Math.ceil(bytes / 3);
 }

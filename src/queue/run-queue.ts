@@ -16,7 +16,7 @@ import { newRunId } from './run-ids.ts';
 import { EntryState } from '../../projections/entry-state.ts';
 import type { ClosedEntry } from '../../projections/closed-entry.ts';
 import { ClosedEntryCache, DEFAULT_CLOSED_CACHE_BYTES, cachesCloses } from './closed-entries.ts';
-import { StartedAnswer, TakenAnswer, answerBytesOf, attemptOf, leaseOf, toPublicEntry } from './public-entry.ts';
+import { StartedAnswer, TakenAnswer, answerBytesOf, attemptOf, leaseOf, startedAnswerBytesOf, toPublicEntry } from './public-entry.ts';
 import type { PartitionView } from '../../projections/partition-view.ts';
 import { findEntry, keyedAnswer, openEntryOf } from './decide.ts';
 import { newTicketSecret } from './entry-id.ts';
@@ -357,12 +357,7 @@ export class RunQueue implements RunQueueApi {
       const best = this.#partitions.bestHead(agents, now, tenants);
       if (best === undefined) break;
       const [partition, entry] = best;
-      // Its lease repeats its names, with the holder's (twice: the attempt's lease too).
-      answerBytes += answerBytesOf(
-        entry,
-        null,
-        2 * holder.length + entry.entryId.length + entry.tenant.length + entry.thread.length + entry.agent.length,
-      );
+      answerBytes += startedAnswerBytesOf(entry, holder);
       if (answerBytes > MAX_ANSWER_BYTES && started.length > 0) break;
       let batch = batches.get(partition);
       if (batch === undefined) batches.set(partition, (batch = partition.batch(NOTHING_FETCHED, now(partition))));
