@@ -68,7 +68,7 @@ export class HeadIndex<E extends IndexedHead> {
     return best;
   }
 
-  /** When the earliest waiting head of `tenants` (null: of any tenant) becomes takeable, or null. */
+  /** When the earliest head of `tenants` (null: of any tenant) becomes takeable (HeadQueue.nextAt), or null. */
   nextAt(isHead: (entry: E) => boolean, tenants: readonly string[] | null): number | null {
     if (tenants === null) return this.all.nextAt(isHead);
     let earliest: number | null = null;

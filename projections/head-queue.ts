@@ -79,21 +79,31 @@ export class HeadQueue<E extends IndexedHead> {
   /** The best takeable head at `now`, or undefined. Does not remove it. */
   best(now: number, isHead: (entry: E) => boolean): E | undefined {
     this.promote(now, isHead);
-    for (;;) {
-      const top = this.ready.peek();
-      if (top === undefined) return undefined;
-      if (isValid(top, isHead)) return top.entry;
-      this.ready.pop();
-    }
+    return this.readyTop(isHead)?.entry;
   }
 
-  /** When the earliest waiting head becomes takeable, or null. */
+  /**
+   * When the earliest head becomes takeable, or null. A head takeable already answers a time
+   * that has passed (when it became so, or its submission): a take that stopped short of it
+   * (one bounded by its answer's bytes) learns that it need not wait.
+   */
   nextAt(isHead: (entry: E) => boolean): number | null {
+    const ready = this.readyTop(isHead);
+    if (ready !== undefined) return ready.at ?? ready.entry.submittedAt;
     for (;;) {
       const top = this.waiting.peek();
       if (top === undefined) return null;
       if (isValid(top, isHead)) return top.at!;
       this.waiting.pop();
+    }
+  }
+
+  /** The top ready item, its stale items above it dropped; undefined when none is ready. */
+  private readyTop(isHead: (entry: E) => boolean): HeadItem<E> | undefined {
+    for (;;) {
+      const top = this.ready.peek();
+      if (top === undefined || isValid(top, isHead)) return top;
+      this.ready.pop();
     }
   }
 

@@ -220,7 +220,7 @@ export class PartitionView {
     return best;
   }
 
-  /** When the next waiting head of `agents` and of `tenants` (null: any tenant) becomes takeable, or null. */
+  /** When the next head of `agents` and of `tenants` (null: any tenant) becomes takeable (a time passed already if one is takeable now), or null. */
   nextDueAt(agents: readonly string[], tenants: readonly string[] | null = null): number | null {
     let earliest: number | null = null;
     for (const agent of agents) {

@@ -143,7 +143,7 @@ export class Partitions {
     return this.all.reduce((sum, partition) => sum + partition.view.openCount, 0);
   }
 
-  /** When the next waiting head of `agents` and `tenants` (null: any tenant) becomes takeable, across partitions, in store time; or null. */
+  /** When the next head of `agents` and `tenants` (null: any tenant) becomes takeable, across partitions, in store time (passed already when one is takeable now); or null. */
   nextDueAt(agents: readonly string[], tenants: readonly string[] | null): number | null {
     let earliest: number | null = null;
     for (const partition of this.all) {

@@ -282,7 +282,8 @@ export interface RunQueueApi {
   awaitClosed(tenant: string, entryId: string, options?: AwaitOptions): Promise<Entry | null>;
   /**
    * The earliest store-clock time something becomes takeable for these agents (delay, backoff,
-   * lease expiry), or null; of these tenants only when given (as take's `tenants`).
+   * lease expiry), or null; of these tenants only when given (as take's `tenants`). A time
+   * not after now when something is takeable already.
    */
   nextDueAt(agents: readonly string[], tenants?: readonly string[]): Promise<number | null>;
   /**

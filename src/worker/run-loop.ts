@@ -60,7 +60,10 @@ class Slot {
  * Whether a take answered fewer than it asked for because its answer reached the queue's
  * bound on bytes (MAX_ANSWER_BYTES: it stops before the entry that would pass it), not because
  * nothing more was takeable: more may be. Half the bound: the entry it stopped before is at
- * most the queue's largest input, rarely more than that.
+ * most the queue's largest input, rarely more than that. A take cut with less (an entry of
+ * over 8 MiB after small ones) reads as empty, and the idle wait then asks nextDueAt, which
+ * answers a time passed already for the entry still takeable: the next take goes a
+ * millisecond later, not at the next signal or pollMs.
  */
 function boundByBytes(started: readonly Started[]): boolean {
   let bytes = 0;

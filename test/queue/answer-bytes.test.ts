@@ -18,6 +18,7 @@ import type { LeaseClose, RunQueueApi, Started } from '../../src/queue/types.ts'
 import { openAuthenticator } from '../../src/server/auth.ts';
 import { startServer } from '../../src/server/index.ts';
 import { logSize } from '../contract/fixtures.ts';
+import { Worker } from '../../src/worker/worker.ts';
 import { RecordingLogger } from '../server/fixtures.ts';
 import { onCleanup, scratchDir } from '../support/cleanup.ts';
 
@@ -118,6 +119,60 @@ describe('answers carry at most MAX_ANSWER_BYTES', () => {
     const taken = (JSON.parse(text) as { started: unknown[] }).started.length;
     assert.ok(taken > 0 && taken < 400, `${taken} of 400 taken: the rest wait for the next take`);
   });
+
+  // A take whose answer stops before an entry of over half the bound holds under half of it: the
+  // Worker reads it as empty, and its idle wait asks nextDueAt, which must answer "takeable now".
+  // Before: the entry waited for the next work signal or pollMs (here ten minutes), 5 s in the tester's run.
+  for (const over of ['in process', 'over HTTP'] as const)
+    it(`${over}, a Worker whose take stopped before a large entry takes it while its other runs go on`, { timeout: 120_000 }, async (t) => {
+      const big = 13 * MIB; // 17.3 MiB in base64: it passes the bound after any other entry
+      const dir = await scratchDir(t, 'runlog-answer-bytes-');
+      const log = await openFileLog({ dir, partitions: 2 });
+      const queue = await openRunQueueOnLog(log, { snapshots: false, maxInputBytes: big });
+      onCleanup(t, () => queue.stop());
+      let workerQueue: RunQueueApi = queue;
+      if (over === 'over HTTP') {
+        const authenticator = openAuthenticator();
+        const server = await startServer({
+          queue,
+          log,
+          authenticator,
+          logger: new RecordingLogger(),
+          host: '127.0.0.1',
+          port: 0,
+          maxInputBytes: big,
+        });
+        onCleanup(t, () => server.close());
+        const client = await connect({ url: server.url });
+        onCleanup(t, () => client.stop());
+        workerQueue = client;
+      }
+      const tickets = [];
+      for (const [thread, input] of [
+        ['long1', 'a'],
+        ['long2', 'b'],
+        ['small', 'c'],
+        ['big', new Uint8Array(big).fill(5)],
+      ] as const)
+        tickets.push(await queue.submit({ tenant: 'acme', thread, agent: 'w', input }));
+      // The small entries' handlers end only once the large one has started: with four slots, its take must not wait for them.
+      let bigStarted!: () => void;
+      const gate = new Promise<void>((resolve) => (bigStarted = resolve));
+      const worker = new Worker(workerQueue, { concurrency: 4, pollMs: 600_000, logger: () => {} });
+      worker.handle('w', async ({ entry }) => {
+        if (entry.input.length === big) bigStarted();
+        else await gate;
+      });
+      const stop = new AbortController();
+      const running = worker.run(stop.signal);
+      const closed = await Promise.all(tickets.map((ticket) => queue.awaitClosed('acme', ticket.entryId, { timeoutMs: 60_000 })));
+      stop.abort();
+      await running;
+      assert.deepEqual(
+        closed.map((entry) => entry?.outcome ?? 'still open after 60 s'),
+        ['succeeded', 'succeeded', 'succeeded', 'succeeded'],
+      );
+    });
 
   it('a closeBatch item of a partition the queue does not have is its own refusal; the others close', async (t) => {
     const { queue } = await fileQueue(t);

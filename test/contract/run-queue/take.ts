@@ -109,6 +109,20 @@ export function tenantFilterTests(backend: Backend): void {
     assert.equal((await take(queue, ['acme', 'initech']))!.entry.tenant, 'acme');
   });
 
+  it('nextDueAt of a head takeable now is a time not after now (what a Worker whose take stopped short asks), null once taken', async (t) => {
+    const { queue, clock } = await queueOn(backend, t);
+    await queue.submit(submitOf('acme', 'a'));
+    await queue.submit(submitOf('acme', 'b', { notBefore: clock.nowMs + 5_000 }));
+    clock.advance(10);
+    const due = await queue.nextDueAt(['build']);
+    assert.ok(due !== null && due <= clock.nowMs, `takeable now: ${due} is not after ${clock.nowMs}`);
+    assert.ok((await take(queue)) !== null);
+    assert.equal(await queue.nextDueAt(['build']), clock.nowMs + 4_990, 'taken: the delayed head is next');
+    clock.advance(5_000);
+    assert.equal(await queue.nextDueAt(['build']), clock.nowMs - 10, 'due already: when it became takeable');
+    assert.equal(await queue.nextDueAt(['build'], ['globex']), null, "not another tenant's");
+  });
+
   it('a malformed tenants list is InvalidArgument naming the value, and nothing is written or leased', async (t) => {
     const { queue, log } = await queueOn(backend, t);
     const ticket = await queue.submit(submitOf('acme', 'a'));
