@@ -155,6 +155,16 @@ function closesJson(closes: readonly LeaseClose[]) {
   return closes.map(({ lease, request }) => ({ lease, request: closeRequestToJson(request) }));
 }
 
+/**
+ * A Worker's closes (closeRuns) checked as closeBatchRequests checks them. The Worker's are
+ * class instances (src/worker/closer.ts Pending), which closeBatch's check of a caller's
+ * items refuses (each must be a plain object): before this, every batch of a Worker's closes
+ * over HTTP was refused by the client and sent again one close per item.
+ */
+export function runCloseRequests(closes: readonly LeaseClose[]): LeaseClose[] {
+  return closeBatchRequests(closes.map(({ lease, request }) => ({ lease, request })));
+}
+
 /** closeBatch's closes checked as the queue checks them (a malformed item names its index), each lease's entry id as the queue routes it. */
 export function closeBatchRequests(closes: readonly LeaseClose[]): LeaseClose[] {
   return closeBatchFields(closes, NO_LIMIT).map(({ lease, request: { outcome, result, error } }, i) => {

@@ -112,7 +112,7 @@ export class ClusterQueue implements RemoteQueue {
   async submitBatch(requests: readonly SubmitRequest[]): Promise<BatchAnswer<'ticket', Ticket>[]> {
     this.#requireRunning();
     const fields = calls.submitBatchRequests(requests);
-    return this.#perPartition(fields, (item) => ({ tenant: item.tenant, thread: item.thread }), calls.submitBatchCall);
+    return this.#perPartition(fields, (item) => ({ tenant: item.tenant, thread: item.thread }), calls.submitBatchCall, itemRefused);
   }
 
   /** A round over the nodes, as take's: the first node that leases anything answers (one call never holds leases of two nodes). */
@@ -124,29 +124,53 @@ export class ClusterQueue implements RemoteQueue {
   /** One call per partition, each to its owner (checked whole first: a malformed item sends nothing). */
   async closeBatch(closes: readonly LeaseClose[]): Promise<BatchAnswer<'entry', Entry>[]> {
     this.#requireRunning();
-    return this.#perPartition(calls.closeBatchRequests(closes), (item) => ({ entryId: item.lease.entryId }), calls.closeBatchCall);
+    return this.#perPartition(calls.closeBatchRequests(closes), byEntry, calls.closeBatchCall, itemRefused);
   }
 
   /** A Worker's closes (in-process.ts): as closeBatch, answered without the closed entries. */
   async [closeRuns](closes: readonly LeaseClose[]): Promise<(RunlogError | null)[]> {
     this.#requireRunning();
-    return this.#perPartition(calls.closeBatchRequests(closes), (item) => ({ entryId: item.lease.entryId }), calls.closeRunsCall);
+    return this.#perPartition(calls.runCloseRequests(closes), byEntry, calls.closeRunsCall, (error) => error);
   }
 
-  /** Splits `items` by partition, sends each share as one call to its owner, and answers in the items' order. */
-  async #perPartition<I, A>(items: readonly I[], route: (item: I) => Route, callOf: (share: I[]) => Call<A[]>): Promise<A[]> {
+  /**
+   * Splits `items` by partition, sends each share as one call to its owner, and answers in the
+   * items' order. The shares go to different nodes, so they do not fail together: a share
+   * refused or failed (its node refused the whole share, say its answer too large; or it stayed
+   * unreachable, or its answer was lost) answers each of its items with that error (`refused`),
+   * while the items of the shares that were carried out answer what they did. Rejecting the
+   * call instead would hide the shares that were written: the caller, told nothing was done,
+   * would submit them again. When every share failed the call rejects, as one server's would.
+   */
+  async #perPartition<I, A>(
+    items: readonly I[],
+    route: (item: I) => Route,
+    callOf: (share: I[]) => Call<A[]>,
+    refused: (error: RunlogError) => A,
+  ): Promise<A[]> {
     const shares = new Map<number, number[]>();
     items.forEach((item, i) => {
       const partition = partitionOfRoute(route(item), this.map.partitions);
       shares.set(partition, [...(shares.get(partition) ?? []), i]);
     });
     const answers: A[] = new Array(items.length);
+    const failures: unknown[] = [];
     await Promise.all(
-      [...shares.values()].map(async (indexes) => {
-        const answered = await this.#routed(callOf(indexes.map((i) => items[i]!)));
-        indexes.forEach((index, j) => (answers[index] = answered[j]!));
+      [...shares].map(async ([partition, indexes]) => {
+        try {
+          const answered = await this.#routed(callOf(indexes.map((i) => items[i]!)));
+          indexes.forEach((index, j) => (answers[index] = answered[j]!));
+        } catch (error) {
+          failures.push(error);
+          if (!(error instanceof RunlogError)) return;
+          const ofShare = shareFailure(error, partition, indexes);
+          for (const index of indexes) answers[index] = refused(ofShare);
+        }
       }),
     );
+    const unexpected = failures.find((error) => !(error instanceof RunlogError));
+    if (unexpected !== undefined) throw unexpected;
+    if (failures.length === shares.size) throw failures[0];
     return answers;
   }
 
@@ -347,4 +371,24 @@ export class ClusterQueue implements RemoteQueue {
 /** The map names no owner for the partition: the group is assigning it (retriable, after a pause and a fresh map). */
 function unassigned(partition: number): RunlogError {
   return new RunlogError('NotOwner', `no node of the cluster serves partition ${partition} yet (the group is assigning it)`);
+}
+
+/** A close's route: its entry's partition. */
+const byEntry = (close: LeaseClose): Route => ({ entryId: close.lease.entryId });
+
+/** A batch item's answer when its share failed whole. */
+const itemRefused = (error: RunlogError): { error: RunlogError } => ({ error });
+
+/**
+ * A share's failure as its items answer it: the same code and retriability, its message saying
+ * which items the share held (the node counted them from 0 within the share).
+ */
+function shareFailure(error: RunlogError, partition: number, indexes: readonly number[]): RunlogError {
+  const items = indexes.length > 10 ? `${indexes.slice(0, 10).join(', ')}, ...` : indexes.join(', ');
+  const message = `the items of partition ${partition} (${items}) went to its owner as one call, which failed whole: ${error.message}`;
+  return new RunlogError(error.code, message, {
+    cause: error,
+    retriable: error.retriable,
+    ...(error.owner === undefined ? {} : { owner: error.owner }),
+  });
 }

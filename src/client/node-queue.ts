@@ -84,7 +84,7 @@ export class NodeQueue implements RemoteQueue {
   /** A Worker's closes (in-process.ts): closeBatch answered without the closed entries. */
   async [closeRuns](closes: readonly LeaseClose[]): Promise<(RunlogError | null)[]> {
     this.#requireRunning();
-    return this.send(calls.closeRunsCall(calls.closeBatchRequests(closes)));
+    return this.send(calls.closeRunsCall(calls.runCloseRequests(closes)));
   }
 
   async takeEntry(tenant: string, entryId: string, request: Omit<TakeRequest, 'agents'>): Promise<Taken | null> {

@@ -6,7 +6,9 @@
  * closed entry built for an answer nobody reads); any other queue (over HTTP) closeBatch.
  *
  * A batch the queue refuses whole with InvalidArgument (one item's result too large for the
- * queue, say) is sent again as one close per item, so the refusal reaches only its own run.
+ * queue, say) is sent again as one close per item, so the refusal reaches only its own run;
+ * so is each item answered InvalidArgument (a cluster's client answers so the items of a share
+ * one node refused whole: cluster-queue.ts #perPartition).
  */
 import { isRunlogError, type RunlogError } from '../errors.ts';
 import { emptyList } from '../plain-objects.ts';
@@ -65,6 +67,7 @@ export class Closer {
     for (let i = 0; i < batch.length; i++) {
       const refusal = refusals[i];
       if (refusal === null) batch[i]!.resolve();
+      else if (isRunlogError(refusal, 'InvalidArgument')) void this.#one(batch[i]!);
       else batch[i]!.reject(refusal);
     }
   }

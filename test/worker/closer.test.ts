@@ -12,7 +12,13 @@ import { SUCCEEDED_RUN, closeRuns } from '../../src/queue/in-process.ts';
 import type { RunQueue } from '../../src/queue/run-queue.ts';
 import { Worker } from '../../src/worker/worker.ts';
 import type { WorkerEvent } from '../../src/worker/types.ts';
+import { connect } from '../../src/client/index.ts';
+import { openAuthenticator } from '../../src/server/auth.ts';
+import { startServer } from '../../src/server/start-server.ts';
+import type { LeaseClose } from '../../src/queue/types.ts';
 import { submitOf } from '../contract/fixtures.ts';
+import { quietLogger } from '../client/fixtures.ts';
+import { wrapQueue } from '../server/fixtures.ts';
 import { onCleanup, runUntilCleanup, scratchDir } from '../support/cleanup.ts';
 
 async function fileQueue(t: Parameters<typeof scratchDir>[0], maxInputBytes = 1024): Promise<RunQueue> {
@@ -84,5 +90,41 @@ describe("a Worker's closes of one turn", () => {
     assert.deepEqual(byType('lost'), [tickets.get('cancelled')]);
     const result = await queue.entry('acme', tickets.get('ok-2')!);
     assert.equal(Buffer.from(result.result!).toString(), 'done ok-2');
+  });
+
+  it('over HTTP go as one close-batch request, not one close each', async (t) => {
+    const queue = await fileQueue(t);
+    const batches: number[] = [];
+    let singles = 0;
+    const counted = wrapQueue(queue, {
+      closeBatch: (closes: readonly LeaseClose[]) => (batches.push(closes.length), queue.closeBatch(closes)),
+      close: (...args: Parameters<RunQueue['close']>) => (singles++, queue.close(...args)),
+    });
+    const server = await startServer({
+      queue: counted,
+      log: queue.log,
+      authenticator: openAuthenticator(),
+      logger: quietLogger,
+      host: '127.0.0.1',
+      port: 0,
+      maxInputBytes: queue.maxInputBytes,
+    });
+    onCleanup(t, () => server.close());
+    const client = await connect({ url: server.url });
+    onCleanup(t, () => client.stop());
+    const threads = ['a', 'b', 'c', 'd'];
+    for (const thread of threads) await queue.submit(submitOf('acme', thread));
+    // Every handler waits until all four run, then they answer in one turn.
+    let allRunning!: () => void;
+    const gate = new Promise<void>((resolve) => (allRunning = resolve));
+    let running = 0;
+    const worker = new Worker(client, { concurrency: 8, logger: () => {} });
+    worker.handle('build', async () => {
+      if (++running === threads.length) allRunning();
+      await gate;
+    });
+    runUntilCleanup(t, worker);
+    await worker.waitIdle();
+    assert.deepEqual({ batches, singles }, { batches: [4], singles: 0 });
   });
 });
