@@ -146,9 +146,16 @@ export class AgentBacklog {
         entry.leasedUntil = null;
         if (event.kind === 'retry') this.#count(entry.key, event.at, 'retried');
         return;
+      // Three events close an entry, as in the queue's fold (projections/partition-view.ts CLOSING_TYPES).
       case 'Closed':
         this.#open.delete(event.entryId);
         return this.#count(entry.key, event.at, event.outcome);
+      case 'CancelRequested':
+        this.#open.delete(event.entryId);
+        return this.#count(entry.key, event.at, 'cancelled');
+      case 'ThreadDeleted':
+        this.#open.delete(event.entryId);
+        return this.#count(entry.key, event.at, 'threadDeleted');
     }
   }
 

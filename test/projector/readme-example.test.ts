@@ -3,7 +3,8 @@
  * (strict, against runlog's own types) and run with plain `node --import tsx` in a child process
  * over a file log a real RunQueue wrote (`runlog` pointed at this repository's src/index.ts, the
  * data directory at the test's own). It prints what the comment says, keeps its checkpoint beside
- * the log, and a second run (resuming it) counts the attempt appended since.
+ * the log, and a second run (resuming it) counts the attempt appended since, and a third an attempt
+ * whose entry was cancelled under it.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -29,15 +30,16 @@ function readmeExample(): string {
   return match[1]!;
 }
 
-/** One attempt of acme that runs `runMs` on the store clock, written by a real RunQueue on the file log in `dir`. */
-async function runOnce(dir: string, clock: FakeClock, runMs: number): Promise<void> {
+/** One attempt of acme that runs `runMs` on the store clock, then is closed (or its entry cancelled), written by a real RunQueue on the file log in `dir`. */
+async function runOnce(dir: string, clock: FakeClock, runMs: number, end: 'close' | 'cancel' = 'close'): Promise<void> {
   const queue = await openRunQueue({ log: { kind: 'file', dir, fsync: false }, clock: clock.read });
   try {
     await queue.submit({ tenant: 'acme', thread: `order-${clock.nowMs}`, agent: 'billing', input: '{}' });
     const taken = (await queue.take({ agents: ['billing'], holder: 'w', ttlMs: 60_000 }))!;
     await queue.startAttempt(taken.lease, `run-${clock.nowMs}`);
     clock.advance(runMs);
-    await queue.close(taken.lease, { status: 'succeeded' });
+    if (end === 'close') await queue.close(taken.lease, { status: 'succeeded' });
+    else await queue.cancel('acme', taken.entry.entryId);
   } finally {
     await queue.stop();
   }
@@ -74,5 +76,7 @@ describe('README: Reading the log', () => {
     assert.ok(existsSync(join(data, 'projections', 'run-time.checkpoint')));
     await runOnce(data, clock, 500);
     assert.equal(await run(), "Map(1) { 'acme' => 1750 }\n");
+    await runOnce(data, clock, 300, 'cancel');
+    assert.equal(await run(), "Map(1) { 'acme' => 2050 }\n", 'a run its entry was cancelled under counts too');
   });
 });

@@ -138,6 +138,21 @@ describe('server: the console read endpoints', () => {
     assert.deepEqual([later.running, later.waiting], [0, 1]);
   });
 
+  it('agents: a cancelled entry and the entries of a deleted thread are closed, counted as such (before: open and waiting)', async (t) => {
+    const { call, queue } = await serverOn(t, { authenticator: openAuthenticator(TOKENS) });
+    const cancelled = await queue.submit({ ...LIB, thread: 'a' });
+    await queue.submit({ ...LIB, thread: 'b' });
+    await queue.submit({ ...LIB, thread: 'b' });
+    await queue.submit({ ...LIB, thread: 'c' });
+    await queue.cancel('acme', cancelled.entryId, 'not wanted');
+    await queue.deleteThread('acme', 'b');
+    const answer = await call('GET', '/v1/agents', { token: TOKENS[1]!.token });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    const billing = answer.body.agents.find((row: { agent: string }) => row.agent === 'billing');
+    assert.deepEqual([billing.open, billing.waiting, billing.submitted, billing.cancelled, billing.threadDeleted], [1, 1, 4, 1, 2]);
+    assert.equal((await queue.metrics()).open, 1, 'as the queue counts them');
+  });
+
   it('serves the console page and its files, with a strict content security policy, and nothing else', async (t) => {
     const { server } = await serverOn(t, { authenticator: openAuthenticator(TOKENS) });
     const page = await fetch(`${server.url}/console`);
