@@ -4,6 +4,7 @@
  * RUNLOG_TOKEN); the client (src/client connect) checks both before the command runs.
  */
 import { connect } from '../client/index.ts';
+import { RunlogError, isRunlogError } from '../errors.ts';
 import type { RunQueueApi } from '../queue/types.ts';
 import type { CliIo, OptionSpecs, OptionValues } from './command.ts';
 import { integerOption, textOption } from './options.ts';
@@ -40,12 +41,23 @@ export async function withServer<T>(target: ServerTarget, body: (queue: RunQueue
     ...(target.token === undefined ? {} : { token: target.token }),
     retry: { forMs: target.retryMs },
     onWarning: () => undefined, // the work stream's troubles: these commands open none
+  }).catch((error: unknown) => {
+    throw isRunlogError(error, 'Unauthorized') ? refusedAccess(target) : error;
   });
   try {
     return await body(queue);
   } finally {
     await queue.stop();
   }
+}
+
+/** Unauthorized as the command line gives the token. */
+function refusedAccess(target: ServerTarget): RunlogError {
+  const given =
+    target.token === undefined
+      ? 'none was given: pass --token TOKEN or set RUNLOG_TOKEN'
+      : 'the one given (--token or RUNLOG_TOKEN) was refused';
+  return new RunlogError('Unauthorized', `${target.url} needs a valid token: ${given}`);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

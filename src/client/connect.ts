@@ -84,12 +84,12 @@ export async function connect(options: ConnectOptions): Promise<RemoteQueue> {
   if (urls.length === 1) {
     // One url: as before clusters, the server's own client, retrying as the settings say; it is a cluster's client if the server is a node.
     const node = open(urls[0]!, retry);
-    const state = await firstAnswer(node);
+    const state = await firstAnswer(node, access.token !== undefined);
     if (state.group === null) return node;
     await node.stop();
     return clusterClient(node.url, state, { open, retry, requestTimeoutMs, mapRefreshMs, onWarning, clock });
   }
-  const { url, state } = await firstOf(urls, open, retry);
+  const { url, state } = await firstOf(urls, open, retry, access.token !== undefined);
   if (state.group === null) return open(url, retry);
   return clusterClient(url, state, { open, retry, requestTimeoutMs, mapRefreshMs, onWarning, clock });
 }
@@ -113,14 +113,20 @@ function clusterClient(url: string, state: ClusterState, parts: ClusterParts): C
 }
 
 /** The server's clock (proving the url and the token) and its map; the node is stopped if it fails. */
-async function firstAnswer(node: NodeQueue): Promise<ClusterState> {
+async function firstAnswer(node: NodeQueue, hasToken: boolean): Promise<ClusterState> {
   try {
     await node.readNow();
     return clusterState(await node.cluster(), node.url);
   } catch (error) {
     await node.stop();
-    throw error;
+    throw error instanceof RunlogError && error.code === 'Unauthorized' ? refusedAccess(error, node.url, hasToken) : error;
   }
+}
+
+/** The server's Unauthorized, saying what connect was given: no token, or one the server refused (never the token itself). */
+function refusedAccess(error: RunlogError, url: string, hasToken: boolean): RunlogError {
+  const given = hasToken ? 'the token given was refused' : "no token was given (connect's `token` option)";
+  return new RunlogError('Unauthorized', `${url}: ${error.message}: ${given}`, { cause: error });
 }
 
 /** The first of `urls` that answers, each tried once a round, rounds paused and repeated as `retry` allows. */
@@ -128,6 +134,7 @@ async function firstOf(
   urls: readonly string[],
   open: (url: string, retry: RetrySettings) => NodeQueue,
   retry: RetrySettings,
+  hasToken: boolean,
 ): Promise<{ url: string; state: ClusterState }> {
   const pauses = new Backoff({ ...retry, retriable: (error) => mayRetry(error, 'repeatable') });
   for (;;) {
@@ -135,7 +142,7 @@ async function firstOf(
     for (const url of urls) {
       const node = open(url, NO_RETRY);
       try {
-        const state = await firstAnswer(node);
+        const state = await firstAnswer(node, hasToken);
         await node.stop();
         return { url, state };
       } catch (error) {

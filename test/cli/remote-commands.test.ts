@@ -154,10 +154,13 @@ describe('runlog submit, get, cancel, list', () => {
       env: { RUNLOG_URL: 'http://127.0.0.1:1', RUNLOG_TOKEN: 'wrong-token-0123456789' },
     });
     assert.equal(flagsWin.code, 0, flagsWin.stderr);
-    for (const wrong of [[], ['--token', 'not-the-token-0123456']]) {
+    const says = [/none was given: pass --token TOKEN or set RUNLOG_TOKEN/, /the one given \(--token or RUNLOG_TOKEN\) was refused/];
+    for (const [i, wrong] of [[], ['--token', 'not-the-token-0123456']].entries()) {
       const run = await runCli([...args, '--url', server.url, ...wrong]);
       assert.equal(run.code, 1, run.stderr);
       assert.match(run.stderr, /^runlog: Unauthorized: /);
+      assert.match(run.stderr, says[i]!, 'it says how the command line gives a token');
+      assert.ok(!run.stderr.includes('not-the-token'), 'never the token itself');
     }
     const other = await runCli([
       'submit',
