@@ -19,7 +19,7 @@ export interface CliIo {
   readonly stderr: Writable;
   readonly stdin: Readable;
   readonly env: Readonly<Record<string, string | undefined>>;
-  /** Aborted on SIGINT/SIGTERM: following commands (tail) end cleanly. */
+  /** Aborted on SIGINT/SIGTERM (and when stdout's reader went away): the commands that stop on a signal (tail, export) end cleanly. */
   readonly signal: AbortSignal;
 }
 
@@ -52,6 +52,12 @@ export interface Command {
   readonly options: OptionSpecs;
   /** More text for --help, after the options (optional). */
   readonly details?: string;
+  /**
+   * It watches io.signal and ends itself at the first SIGINT or SIGTERM (tail stops following,
+   * export removes the file it was writing); a second exits at once. A command without it
+   * exits at once at the first (130): it only reads, or its call is already sent.
+   */
+  readonly stopsOnSignal?: true;
   run(args: CommandArgs): Promise<number>;
 }
 

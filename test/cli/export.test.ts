@@ -182,6 +182,38 @@ describe('runlog export', () => {
     assert.equal(await readFile(taken, 'utf8'), 'keep me');
   });
 
+  it('a write that fails (past the file size limit: EFBIG) exits 1 naming it, no partial file left, no stack', async (t) => {
+    const dir = await bigLog(t);
+    const outDir = await scratchDir(t, 'runlog-export-out-');
+    const out = join(outDir, 'events.jsonl');
+    // Before: an unhandled 'error' event (a stack trace) and 20 KB of cut-off lines left as the export.
+    const command = `ulimit -f 1; exec "${process.execPath}" --import tsx "${CLI}" export --dir "${dir}" --out "${out}"`;
+    const run = await childRun(spawn('sh', ['-c', command], { stdio: ['ignore', 'pipe', 'pipe'] })).read();
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(run.stderr.trim(), 'runlog: EFBIG: file too large, write');
+    assert.deepEqual([...(await filesUnder(outDir)).keys()], [], 'no partial export left');
+  });
+
+  it('SIGTERM stops an export (exit 1, saying so) and any other command at once (130); before, both ran on to their end', async (t) => {
+    const dir = await bigLog(t);
+    for (const [args, code, says] of [
+      [['export', '--dir', dir], 1, /^runlog: Stopped: export stopped by a signal before the log's end\n$/],
+      [['find', '--dir', dir], 130, /^$/],
+    ] as const) {
+      const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const running = childRun(child);
+      await running.firstOutput();
+      // Its reader stops reading: the command waits on a full pipe, then hears the signal, then may write on.
+      child.stdout.pause();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      child.kill('SIGTERM');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const run = await running.read();
+      assert.equal(run.code, code, `${args[0]}: ${run.stderr}`);
+      assert.match(run.stderr, says);
+    }
+  });
+
   it('a log damaged in a sealed segment (met when read, not at open): Corrupt naming it, and no partial file left', async (t) => {
     const dir = await scratchDir(t, 'runlog-export-damaged-');
     const log = await openFileLog({ dir, partitions: 1, segmentBytes: 2048, onWarning: () => {} });
@@ -204,3 +236,32 @@ describe('runlog export', () => {
     }
   });
 });
+
+/** ~1 MB of JSON Lines, more than a pipe's buffer, in segments of 4 KiB (reading them goes to the disk on the way). */
+async function bigLog(t: import('node:test').TestContext): Promise<string> {
+  const dir = await scratchDir(t, 'runlog-export-big-');
+  const log = await openFileLog({ dir, partitions: 2, segmentBytes: 4096 });
+  const queue = await openRunQueueOnLog(log, { snapshots: false });
+  await queue.submitBatch(
+    Array.from({ length: 4000 }, (_, i) => ({ tenant: 'acme', thread: `t${i}`, agent: 'mail', input: 'x'.repeat(100) })),
+  );
+  await queue.stop();
+  return dir;
+}
+
+/** A child's exit code and stderr, heard from its start; its stdout read on once `read()` resumes it. */
+function childRun(
+  child: import('node:child_process').ChildProcessByStdio<null, import('node:stream').Readable, import('node:stream').Readable>,
+) {
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = once(child, 'close') as Promise<[number | null]>;
+  return {
+    firstOutput: () => once(child.stdout, 'data'),
+    read: async () => {
+      child.stdout.resume();
+      const [code] = await exited;
+      return { code, stderr };
+    },
+  };
+}

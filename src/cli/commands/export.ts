@@ -7,6 +7,7 @@ import { eventOfRecord } from '../../events/record-event.ts';
 import { eventJson } from '../../events/event-json.ts';
 import { matchesFilter } from '../../events/event-filter.ts';
 import type { RunlogEvent } from '../../events/types.ts';
+import { RunlogError } from '../../errors.ts';
 import { EXIT_OK, UsageError, type CliIo, type Command } from '../command.ts';
 import { SELECTION_OPTIONS, checkFromSyntax, filterOf, planOf } from '../event-selection.ts';
 import { LOG_OPTIONS, integerOption, logConfigOf, textOption } from '../options.ts';
@@ -20,6 +21,7 @@ export const exportCommand: Command = {
     'write the events of the log, decoded, up to its end when opened: JSON Lines, or an Avro container file (reads only; also a live log)',
   usage: '',
   positionals: { min: 0, max: 0 },
+  stopsOnSignal: true,
   options: {
     ...LOG_OPTIONS,
     ...SELECTION_OPTIONS,
@@ -51,27 +53,31 @@ stderr shows a progress bar with an ETA (records read of the records to the log'
       const ends = await Promise.all(partitions.map((p) => log.endOffset(p)));
       const total = ends.reduce((sum, end, i) => sum + Math.max(0, Number(end - from[i]!)), 0);
       const progress = progressBar(io.stderr, total, 'records');
-      const sink = await outputError(out, () => (format === 'avro' ? createEventContainer(out!) : jsonLines(io, out)));
+      const sink = closedOnce(await outputError(out, () => (format === 'avro' ? createEventContainer(out!) : jsonLines(io, out))));
       // A failed export (a damaged frame met mid-read: a sealed segment is CRC-checked when read, not at
-      // open) removes the file it created (flags wx): left, it would read as a whole, shorter export.
+      // open; a write that failed, the disk full or the file too large; a signal) removes the file it
+      // created (flags wx): left, it would read as a whole, shorter export. Whole only once closed: the
+      // close writes what was buffered, and may fail too.
       let whole = false;
       try {
         for (const [i, partition] of partitions.entries()) {
           // Up to the end the log had when opened (a live Kafka log grows meanwhile: those come next time).
           for await (const record of log.read(partition, from[i]!)) {
             if (record.offset >= ends[i]!) break;
+            if (io.signal.aborted) throw stopped(out);
             progress.advance();
             if (record.value === null) continue;
             const event = eventOfRecord(record.value, partition, record.offset);
             if (matchesFilter(event, filter)) await sink.write(event, partition, record.offset);
           }
         }
+        await sink.close();
         whole = true;
       } finally {
-        await sink.close().catch((error: unknown) => {
-          if (whole) throw error;
-        });
-        if (!whole && out !== undefined) await rm(out, { force: true });
+        if (!whole) {
+          await sink.close().catch(() => undefined);
+          if (out !== undefined) await rm(out, { force: true });
+        }
       }
       progress.finish();
       return EXIT_OK;
@@ -105,13 +111,32 @@ interface Sink {
   close(): Promise<void>;
 }
 
+/** `sink`, its close made once (a close that failed is not tried again: its failure answers). */
+function closedOnce(sink: Sink): Sink {
+  let closed: Promise<void> | undefined;
+  return { write: (event, partition, offset) => sink.write(event, partition, offset), close: () => (closed ??= sink.close()) };
+}
+
+/** The export ended by SIGINT or SIGTERM (runlog.ts) before the log's end. */
+function stopped(out: string | undefined): RunlogError {
+  const file = out === undefined ? '' : `: ${out} removed`;
+  return new RunlogError('Stopped', `export stopped by a signal before the log's end${file}`);
+}
+
 async function jsonLines(io: CliIo, out: string | undefined): Promise<Sink> {
-  const stream = out === undefined ? io.stdout : createWriteStream(out, { flags: 'wx' });
-  if (out !== undefined) await once(stream, 'open');
+  if (out === undefined)
+    return { write: (event, partition, offset) => writeJson(io.stdout, eventJson(event, partition, offset)), close: async () => {} };
+  const stream = createWriteStream(out, { flags: 'wx' });
+  await once(stream, 'open');
+  // A write that fails (EFBIG, ENOSPC) is an 'error' event after write() returned: heard here (unheard, it
+  // crashed the process, the partial file left), it fails the next write (output.ts write) or the close.
+  stream.on('error', () => undefined);
   return {
     write: (event, partition, offset) => writeJson(stream, eventJson(event, partition, offset)),
-    close: async () => {
-      if (out !== undefined) await new Promise((resolve) => stream.end(resolve));
-    },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        if (stream.errored) return reject(stream.errored);
+        stream.end((error?: Error | null) => (error ? reject(error) : resolve()));
+      }),
   };
 }

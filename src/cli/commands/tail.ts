@@ -12,6 +12,7 @@ import { JSON_OPTION, LOG_OPTIONS, integerOption, listOption, logConfigOf, textO
 export const tail: Command = {
   name: 'tail',
   summary: 'follow events as they are appended, decoded, one a line (reads only; also a live log)',
+  stopsOnSignal: true,
   usage: '',
   positionals: { min: 0, max: 0 },
   options: {
