@@ -101,7 +101,7 @@ async function runLeased(
   const attempt = 'attempt' in taken && taken.attempt !== null ? taken.attempt : await startHere(ctx, lease, entry, stop);
   if (!isAttempt(attempt)) return attempt;
   const made = attempt.attempt - 1 - entry.deferredAttempts;
-  if (stop.aborted) return handBack(ctx, lease, entry, made + 1);
+  if (stop.aborted || tooLateToRun(ctx, askedAt)) return handBack(ctx, lease, entry, made + 1);
   ctx.metrics.wait(entry.agent, Math.max(0, attempt.startedAt - entry.submittedAt));
   // The run's time by the store clock on both ends: the attempt's startedAt is in its partition's time (partition-lead.ts).
   const ranFrom = ctx.queue.now();
@@ -193,6 +193,21 @@ async function park(ctx: RunContext, lease: Lease, entry: Entry, attempt: number
 }
 
 /** Stopping cut the run short: give the entry back at once, not as a failure. */
+/**
+ * Whether a run would start too late: a quarter of its lease or more after its take was asked
+ * for (askedAt). By then its lease may have run out and the entry gone to another worker, which
+ * may even have finished it: the answer came late (the process stalled between sending the take
+ * and reading its answer: a pause, a long collection, a starved CPU; or a slow network), or the
+ * entry waited for a free slot. Such a run is handed back, never started. (The hostile tester:
+ * a Worker paused just after its take was committed started the handler 0.4–1.5 s after another
+ * worker's close of the entry was acknowledged, 12 of 12; the check was made only for an entry
+ * that had waited for a slot.) A run that starts in time is kept from outliving its lease by the
+ * lease keeper (lease-keeper.ts).
+ */
+function tooLateToRun(ctx: RunContext, askedAt: number): boolean {
+  return ctx.queue.now() - askedAt >= ctx.options.leaseMs / 4;
+}
+
 async function handBack(ctx: RunContext, lease: Lease, entry: Entry, attempt: number): Promise<RunReport> {
   try {
     const given = await ctx.queue.yield(lease, { kind: 'defer' });

@@ -29,7 +29,6 @@
  * for a slot), and `run` resolves when every take is answered and every run has settled.
  */
 import { ChurnSet } from '../churn-map.ts';
-import { RunlogError } from '../errors.ts';
 import { MAX_ANSWER_BYTES } from '../queue/requests.ts';
 import type { Started } from '../queue/types.ts';
 import { runEntry, type RunContext } from './run-entry.ts';
@@ -38,9 +37,6 @@ import type { Waker } from './waker.ts';
 
 /** How many takes may be in flight at once. */
 const TAKES_IN_FLIGHT = 2;
-
-/** The signal of a run handed back at once, not run (an entry that waited too long for a slot). */
-const HAND_BACK = AbortSignal.abort(new RunlogError('Stopped', 'the entry waited too long for a free slot: handed back'));
 
 /** An entry taken ahead of a free slot, waiting for one: its take's askedAt. */
 /** A class, not a literal, as are slots: both are held as long as an entry waits or runs (src/plain-objects.ts). */
@@ -143,7 +139,7 @@ export class Pool {
     } finally {
       signal.removeEventListener('abort', wakeLoop);
       await Promise.all(this.takes);
-      this.startWaiting(false); // stopping: each hands its entry back
+      this.startWaiting(); // stopping: each hands its entry back
       await Promise.all(this.runs);
     }
   }
@@ -173,7 +169,7 @@ export class Pool {
     const take = this.ctx.queue.takeStarted({ agents: this.agents, tenants, holder: this.holder, ttlMs, max, ...cap }).then(
       (started) => {
         for (const entry of started) this.waiting.push(new Waiting(entry, askedAt));
-        this.startWaiting(false);
+        this.startWaiting();
         const empty = started.length < max && !boundByBytes(started);
         if (empty) this.emptyAt = Math.max(this.emptyAt, seen);
         answered(empty ? { kind: 'empty', seen } : { kind: 'more' });
@@ -188,16 +184,14 @@ export class Pool {
 
   /**
    * Starts the waiting entries while slots are free (all of them once stopping: they hand
-   * their entries back). `waited`: they may have waited for a slot since their take was
-   * answered; one that waited a quarter of its lease or more is handed back.
+   * their entries back). One whose take was asked for a quarter of its lease ago or more (it
+   * waited for a slot, or its answer came late) is handed back, not run (run-entry.ts tooLateToRun).
    */
-  private startWaiting(waited: boolean): void {
-    const { concurrency, leaseMs } = this.ctx.options;
-    let now: number | null = null;
+  private startWaiting(): void {
+    const { concurrency } = this.ctx.options;
     while (this.waiting.length > 0 && (this.running < concurrency || this.signal.aborted)) {
       const { started, askedAt } = this.waiting.shift()!;
-      const late = waited && (now ??= this.ctx.queue.now()) - askedAt >= leaseMs / 4;
-      this.start(started, late ? HAND_BACK : this.signal, askedAt);
+      this.start(started, this.signal, askedAt);
     }
   }
 
@@ -220,7 +214,7 @@ export class Pool {
     slot.held = false;
     this.running--;
     if (pace !== null) this.counted(pace);
-    if (this.waiting.length > 0) this.startWaiting(true);
+    if (this.waiting.length > 0) this.startWaiting();
     this.changed?.();
   }
 
