@@ -9,7 +9,16 @@ import { decodeCommand, peekCommandIds, type CommandIds } from '../events/comman
 import type { RunlogCommand, SubmitCommand } from '../events/command-types.ts';
 import type { AnsweredCommand } from '../events/types.ts';
 import { partitionOf } from '../log/partitioner.ts';
-import { describe, isPlainObject, isUint8Array, optionalText, requireInteger, requireName, requireObject } from '../validation/index.ts';
+import {
+  MAX_NAME_LENGTH,
+  describe,
+  isPlainObject,
+  isUint8Array,
+  optionalText,
+  requireInteger,
+  requireName,
+  requireObject,
+} from '../validation/index.ts';
 import { checkConsumed } from '../log/log-arguments.ts';
 import type { ConsumedOffset } from '../log/event-log.ts';
 import { COMMAND_TYPES, type CommandType } from '../events/command-types.ts';
@@ -53,8 +62,13 @@ export function requireCommand(value: unknown): void {
   );
 }
 
-/** A record's value as an Answer; `unreadable` (why) when not even its ids can be read (the caller skips it, warning). */
-export function requestOfRecord(value: Uint8Array | null, context: RequestContext): AnswerRequest | { unreadable: string } {
+/** A command the shell cannot answer (the caller skips it, warning): why. */
+export interface Unanswerable {
+  unreadable: string;
+}
+
+/** A record's value as an Answer; `unreadable` (why) when not even its ids can be read, or it cannot be answered under them (the caller skips it, warning). */
+export function requestOfRecord(value: Uint8Array | null, context: RequestContext): AnswerRequest | Unanswerable {
   if (value === null) return { unreadable: 'a tombstone (null value) is no command' };
   let command: RunlogCommand;
   try {
@@ -63,20 +77,24 @@ export function requestOfRecord(value: Uint8Array | null, context: RequestContex
     const why = error instanceof Error ? error.message : String(error);
     const ids = peekCommandIds(value);
     if (ids === null) return { unreadable: `the record does not decode and names no request id: ${why}` };
+    const unusable = unanswerable(ids.requestId, ids.tenant);
+    if (unusable !== null) return unusable;
     const refusal = invalidArgument(`the command record does not decode: ${why}`);
-    const { requestId, tenant, thread } = ids;
+    const { requestId, tenant } = ids;
+    const thread = answerThread(ids.thread);
     return { requestId, tenant, thread, request: { kind: 'invalid', command: answeredCommandOf(ids), error: refusal } };
   }
   return requestOf(command, context);
 }
 
-export function requestOf(command: RunlogCommand, context: RequestContext): AnswerRequest {
-  const { requestId, tenant, thread } = command;
+export function requestOf(command: RunlogCommand, context: RequestContext): AnswerRequest | Unanswerable {
+  const unusable = unanswerable(command.requestId, command.tenant);
+  if (unusable !== null) return unusable;
+  const { requestId, tenant } = command;
+  const thread = answerThread(command.thread);
   const answered: AnsweredCommand = command.type === 'SubmitCommand' ? 'submit' : 'cancel';
   try {
-    requireName('requestId', requestId);
-    requireName('tenant', tenant);
-    requireName('thread', thread);
+    requireName('thread', command.thread);
     const home = partitionOf(tenant, thread, context.partitions);
     if (home !== context.partition) {
       throw invalidArgument(
@@ -113,6 +131,30 @@ function submitRequestOf(command: SubmitCommand): SubmitRequest {
   if (command.deadline !== null) request.deadline = command.deadline;
   if (command.maxAttempts !== null) request.maxAttempts = command.maxAttempts;
   return request;
+}
+
+/**
+ * Why a command cannot be answered, or null. Its answer is keyed by its tenant and request id
+ * (r/<tenant>/<requestId>) and carries both, so each must be a name (at most 1,024 characters):
+ * a refusal answered under a request id of 700,000 characters was a record past the log's limit,
+ * which the append refused, and the commands of its partition behind it were read again and
+ * again, never answered (the Kafka tester, 4 of 4). No caller can wait for an answer under such
+ * ids: the command is skipped (RUNLOG_COMMAND), as a record naming no request id is.
+ */
+function unanswerable(requestId: unknown, tenant: unknown): Unanswerable | null {
+  try {
+    requireName('requestId', requestId);
+    requireName('tenant', tenant);
+    return null;
+  } catch (error) {
+    if (!(error instanceof RunlogError)) throw error;
+    return { unreadable: `it cannot be answered under its ids: ${error.message}` };
+  }
+}
+
+/** The thread an answer names: the command's, or empty when it is no name (the refusal says why; the answer stays within a record). */
+function answerThread(thread: unknown): string {
+  return typeof thread === 'string' && thread.length <= MAX_NAME_LENGTH ? thread : '';
 }
 
 function answeredCommandOf(ids: CommandIds): AnsweredCommand {

@@ -19,6 +19,7 @@ export { MAX_TIMER_MS, optionalInteger, requireInteger, requireTimerMs } from '.
 export { isPlainObject, optionalOptions, readArray, rejectUnknownKeys, requireObject } from './options-object.ts';
 export { requireStringMap } from './string-map.ts';
 export {
+  MAX_NAME_LENGTH,
   isWellFormed,
   optionalName,
   optionalText,

@@ -3,7 +3,8 @@ import { invalidArgument } from '../errors.ts';
 import { describe } from '../describe.ts';
 import { readArray } from './options-object.ts';
 
-const MAX_NAME_LENGTH = 1024;
+/** The longest name (tenant, thread, agent, ...), in UTF-16 code units. */
+export const MAX_NAME_LENGTH = 1024;
 
 /** Whether `text` has no lone UTF-16 surrogate, so UTF-8 stores it as is. */
 export function isWellFormed(text: string): boolean {

@@ -142,6 +142,39 @@ test('a command on the wrong partition is refused there; a damaged record naming
   assert.equal((await queue.metrics()).warnings.RUNLOG_COMMAND, 2);
 });
 
+test('a command whose request id or tenant is no name cannot be answered under them: skipped with a warning, and the next is answered', async (t) => {
+  // Before: a refusal answered under a request id of 700,000 characters was a record past Kafka's limit, and
+  // the commands behind it on its partition were never answered (the Kafka tester).
+  const { queue, warnings } = await openQueue(t);
+  const thread = 't1';
+  const huge = 'r'.repeat(700_000);
+  const size = await logSize(queue.log);
+  assert.equal(await queue.answerCommand(home(thread), encodeCommand(submitCommand(huge, thread))), null);
+  assert.equal(await queue.answerCommand(home(thread), submitCommand('', thread)), null);
+  const otherTenant = { ...submitCommand('r1', thread), tenant: 'a'.repeat(2000) };
+  assert.equal(await queue.answerCommand(partitionOf(otherTenant.tenant, thread, PARTITIONS), otherTenant), null);
+  assert.equal(await logSize(queue.log), size, 'nothing written');
+  assert.deepEqual(
+    warnings.map((w) => [w.code, /cannot be answered under its ids: (requestId|tenant) /.test(w.message)]),
+    [
+      ['RUNLOG_COMMAND', true],
+      ['RUNLOG_COMMAND', true],
+      ['RUNLOG_COMMAND', true],
+    ],
+  );
+  assert.ok(
+    warnings.every((w) => w.message.length < 2_000),
+    'a warning quotes a long id cut short',
+  );
+  // A thread that is no name is refused under the request id, the answer naming no thread.
+  const longThread = 't'.repeat(700_000);
+  const refused = await queue.answerCommand(partitionOf('acme', longThread, PARTITIONS), submitCommand('r2', longThread));
+  assert.deepEqual([refused?.requestId, refused?.thread, refused?.code], ['r2', '', 'InvalidArgument']);
+  const next = await queue.answerCommand(home(thread), submitCommand('r3', thread));
+  assert.equal(next?.created, true, 'the next command of the partition is answered');
+  await assertReplayEqualsLive(queue);
+});
+
 test('the file log cannot commit consumed offsets: InvalidArgument before anything is folded or written', async (t) => {
   const { queue } = await openQueue(t);
   const size = await logSize(queue.log);
