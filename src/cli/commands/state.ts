@@ -36,7 +36,10 @@ export const state: Command = {
 every event stamped at or before the time. Human output: per partition the last offset folded, open entries and
 threads; then the open entries by tenant and thread in the order they run (ticket, submitted, agent, lease,
 attempts, input); then the counts so far. With --entry: the entry's fields then (lease, attempts, outcome...);
-a ticket not yet submitted then, or never issued: TicketNotFound; pruned and compacted away by then: TicketExpired (exit 1). --json: { partitions: [{ partition, through, open,
+a ticket never issued, or of which the log holds no record up to then (submitted later, or pruned since and
+compacted away): TicketNotFound; pruned and compacted away, issued by then: TicketExpired (exit 1). On a
+compacted log the state then is what compaction kept of it: an entry's submission, its attempts' starts and
+its latest lease record (not the leases, extensions and yields before it). --json: { partitions: [{ partition, through, open,
 threads }], entries: [Entry], totals }, or with --entry the Entry.`,
   async run({ values, io }) {
     const config = logConfigOf(values);
@@ -68,21 +71,29 @@ threads }], entries: [Entry], totals }, or with --entry the Entry.`,
 };
 
 /**
- * Why `entryId` is not in `view` (its partition folded up to `point`): issued by then, it was
- * pruned and its records compacted away (TicketExpired, as the queue answers); an id its
- * partition's key never made (forged or altered) was never issued; else it was not submitted yet.
+ * Why `entryId` is not in `view` (its partition folded up to `point`): issued by then, its
+ * records are gone (TicketExpired, as the queue answers); an id its partition's key never made
+ * (forged or altered) was never issued; else nothing of it lies up to the point. Neither of the
+ * last two says more than the log can: a compaction since the point may have removed the records
+ * of an entry pruned later, and with them what the log knew of its seqs by then (the third
+ * tester: "not submitted yet" for an entry submitted before the point, "pruned at" the point for
+ * one pruned two days after it).
  */
 function notThere(entryId: string, partition: number, view: PartitionView, point: StatePoint): RunlogError {
+  const ticket = describe(entryId);
   if (wasIssued(entryId, partition, view))
-    return new RunlogError('TicketExpired', `ticket ${describe(entryId)} was pruned and compacted away ${pointText(point)}`);
+    return new RunlogError('TicketExpired', `ticket ${ticket} was pruned (${pointText(point)} or since) and its records compacted away`);
   // Issued later is possible only for an id the key made: the seqs issued by then are all below it.
   const later = wasIssued(entryId, partition, { ticketKey: view.ticketKey, issuedThrough: Number.MAX_SAFE_INTEGER });
-  if (view.ticketKey !== null && !later) return new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was never issued`);
-  return new RunlogError('TicketNotFound', `ticket ${describe(entryId)} was not submitted yet ${pointText(point)}`);
+  if (view.ticketKey !== null && !later) return new RunlogError('TicketNotFound', `ticket ${ticket} was never issued`);
+  return new RunlogError(
+    'TicketNotFound',
+    `the log holds no record of ticket ${ticket} up to ${pointText(point)}: it was submitted later, or pruned since and its records compacted away`,
+  );
 }
 
 function pointText(point: StatePoint): string {
-  return point.kind === 'time' ? `at ${formatTime(point.at)}` : `at @${point.through.map((o) => o ?? '-').join(',')}`;
+  return point.kind === 'time' ? formatTime(point.at) : `@${point.through.map((o) => o ?? '-').join(',')}`;
 }
 
 async function printEntry(io: CliIo, values: OptionValues, entry: Entry): Promise<void> {
@@ -117,7 +128,7 @@ async function printQueue(io: CliIo, values: OptionValues, point: StatePoint, fo
     await writeJson(io.stdout, { partitions, entries, totals });
     return;
   }
-  await writeLine(io.stdout, `the queue ${pointText(point)}:`);
+  await writeLine(io.stdout, `the queue at ${pointText(point)}:`);
   for (const p of partitions)
     await writeLine(io.stdout, `  partition ${p.partition}: through @${p.through ?? '-'}, ${p.open} open entries in ${p.threads} threads`);
   let thread = '';
