@@ -65,6 +65,26 @@ describe('runlog command line', () => {
     }
   });
 
+  it('find lists entries submitted in one millisecond in the order they were submitted', async (t) => {
+    const clock = new FakeClock();
+    const dir = await scratchDir(t, 'runlog-cli-same-ms-');
+    const queue = await openRunQueueOnLog(await openFileLog({ dir }), { clock: clock.read, snapshots: false });
+    const tickets: string[] = [];
+    for (let i = 0; i < 20; i++)
+      tickets.push((await queue.submit({ tenant: 'acme', thread: 'one', agent: 'mail', input: `${i}` })).entryId);
+    await queue.stop();
+    const all = await runCli(['find', '--dir', dir, '--json']);
+    assert.deepEqual(
+      all.stdout
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { entryId: string }).entryId),
+      tickets,
+    );
+    const first = await runCli(['find', '--dir', dir, '--limit', '1', '--json']);
+    assert.equal((JSON.parse(first.stdout) as { entryId: string }).entryId, tickets[0], 'the earliest submitted');
+  });
+
   it('history prints the audit trail in log order; replay summarises the view; mistakes exit 2 with usage', async (t) => {
     const dir = await scratchDir(t, 'runlog-cli-');
     const queue = await openRunQueue({ log: { kind: 'file', dir } });
