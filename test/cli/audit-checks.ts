@@ -156,7 +156,7 @@ export async function checkState(at: string[], s: Scenario): Promise<void> {
   assert.deepEqual([closed.status, closed.outcome, closed.attempts.length], ['closed', 'failed', 2]);
   const before = await runCli(['state', ...at, '--at', String(events[0]!.at - 1), '--entry', s.failed]);
   assert.equal(before.code, 1);
-  assert.match(before.stderr, /TicketNotFound: .* was not submitted yet at /);
+  assert.match(before.stderr, /TicketNotFound: the log holds no record of ticket .* up to .*: it was submitted later/);
   const altered = await runCli(['state', ...at, '--at', String(events.at(-1)!.at), '--entry', alteredTicket(s.failed)]);
   assert.equal(altered.code, 1);
   assert.match(altered.stderr, /TicketNotFound: .* was never issued/, 'a ticket no key made is never issued, at any time');

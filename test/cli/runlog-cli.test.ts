@@ -34,7 +34,7 @@ async function inProcess(...args: string[]): Promise<{ status: number | null; st
 }
 
 describe('runlog command line', () => {
-  it('a ticket pruned and compacted away: history says so (exit 0), state --entry is TicketExpired then, not submitted yet before', async (t) => {
+  it('a ticket pruned and compacted away: history says so (exit 0), state --entry is TicketExpired then, and before that the log cannot tell', async (t) => {
     const clock = new FakeClock();
     const dir = await scratchDir(t, 'runlog-cli-pruned-');
     const queue = await openRunQueueOnLog(await openFileLog({ dir }), { clock: clock.read, snapshots: false });
