@@ -10,6 +10,8 @@
  * an `until` offset.
  */
 import type { Projection } from '../../projections/projection.ts';
+import { anchorOf } from '../log/record-anchor.ts';
+import type { CheckpointAnchor } from './checkpoint.ts';
 import type { DecodedRecord } from './read-partitions.ts';
 import type { Point } from './run-options.ts';
 import type { ProjectionResult } from './projection-result.ts';
@@ -22,6 +24,10 @@ export class ProjectionFold<S> {
   lastAt: number;
   sinceCheckpoint = 0;
   caughtUp = false;
+  /** Each partition's last record folded (its anchor made at a checkpoint, not for every record). */
+  readonly #last = new Map<number, DecodedRecord>();
+  /** The anchors of the checkpoint resumed, for partitions that have folded nothing since. */
+  readonly #resumedAnchors: ReadonlyMap<number, CheckpointAnchor>;
 
   constructor(
     private readonly projection: Projection<S>,
@@ -30,9 +36,11 @@ export class ProjectionFold<S> {
     private readonly until: Point | null,
     readonly resumed: boolean,
     lastAt: number,
+    resumedAnchors: ReadonlyMap<number, CheckpointAnchor> = new Map(),
   ) {
     this.position = new Map(position);
     this.lastAt = lastAt;
+    this.#resumedAnchors = resumedAnchors;
     if (until?.kind === 'offsets') for (const [p, at] of this.position) if (at >= until.offsets.get(p)!) this.#done.add(p);
   }
 
@@ -60,8 +68,16 @@ export class ProjectionFold<S> {
       if (event.at > this.lastAt) this.lastAt = event.at;
     }
     this.position.set(partition, offset + 1n);
+    this.#last.set(partition, record);
     this.folded++;
     this.sinceCheckpoint++;
+  }
+
+  /** Each partition's last record folded, as a checkpoint keeps it (start-position.ts checks it on resuming). */
+  anchors(): Map<number, CheckpointAnchor> {
+    const anchors = new Map(this.#resumedAnchors);
+    for (const [partition, { offset, key, value }] of this.#last) anchors.set(partition, { offset, anchor: anchorOf(key, value) });
+    return anchors;
   }
 
   /** The partition was read up to `end` (taken before its read): nothing below it is left to fold. */

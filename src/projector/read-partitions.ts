@@ -19,6 +19,8 @@ export interface DecodedRecord {
   partition: number;
   offset: bigint;
   key: string;
+  /** The record's bytes (null: a tombstone): a checkpoint anchors its last record (checkpoint.ts). */
+  value: Uint8Array | null;
   /** null: a tombstone. */
   event: RunlogEvent | null;
 }
@@ -37,6 +39,7 @@ function decode(partition: number, record: LogRecord): DecodedRecord {
     partition,
     offset: record.offset,
     key: record.key,
+    value: record.value,
     event: record.value === null ? null : eventOfRecord(record.value, partition, record.offset),
   };
 }

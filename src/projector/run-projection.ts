@@ -31,7 +31,7 @@ export async function runProjection<S>(log: EventLog, projection: Projection<S>,
   const checked = checkRunOptions<S>(options, log.partitions);
   checkUntilAfterFrom(checked);
   const start = await startOf(log, projection, checked);
-  const fold = new ProjectionFold(projection, start.state, start.position, checked.until, start.resumed, start.lastAt);
+  const fold = new ProjectionFold(projection, start.state, start.position, checked.until, start.resumed, start.lastAt, start.anchors);
   const run = new Run(log, projection, checked, fold);
   await run.catchUp();
   if (checked.follow !== null) await run.follow(checked.follow);
@@ -77,7 +77,7 @@ class Run<S> {
       const from = partitions.map((p) => fold.position.get(p)!);
       for await (const { partition, record } of tailAll(this.log, partitions, from, stop.signal)) {
         const event = record.value === null ? null : eventOfRecord(record.value, partition, record.offset);
-        fold.apply({ partition, offset: record.offset, key: record.key, event });
+        fold.apply({ partition, offset: record.offset, key: record.key, value: record.value, event });
         await this.#afterBatch();
         if (fold.allDone()) stop.abort();
       }
@@ -98,6 +98,7 @@ class Run<S> {
       partitions: options.partitions,
       position: fold.position,
       lastAt: fold.lastAt,
+      anchors: fold.anchors(),
       state: stateBytes(projection, fold.state),
     });
     await checkpoints.save(projection.name, bytes);

@@ -9,7 +9,8 @@ import { emitProcessWarning } from '../warnings.ts';
 import { decodeEvent } from '../events/codec.ts';
 import { batchesOf, type EventLog } from '../log/event-log.ts';
 import type { Projection } from '../../projections/projection.ts';
-import { decodeCheckpoint, mismatchOf, stateOf, type Checkpoint } from './checkpoint.ts';
+import { recordAnchor } from '../log/record-anchor.ts';
+import { decodeCheckpoint, mismatchOf, stateOf, type Checkpoint, type CheckpointAnchor } from './checkpoint.ts';
 import type { CheckedRunOptions } from './run-options.ts';
 
 export interface Start<S> {
@@ -17,6 +18,8 @@ export interface Start<S> {
   position: Map<number, bigint>;
   lastAt: number;
   resumed: boolean;
+  /** The resumed checkpoint's anchors (empty when none). */
+  anchors: ReadonlyMap<number, CheckpointAnchor>;
 }
 
 export const CHECKPOINT_IGNORED = 'RUNLOG_CHECKPOINT_IGNORED';
@@ -34,7 +37,7 @@ export async function startOf<S>(log: EventLog, projection: Projection<S>, optio
       });
     }
   }
-  return { state: projection.initial(), position: await fromPosition(log, options), lastAt: 0, resumed: false };
+  return { state: projection.initial(), position: await fromPosition(log, options), lastAt: 0, resumed: false, anchors: new Map() };
 }
 
 /** The state and position `bytes` hold for this run, or why it may not resume them. */
@@ -53,10 +56,17 @@ async function resume<S>(
     order: options.order,
     partitions: options.partitions,
   };
-  const mismatch = mismatchOf(checkpoint, expected) ?? (await beyond(log, checkpoint, options));
+  const mismatch = mismatchOf(checkpoint, expected) ?? (await beyond(log, checkpoint, options)) ?? (await otherRecords(log, checkpoint));
   if (mismatch !== null) return mismatch;
+  const anchors = checkpoint.anchors ?? new Map<number, CheckpointAnchor>();
   try {
-    return { state: stateOf(projection, checkpoint.state), position: checkpoint.position, lastAt: checkpoint.lastAt, resumed: true };
+    return {
+      state: stateOf(projection, checkpoint.state),
+      position: checkpoint.position,
+      lastAt: checkpoint.lastAt,
+      resumed: true,
+      anchors,
+    };
   } catch (error) {
     return `its state cannot be read (${(error as Error).message})`;
   }
@@ -75,6 +85,20 @@ async function beyond<S>(log: EventLog, checkpoint: Checkpoint, options: Checked
   }
   if (until?.kind === 'at' && checkpoint.lastAt > until.at)
     return `it holds events stamped ${checkpoint.lastAt}, after until (${until.at})`;
+  return null;
+}
+
+/**
+ * Why the log holds other records than the checkpoint folded (a copy of it restored and grown
+ * since), or null: each partition's last record folded is still the record at its offset, or
+ * no longer in the log (compacted away: nothing to tell by).
+ */
+async function otherRecords(log: EventLog, checkpoint: Checkpoint): Promise<string | null> {
+  for (const [partition, { offset, anchor }] of checkpoint.anchors ?? []) {
+    const found = await recordAnchor(log, partition, offset);
+    if (found !== null && found !== anchor)
+      return `the record at offset ${offset} of partition ${partition} is not the one it folded there: the log was replaced by another copy of it`;
+  }
   return null;
 }
 

@@ -167,6 +167,33 @@ describe('runProjection on the file log', () => {
     );
   });
 
+  it('does not resume a checkpoint over a log restored from an older copy and grown past it since', async (t) => {
+    // Before: resumed without a warning, the records of the other history at offsets it had passed never folded (the third tester).
+    const { log } = await fileLog(t);
+    await submitMany(log, 1, 4);
+    const store = memoryCheckpoints();
+    await runProjection(log, counts(), { checkpoints: store });
+    const same = await runProjection(log, counts(), { checkpoints: store });
+    assert.equal(same.resumed, true, 'the same log: resumed');
+
+    const restored = await fileLog(t);
+    await submitMany(restored.log, 1, 2); // the older copy ...
+    for (let n = 3; n <= 6; n++) {
+      const record = { key: `e/0-${n}/s`, value: encodeEvent(submitted(n, T + 1_000 * n, 'since')) };
+      await restored.log.append(0, [record]); // ... and what was written on it since
+    }
+    const warnings: RunlogWarning[] = [];
+    const run = await runProjection(restored.log, counts(), { checkpoints: store, onWarning: (w) => void warnings.push(w) });
+    assert.deepEqual([run.resumed, run.state.entries], [false, ids(1, 6)]);
+    assert.deepEqual(
+      warnings.map((w) => w.code),
+      ['RUNLOG_CHECKPOINT_IGNORED'],
+    );
+    assert.match(warnings[0]!.message, /the record at offset 3 of partition 0 is not the one it folded there/);
+    const again = await runProjection(restored.log, counts(), { checkpoints: store });
+    assert.equal(again.resumed, true, 'its own checkpoint since: resumed');
+  });
+
   it('reads the records of every released schema version through the codec', async (t) => {
     const { log } = await fileLog(t);
     const files = Object.keys(GOLDEN_EVENTS).sort();
