@@ -352,6 +352,8 @@ export class RunQueue implements RunQueueApi {
     const now = this.#partitions.times();
     const batches = new Map<Partition, PartitionBatch>();
     const started: Started[] = [];
+    /** The partition of each entry started. */
+    const startedOn: Partition[] = [];
     let answerBytes = 0;
     while (started.length < max) {
       const best = this.#partitions.bestHead(agents, now, tenants);
@@ -375,19 +377,21 @@ export class RunQueue implements RunQueueApi {
         // The index offers only heads decide finds takeable (a drawn run id is never in use): unchanged would loop.
         if (decision.kind === 'unchanged') throw new Error(`the head index offered entry ${entry.entryId}, which is not takeable`);
         // Built now, in the decision's turn: later commands may change the entry.
-        if (decision.kind !== 'expired')
-          started.push(new StartedAnswer(entry, decision.kind === 'started' ? attemptOf(decision.events[1]) : null));
+        if (decision.kind === 'expired') return;
+        started.push(new StartedAnswer(entry, decision.kind === 'started' ? attemptOf(decision.events[1]) : null));
+        startedOn.push(partition);
       });
       if (answer instanceof RunlogError) throw answer; // a LeaseStart of an offered head is never refused: a bug
     }
     const settled = started.length === 0 ? this.#partitions.settledWithoutFailure() : null;
-    await commitAll(batches);
+    const failed = await commitEach(batches);
     if (settled !== null) {
       const down = this.#partitions.allDown();
       if (down !== null) throw down; // as take
       if (!(await settled)) return this.takeStarted(request); // as take
     }
-    return started;
+    // A partition whose append failed started nothing it can answer; the others' leases and attempts are durable: theirs.
+    return failed.size === 0 ? started : started.filter((_, i) => !failed.has(startedOn[i]!));
   }
 
   /**
@@ -434,10 +438,12 @@ export class RunQueue implements RunQueueApi {
         ticket: { tenant: asked.tenant, thread: asked.thread, entryId: decision.entryId, created: decision.kind === 'created' },
       };
     }
-    await commitAll(batches);
+    const failed = await commitEach(batches);
     // An entry a key names may be one whose append was in flight: answered only once that is durable.
     if (existing) await this.#allDurable(new Set(partitions));
-    return answers;
+    // A refusal stays the item's answer (nothing of it was to be written); a ticket of a failed append is not one.
+    if (failed.size === 0) return answers;
+    return answers.map((answer, i) => ('error' in answer ? answer : (refusedWith(failed, partitions[i]!) ?? answer)));
   }
 
   /** A batch on each of `partitions`, opened once all of them serve (so that the items are then decided in one turn, in order). */
@@ -513,8 +519,12 @@ export class RunQueue implements RunQueueApi {
         .add({ type: 'Close', ...close }, ({ events: [event] }) => closedAnswer(partition, event.entryId));
       return answer instanceof RunlogError ? { error: answer } : { entry: answer };
     });
-    await commitAll(batches);
-    return answers;
+    const failed = await commitEach(batches);
+    if (failed.size === 0) return answers;
+    return answers.map((answer, i) => {
+      const partition = partitions[i]!;
+      return 'error' in answer || !(partition instanceof Partition) ? answer : (refusedWith(failed, partition) ?? answer);
+    });
   }
 
   /** The partition of a lease's entry, or the refusal close would answer for it (TicketNotFound). */
@@ -541,8 +551,8 @@ export class RunQueue implements RunQueueApi {
     const answers = closes.map(({ lease }, i) =>
       batches.get(partitions[i]!)!.add({ type: 'Close', lease, request: requests[i]! }, noAnswer),
     );
-    await commitAll(batches);
-    return answers;
+    const failed = await commitEach(batches);
+    return failed.size === 0 ? answers : answers.map((answer, i) => answer ?? failed.get(partitions[i]!) ?? null);
   }
 
   async cancel(tenant: string, entryId: string, reason?: string): Promise<Entry> {
@@ -733,9 +743,37 @@ function noAnswer(): null {
 }
 
 /** Commits every batch (one per partition) at once; one batch, the usual case, without Promise.all and its arrays. */
-function commitAll(batches: ReadonlyMap<Partition, PartitionBatch>): Promise<unknown> {
-  if (batches.size === 1) for (const batch of batches.values()) return batch.commit();
-  return Promise.all([...batches.values()].map((batch) => batch.commit()));
+const NO_FAILURES: ReadonlyMap<Partition, RunlogError> = new Map();
+
+/**
+ * Commits each partition's batch on its own, and answers the partitions whose append failed
+ * with why. A batch spans partitions, each with an append of its own: one that fails (its log
+ * down, its writer fenced) does not undo the others, durable by then, so their items are
+ * answered as done and the failed one's items its failure (the Kafka tester: a takeStarted
+ * rejected whole left the leases and attempts of the partitions that were written to run out,
+ * each attempt spent). When every partition failed it rejects, as one append's failure does.
+ */
+async function commitEach(batches: ReadonlyMap<Partition, PartitionBatch>): Promise<ReadonlyMap<Partition, RunlogError>> {
+  if (batches.size <= 1) {
+    for (const batch of batches.values()) await batch.commit();
+    return NO_FAILURES;
+  }
+  const partitions = [...batches.keys()];
+  const settled = await Promise.allSettled(partitions.map((partition) => batches.get(partition)!.commit()));
+  const failed = new Map<Partition, RunlogError>();
+  settled.forEach((result, i) => {
+    if (result.status === 'fulfilled') return;
+    if (!(result.reason instanceof RunlogError)) throw result.reason;
+    failed.set(partitions[i]!, result.reason);
+  });
+  if (failed.size === partitions.length) throw failed.values().next().value;
+  return failed;
+}
+
+/** A batch item's answer when its partition's append failed (commitEach), or null. */
+function refusedWith(failed: ReadonlyMap<Partition, RunlogError>, partition: Partition): { error: RunlogError } | null {
+  const error = failed.get(partition);
+  return error === undefined ? null : { error };
 }
 
 /** A refusal's answer at most: its problem body (a message of a few names and values). */
