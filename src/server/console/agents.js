@@ -17,19 +17,25 @@ export async function watchAgents(tenant, minutes) {
 
 async function refresh() {
   const asked = settings;
-  if (document.visibilityState !== 'hidden') await showAgents(asked.tenant, asked.minutes);
+  if (document.visibilityState !== 'hidden') await showAgents(asked);
   if (asked === settings) timer = setTimeout(refresh, REFRESH_MS); // a newer watchAgents planned its own
 }
 
-async function showAgents(tenant, minutes) {
-  const body = document.querySelector('#agents tbody');
+/** Shows what `asked` asks for, unless newer settings were asked for while it was on its way (their answer is shown instead). */
+async function showAgents(asked) {
+  const { tenant, minutes } = asked;
+  const table = document.querySelector('#agents');
+  const body = table.querySelector('tbody');
   const query = new URLSearchParams({ minutes: String(minutes), ...(tenant ? { tenant } : {}) });
   try {
     const answer = await getJson(`/v1/agents?${query}`);
+    if (asked !== settings) return; // a refresh of the old settings answered after the new ones were asked for
     say('agents-message', answer.agents.length === 0 ? 'no agents yet' : '');
     body.replaceChildren(...answer.agents.map((agent) => agentRow(agent, answer)));
+    table.dataset.minutes = String(answer.minutes);
     say('agents-updated', `as of ${time(answer.now)} UTC · refreshes every ${REFRESH_MS / 1000} s`);
   } catch (error) {
+    if (asked !== settings) return;
     say('agents-message', error.message);
     body.replaceChildren();
   }
