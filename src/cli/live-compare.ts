@@ -9,7 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PartitionView } from '../../projections/partition-view.ts';
-import { isRunlogError } from '../errors.ts';
+import { RunlogError, isRunlogError } from '../errors.ts';
 import type { EventLog, LogConfig } from '../log/event-log.ts';
 import { catchUp } from '../projector/replay.ts';
 import { readClosedEntry } from '../queue/closed-entries.ts';
@@ -80,12 +80,21 @@ async function replayedEntry(log: EventLog, view: PartitionView, entryId: string
   return stored === null ? undefined : toPublicEntry(await readClosedEntry(log, view.partition, ticket!, stored));
 }
 
-/** The server's entry as JSON text, or "TicketExpired" once it was pruned. */
+/**
+ * The server's entry as JSON text, or "TicketExpired" once it was pruned. A ticket the log
+ * holds that the server says was never issued is most often one of a tenant the token does
+ * not cover (a scoped token reads other tenants' tickets as never issued, so as to say nothing
+ * of them): said so, rather than left to read as a damaged log (the newcomer).
+ */
 async function liveEntry(server: RunQueueApi, tenant: string, entryId: string): Promise<string> {
   try {
     return canonical(await server.entry(tenant, entryId));
   } catch (error) {
     if (isRunlogError(error) && error.code === 'TicketExpired') return '"TicketExpired"';
+    if (isRunlogError(error) && error.code === 'TicketNotFound') {
+      const why = `the server says ticket ${JSON.stringify(entryId)} of tenant ${JSON.stringify(tenant)}, which the log holds, was never issued: the token given may not cover tenant ${JSON.stringify(tenant)} (--url compares every tenant's entries: give a token of all of them, an admin's with tenants "*"), or the server serves another log`;
+      throw new RunlogError('TicketNotFound', why, { cause: error });
+    }
     throw error;
   }
 }

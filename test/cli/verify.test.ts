@@ -20,6 +20,9 @@ import { onCleanup, scratchDir } from '../support/cleanup.ts';
 import { writeScenario } from './audit-scenario.ts';
 import { historyEvents } from './audit-checks.ts';
 import { runCli } from './run-cli.ts';
+import { openAuthenticator } from '../../src/server/auth.ts';
+import { startServer } from '../../src/server/start-server.ts';
+import { quietLogger } from '../client/fixtures.ts';
 
 describe('runlog verify', () => {
   it('the replay of a live file log equals the running server; a log that went on differently does not', async (t) => {
@@ -59,6 +62,34 @@ describe('runlog verify', () => {
     assert.deepEqual(
       report.live.mismatches.map((m) => [m.entryId, m.replayed.status, m.live.status]),
       [[scenario.leased, 'closed', 'open']],
+    );
+  });
+
+  it('--url with a token of some tenants: says the token may not cover the tenant, not that the log is damaged', async (t) => {
+    const dir = await scratchDir(t, 'runlog-verify-scoped-');
+    const queue = await openRunQueue({ log: { kind: 'file', dir }, partitions: 2 });
+    onCleanup(t, () => queue.stop());
+    const token = 'acme-only-0123456789abcdef';
+    const authenticator = openAuthenticator([{ name: 'acme-reader', token, tenants: ['acme'], roles: ['producer'] }]);
+    const server = await startServer({
+      queue,
+      log: queue.log,
+      authenticator,
+      logger: quietLogger,
+      host: '127.0.0.1',
+      port: 0,
+      maxInputBytes: queue.maxInputBytes,
+    });
+    onCleanup(t, () => server.close());
+    await queue.submit({ tenant: 'acme', thread: 'a', agent: 'build', input: 'x' });
+    const other = await queue.submit({ tenant: 'globex', thread: 'g', agent: 'build', input: 'y' });
+    const run = await runCli(['verify', '--dir', dir, '--url', server.url, '--token', token]);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    assert.ok(
+      run.stderr.includes(
+        `ticket "${other.entryId}" of tenant "globex", which the log holds, was never issued: the token given may not cover tenant "globex"`,
+      ),
+      run.stderr,
     );
   });
 
