@@ -62,7 +62,7 @@ type InputCheck = (name: string, value: unknown, maxBytes: number) => Uint8Array
 
 export function submissionFields(request: SubmitRequest, maxInputBytes: number, input: InputCheck = requireBytes): SubmissionFields {
   const body = requireObject('submit request', request, SUBMIT_KEYS);
-  return {
+  const fields: SubmissionFields = {
     tenant: requireName('tenant', body.tenant),
     thread: requireName('thread', body.thread),
     agent: requireName('agent', body.agent),
@@ -76,6 +76,18 @@ export function submissionFields(request: SubmitRequest, maxInputBytes: number, 
     // Most submissions carry none: one shared empty map (frozen, as the view's own: entry-state.ts).
     metadata: body.metadata === undefined ? NO_METADATA : requireStringMap('metadata', body.metadata, METADATA_LIMITS),
   };
+  requireStartable(fields.notBefore, fields.deadline);
+  return fields;
+}
+
+/**
+ * A start deadline at or before notBefore leaves the entry no moment it may start: it may be
+ * taken from notBefore on, and it expires once its deadline is reached. Accepted, it was closed
+ * `expired` unrun, and `history` said it was waiting until then (the newcomer).
+ */
+function requireStartable(notBefore: number | null, deadline: number | null): void {
+  if (notBefore === null || deadline === null || deadline > notBefore) return;
+  throw invalidArgument(`deadline (${deadline}) is not after notBefore (${notBefore}): the entry could never start`);
 }
 
 const NO_METADATA: Record<string, string> = Object.freeze({});

@@ -12,6 +12,7 @@ export function argumentsTests(backend: Backend): void {
       ['priority', () => queue.submit(submitOf('acme', 't', { priority: 1.5 }))],
       ['strategy', () => queue.submit(submitOf('acme', 't', { strategy: 'sometimes' }))],
       ['colour', () => queue.submit(submitOf('acme', 't', { colour: 'red' }))],
+      ['deadline', () => queue.submit(submitOf('acme', 't', { notBefore: 2_000_000_000_000, deadline: 1_999_999_999_999 }))],
       ['ttlMs', () => queue.take({ agents: ['build'], holder: 'w', ttlMs: -5 })],
       ['agents', () => queue.take({ agents: [], holder: 'w', ttlMs: 5 })],
     ];
