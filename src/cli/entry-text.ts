@@ -2,13 +2,25 @@
 import type { Entry } from '../queue/types.ts';
 import { formatTime } from './output.ts';
 
-export function entryBlock(entry: Entry): string {
+/**
+ * Whether the entry's lease had run out by `now` (store time; undefined: not known). An expired
+ * lease stays on the entry until the next take or sweep: shown as held, it read as a worker
+ * still running it (the third tester, on `state --at`).
+ */
+function leaseExpired(entry: Entry, now: number | undefined): boolean {
+  return entry.lease !== null && now !== undefined && entry.lease.expiresAt <= now;
+}
+
+/** `now`: store time of the entry's reading (a live server's now, or `state --at`'s time), to say whether its lease had run out. */
+export function entryBlock(entry: Entry, now?: number): string {
+  const expired = leaseExpired(entry, now);
+  const leased = expired ? 'open, its lease expired' : 'open, leased';
   const rows: [string, string | null][] = [
     ['entry', entry.entryId],
     ['tenant', entry.tenant],
     ['thread', entry.thread],
     ['agent', entry.agent],
-    ['status', entry.status === 'closed' ? `closed ${entry.outcome}` : entry.lease === null ? 'open' : 'open, leased'],
+    ['status', entry.status === 'closed' ? `closed ${entry.outcome}` : entry.lease === null ? 'open' : leased],
     ['submitted', formatTime(entry.submittedAt)],
     ['input', bytesText(entry.input)],
     ['key', entry.key],
@@ -25,7 +37,9 @@ export function entryBlock(entry: Entry): string {
     ]),
     [
       'lease',
-      entry.lease === null ? null : `${entry.lease.holder}, epoch ${entry.lease.epoch}, until ${formatTime(entry.lease.expiresAt)}`,
+      entry.lease === null
+        ? null
+        : `${entry.lease.holder}, epoch ${entry.lease.epoch}, ${expired ? 'expired' : 'until'} ${formatTime(entry.lease.expiresAt)}`,
     ],
     [
       'metadata',
@@ -44,8 +58,9 @@ export function entryBlock(entry: Entry): string {
   return shown.map(([name, value]) => `${name.padEnd(width)}  ${value}`).join('\n');
 }
 
-export function entryLine(entry: Entry): string {
-  const state = entry.lease === null ? 'waiting' : `leased by ${entry.lease.holder}`;
+export function entryLine(entry: Entry, now?: number): string {
+  const holder = entry.lease === null ? null : entry.lease.holder;
+  const state = holder === null ? 'waiting' : leaseExpired(entry, now) ? `waiting (the lease of ${holder} expired)` : `leased by ${holder}`;
   return `${entry.entryId}  ${formatTime(entry.submittedAt)}  ${entry.agent}  ${state}  attempts ${entry.attempts.length}/${entry.maxAttempts}  input ${bytesText(entry.input)}`;
 }
 

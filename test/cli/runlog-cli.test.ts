@@ -65,6 +65,24 @@ describe('runlog command line', () => {
     }
   });
 
+  it('state --at shows a lease run out by then as expired, not as held (the entry waits for a take)', async (t) => {
+    const clock = new FakeClock();
+    const dir = await scratchDir(t, 'runlog-cli-expired-lease-');
+    const queue = await openRunQueueOnLog(await openFileLog({ dir }), { clock: clock.read, snapshots: false });
+    const ticket = await queue.submit({ tenant: 'acme', thread: 'one', agent: 'mail', input: 'x' });
+    await queue.take({ agents: ['mail'], holder: 'slow', ttlMs: 1_000 });
+    const leasedAt = clock.read();
+    await queue.stop();
+    const during = await runCli(['state', '--dir', dir, '--at', String(leasedAt + 500), '--entry', ticket.entryId]);
+    assert.match(during.stdout, /^status +open, leased$/m);
+    assert.match(during.stdout, /^lease +slow, epoch 1, until /m);
+    const after = await runCli(['state', '--dir', dir, '--at', String(leasedAt + 5_000), '--entry', ticket.entryId]);
+    assert.match(after.stdout, /^status +open, its lease expired$/m);
+    assert.match(after.stdout, /^lease +slow, epoch 1, expired /m);
+    const queueThen = await runCli(['state', '--dir', dir, '--at', String(leasedAt + 5_000)]);
+    assert.match(queueThen.stdout, /waiting \(the lease of slow expired\)/);
+  });
+
   it('find lists entries submitted in one millisecond in the order they were submitted', async (t) => {
     const clock = new FakeClock();
     const dir = await scratchDir(t, 'runlog-cli-same-ms-');

@@ -13,9 +13,12 @@ export const get: Command = {
   options: { ...SERVER_OPTIONS, ...JSON_OPTION },
   details: '--json: the Entry, bytes (input, result) as base64, times as epoch ms.',
   async run({ values, positionals: [tenant, entryId], io }) {
-    const entry = await withServer(serverTargetOf(values, io), (queue) => queue.entry(tenant!, entryId!));
+    const [entry, now] = await withServer(
+      serverTargetOf(values, io),
+      async (queue) => [await queue.entry(tenant!, entryId!), queue.now()] as const,
+    );
     if (flag(values, 'json')) await writeJson(io.stdout, entry);
-    else await writeLine(io.stdout, entryBlock(entry));
+    else await writeLine(io.stdout, entryBlock(entry, now));
     return EXIT_OK;
   },
 };

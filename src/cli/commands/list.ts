@@ -13,10 +13,13 @@ export const list: Command = {
   options: { ...SERVER_OPTIONS, ...JSON_OPTION },
   details: 'Human output: one entry a line (id, submitted, agent, lease, attempts, input). --json: { entries: Entry[] }.',
   async run({ values, positionals: [tenant, thread], io }) {
-    const entries = await withServer(serverTargetOf(values, io), (queue) => queue.openEntries(tenant!, thread!));
+    const [entries, now] = await withServer(
+      serverTargetOf(values, io),
+      async (queue) => [await queue.openEntries(tenant!, thread!), queue.now()] as const,
+    );
     if (flag(values, 'json')) await writeJson(io.stdout, { entries });
     else if (entries.length === 0) await writeLine(io.stdout, `no open entries in thread ${thread} of tenant ${tenant}`);
-    else for (const entry of entries) await writeLine(io.stdout, entryLine(entry));
+    else for (const entry of entries) await writeLine(io.stdout, entryLine(entry, now));
     return EXIT_OK;
   },
 };

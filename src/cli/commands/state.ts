@@ -59,7 +59,7 @@ threads }], entries: [Entry], totals }, or with --entry the Entry.`,
           throw new UsageError(`--entry ${entryId} lies in partition ${parsed.partition}, not in --partition ${partition}`);
         const folded = await foldUntil(log, parsed.partition, point, entryId);
         if (folded.watched === undefined) throw notThere(entryId, parsed.partition, folded.view, point);
-        await printEntry(io, values, toPublicEntry(folded.watched));
+        await printEntry(io, values, toPublicEntry(folded.watched), point);
         return EXIT_OK;
       }
       const partitions = partition === undefined ? Array.from({ length: log.partitions }, (_, p) => p) : [partition];
@@ -96,9 +96,14 @@ function pointText(point: StatePoint): string {
   return point.kind === 'time' ? formatTime(point.at) : `@${point.through.map((o) => o ?? '-').join(',')}`;
 }
 
-async function printEntry(io: CliIo, values: OptionValues, entry: Entry): Promise<void> {
+async function printEntry(io: CliIo, values: OptionValues, entry: Entry, point: StatePoint): Promise<void> {
   if (flag(values, 'json')) await writeJson(io.stdout, entry);
-  else await writeLine(io.stdout, entryBlock(entry));
+  else await writeLine(io.stdout, entryBlock(entry, timeOf(point)));
+}
+
+/** The store time a point names (a time), against which a lease had run out or not; unknown for offsets. */
+function timeOf(point: StatePoint): number | undefined {
+  return point.kind === 'time' ? point.at : undefined;
 }
 
 function openEntries(values: OptionValues, folded: readonly FoldedPartition[]): Entry[] {
@@ -136,7 +141,7 @@ async function printQueue(io: CliIo, values: OptionValues, point: StatePoint, fo
     const name = `${entry.tenant}/${entry.thread}`;
     if (name !== thread) await writeLine(io.stdout, `${name}:`);
     thread = name;
-    await writeLine(io.stdout, `  ${entryLine(entry)}`);
+    await writeLine(io.stdout, `  ${entryLine(entry, timeOf(point))}`);
   }
   const { enqueued, succeeded, failed, retried, expired, cancelled, dropped } = totals;
   await writeLine(
