@@ -742,7 +742,7 @@ function noAnswer(): null {
   return null;
 }
 
-/** Commits every batch (one per partition) at once; one batch, the usual case, without Promise.all and its arrays. */
+/** No partition's append failed: what commitEach answers for one batch, the usual case (no arrays, no Promise.allSettled). */
 const NO_FAILURES: ReadonlyMap<Partition, RunlogError> = new Map();
 
 /**

@@ -148,15 +148,17 @@ export class AgentBacklog {
         return;
       // Three events close an entry, as in the queue's fold (projections/partition-view.ts CLOSING_TYPES).
       case 'Closed':
-        this.#open.delete(event.entryId);
-        return this.#count(entry.key, event.at, event.outcome);
+        return this.#close(event.entryId, entry, event.at, event.outcome);
       case 'CancelRequested':
-        this.#open.delete(event.entryId);
-        return this.#count(entry.key, event.at, 'cancelled');
+        return this.#close(event.entryId, entry, event.at, 'cancelled');
       case 'ThreadDeleted':
-        this.#open.delete(event.entryId);
-        return this.#count(entry.key, event.at, 'threadDeleted');
+        return this.#close(event.entryId, entry, event.at, 'threadDeleted');
     }
+  }
+
+  #close(entryId: string, entry: OpenEntry, at: number, outcome: keyof Counts): void {
+    this.#open.delete(entryId);
+    this.#count(entry.key, at, outcome);
   }
 
   #count(key: string, at: number, name: keyof Counts): void {

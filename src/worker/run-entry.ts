@@ -192,7 +192,6 @@ async function park(ctx: RunContext, lease: Lease, entry: Entry, attempt: number
   }
 }
 
-/** Stopping cut the run short: give the entry back at once, not as a failure. */
 /**
  * Whether a run would start too late: a quarter of its lease or more after its take was asked
  * for (askedAt). By then its lease may have run out and the entry gone to another worker, which
@@ -208,6 +207,7 @@ function tooLateToRun(ctx: RunContext, askedAt: number): boolean {
   return ctx.queue.now() - askedAt >= ctx.options.leaseMs / 4;
 }
 
+/** Stopping cut the run short, or it would start too late: give the entry back at once, not as a failure. */
 async function handBack(ctx: RunContext, lease: Lease, entry: Entry, attempt: number): Promise<RunReport> {
   try {
     const given = await ctx.queue.yield(lease, { kind: 'defer' });
